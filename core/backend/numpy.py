@@ -1,0 +1,183 @@
+"""The CPU backend over numpy. numpy is imported when the backend is first built, not at import.
+
+Primitives are plain `numpy.ndarray`s. Views (reshape, permute, expand, slice) stay numpy views;
+every op that writes returns a new array, so a tensor's values never change under its feet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..data import TensorData
+from ..distribution import Bernoulli, Distribution, Normal, Uniform
+from ..dtype import DType, Kind
+from ..errors import BackendUnavailable
+from .base import Backend, Prim, Range
+from .reduce import Reduction
+from .registry import REGISTRY, Op
+
+
+def _import_numpy() -> Any:
+    try:
+        import numpy
+    except ImportError as exc:
+        raise BackendUnavailable(
+            "numpy: the numpy backend needs numpy, which is not installed. "
+            "Install it with `pip install numpy` (or `pip install pyrite[numpy]`), "
+            "or use another device such as 'webgpu'.") from exc
+    return numpy
+
+
+class NumpyBackend(Backend):
+    """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
+
+    name = "numpy"
+
+    def __init__(self, seed: int | None = None) -> None:
+        np = self.np = _import_numpy()
+        self._rng = np.random.default_rng(seed)
+        self._dtypes = {np.dtype(d.np_name): d for d in DType}
+        self._np_dtypes = {d: np.dtype(d.np_name) for d in DType}
+        # op -> (float/bool function, integer function), resolved once
+        self._fns: dict[Op, tuple[Any, Any]] = {}
+        for op in REGISTRY.values():
+            f = _bind(np, op.numpy)
+            self._fns[op] = (f, _bind(np, op.numpy_int) if op.numpy_int else f)
+
+    # ---- device-level ----------------------------------------------------------------------
+    def seed(self, seed: int) -> None:
+        self._rng = self.np.random.default_rng(seed)
+
+    # ---- creation and data -----------------------------------------------------------------
+    def from_data(self, data: TensorData) -> Prim:
+        return data.to_numpy()
+
+    def to_data(self, x: Prim) -> TensorData:
+        x = self.np.ascontiguousarray(x)
+        return TensorData.raw(x.tobytes(), tuple(x.shape), self._dtypes[x.dtype])
+
+    def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim:
+        return self.np.full(shape, value, dtype=self._np_dtypes[dtype])
+
+    def arange(self, start: int, stop: int, step: int, dtype: DType) -> Prim:
+        return self.np.arange(start, stop, step, dtype=self._np_dtypes[dtype])
+
+    def random(self, shape: tuple[int, ...], distribution: Distribution, dtype: DType) -> Prim:
+        rng, nd = self._rng, self._np_dtypes[dtype]
+        if isinstance(distribution, Normal):
+            out = rng.normal(distribution.mean, distribution.std, shape)
+        elif isinstance(distribution, Bernoulli):
+            out = rng.random(shape) < distribution.prob
+        elif isinstance(distribution, Uniform):
+            if dtype.kind is Kind.INT:
+                return rng.integers(int(distribution.low), int(distribution.high), shape, dtype=nd)
+            out = rng.uniform(distribution.low, distribution.high, shape)
+        else:  # pragma: no cover - the front end checks the type
+            raise TypeError(distribution)
+        return out.astype(nd)
+
+    # ---- metadata --------------------------------------------------------------------------
+    def shape(self, x: Prim) -> tuple[int, ...]:
+        return x.shape  # type: ignore[no-any-return]
+
+    def dtype(self, x: Prim) -> DType:
+        return self._dtypes[x.dtype]
+
+    # ---- elementwise -----------------------------------------------------------------------
+    def unary(self, op: Op, x: Prim) -> Prim:
+        return self._fns[op][0](x)
+
+    def binary(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim:
+        fns = self._fns[op]
+        out = (fns[1] if a.dtype.kind in "iu" else fns[0])(a, b)
+        if out.dtype != a.dtype and op.out_kind is None:
+            # numpy promotes some mixed cases (int8 % python int); keep the lhs dtype
+            out = out.astype(a.dtype)
+        return out
+
+    def where(self, mask: Prim, a: Prim, b: Prim) -> Prim:
+        return self.np.where(mask, a, b)
+
+    def cast(self, x: Prim, dtype: DType) -> Prim:
+        return x.astype(self._np_dtypes[dtype])
+
+    # ---- reductions and linear algebra -----------------------------------------------------
+    def reduce(self, op: Reduction, x: Prim, dim: int) -> Prim:
+        out = op.numpy(self.np, x, dim)
+        if op.returns_index:
+            return out.astype(self._np_dtypes[self.int_dtype])
+        if out.dtype != x.dtype:  # numpy sums small ints into int64
+            out = out.astype(x.dtype)
+        return out
+
+    def matmul(self, a: Prim, b: Prim) -> Prim:
+        return self.np.matmul(a, b)
+
+    def sort(self, x: Prim, dim: int, descending: bool) -> tuple[Prim, Prim]:
+        np = self.np
+        if descending:
+            # stable descending: sort the reversed axis ascending by negated rank
+            flipped = np.flip(x, axis=dim)
+            idx = np.argsort(flipped, axis=dim, kind="stable")
+            idx = np.flip(idx, axis=dim)
+            idx = x.shape[dim] - 1 - idx
+        else:
+            idx = np.argsort(x, axis=dim, kind="stable")
+        return np.take_along_axis(x, idx, axis=dim), idx.astype(self._np_dtypes[self.int_dtype])
+
+    # ---- movement --------------------------------------------------------------------------
+    def reshape(self, x: Prim, shape: tuple[int, ...]) -> Prim:
+        return x.reshape(shape)
+
+    def permute(self, x: Prim, axes: tuple[int, ...]) -> Prim:
+        return x.transpose(axes)
+
+    def expand(self, x: Prim, shape: tuple[int, ...]) -> Prim:
+        return self.np.broadcast_to(x, shape)
+
+    def slice(self, x: Prim, ranges: Sequence[Range]) -> Prim:
+        return x[tuple(slice(a, b, s) for a, b, s in ranges)]
+
+    def slice_assign(self, x: Prim, ranges: Sequence[Range], value: Prim) -> Prim:
+        out = x.copy()
+        out[tuple(slice(a, b, s) for a, b, s in ranges)] = value
+        return out
+
+    def cat(self, xs: Sequence[Prim], dim: int) -> Prim:
+        return self.np.concatenate(xs, axis=dim)
+
+    def flip(self, x: Prim, axes: tuple[int, ...]) -> Prim:
+        return self.np.flip(x, axis=axes)
+
+    def gather(self, x: Prim, dim: int, index: Prim) -> Prim:
+        return self.np.take_along_axis(x, index, axis=dim)
+
+    def scatter_add(self, x: Prim, dim: int, index: Prim, value: Prim) -> Prim:
+        np = self.np
+        out = x.copy()
+        grids = np.indices(index.shape, sparse=True)
+        where = tuple(index if d == dim else grids[d] for d in range(x.ndim))
+        np.add.at(out, where, value[tuple(slice(0, s) for s in index.shape)])
+        return out
+
+    def select(self, x: Prim, dim: int, index: Prim) -> Prim:
+        return self.np.take(x, index, axis=dim)
+
+    def select_add(self, x: Prim, dim: int, index: Prim, value: Prim) -> Prim:
+        np = self.np
+        out = x.copy()
+        moved = np.moveaxis(out, dim, 0)  # a view: adds land in `out`
+        np.add.at(moved, index, np.moveaxis(value, dim, 0))
+        return out
+
+    # ---- composites overridden for speed ---------------------------------------------------
+    def pad(self, x: Prim, pads: Sequence[tuple[int, int]], value: float | int | bool) -> Prim:
+        return self.np.pad(x, list(pads), constant_values=value)
+
+
+def _bind(np: Any, fn: Any) -> Any:
+    """A registry entry's numpy function with numpy bound: a ufunc name, or `f(np, *args)`."""
+    if isinstance(fn, str):
+        return getattr(np, fn)
+    return lambda *args: fn(np, *args)

@@ -1,0 +1,69 @@
+"""Registry entries of the one-operand elementwise ops."""
+
+from __future__ import annotations
+
+import math
+
+from ..dtype import Kind
+from .registry import ALL, BOOL, FLOAT, NUMERIC, unary
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _np_erf(np, x):  # type: ignore[no-untyped-def]
+    # numpy has no erf; math.erf per element is exact and this op is rarely hot.
+    if x.size == 0:
+        return x.copy()
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
+
+
+# Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf builtin.
+_ERF_WGSL = """
+fn pyrite_erf(x: f32) -> f32 {
+  let s = sign(x);
+  let a = abs(x);
+  let t = 1.0 / (1.0 + 0.3275911 * a);
+  let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+          + 0.254829592) * t * exp(-a * a);
+  return s * y;
+}
+"""
+
+EXP = unary("exp", numpy="exp", wgsl="exp({x})",
+            grad=lambda x, out, g: g * out)
+LOG = unary("log", numpy="log", wgsl="log({x})",
+            grad=lambda x, out, g: g / x)
+LOG1P = unary("log1p", numpy="log1p", wgsl="log(1.0 + {x})",
+              grad=lambda x, out, g: g / (x + 1.0))
+SQRT = unary("sqrt", numpy="sqrt", wgsl="sqrt({x})",
+             grad=lambda x, out, g: g * 0.5 / out)
+SIN = unary("sin", numpy="sin", wgsl="sin({x})",
+            grad=lambda x, out, g: g * x.cos())
+COS = unary("cos", numpy="cos", wgsl="cos({x})",
+            grad=lambda x, out, g: -(g * x.sin()))
+# tanh(x) = 1 - 2 / (exp(2x) + 1) stays finite where some drivers' tanh overflows.
+TANH = unary("tanh", numpy="tanh", wgsl="(1.0 - 2.0 / (exp(2.0 * {x}) + 1.0))",
+             grad=lambda x, out, g: g * (1.0 - out * out))
+ERF = unary("erf", numpy=_np_erf, wgsl="pyrite_erf({x})", prelude=_ERF_WGSL,
+            grad=lambda x, out, g: g * (_TWO_OVER_SQRT_PI * (-(x * x)).exp()))
+SIGMOID = unary("sigmoid", numpy=lambda np, x: 0.5 * (np.tanh(0.5 * x) + 1.0),
+                wgsl="(1.0 / (1.0 + exp(-{x})))",
+                grad=lambda x, out, g: g * out * (1.0 - out))
+RECIP = unary("recip", numpy="reciprocal", wgsl="(1.0 / {x})",
+              grad=lambda x, out, g: -(g * out * out))
+ABS = unary("abs", numpy="abs", wgsl="abs({x})", kinds=NUMERIC,
+            grad=lambda x, out, g: g * x.sign())
+NEG = unary("neg", numpy="negative", wgsl="(-{x})", kinds=NUMERIC,
+            grad=lambda x, out, g: -g)
+SIGN = unary("sign", numpy="sign", wgsl="sign({x})", kinds=NUMERIC,
+             wgsl_int="select(select(0, -1, {x} < 0), 1, {x} > 0)", zero_grad=True)
+FLOOR = unary("floor", numpy="floor", wgsl="floor({x})", zero_grad=True)
+CEIL = unary("ceil", numpy="ceil", wgsl="ceil({x})", zero_grad=True)
+# numpy and WGSL both round half to even.
+ROUND = unary("round", numpy="round", wgsl="round({x})", zero_grad=True)
+IS_NAN = unary("is_nan", numpy="isnan", wgsl="({x} != {x})",
+               out_kind=Kind.BOOL)
+NOT = unary("not", numpy="logical_not", wgsl="(!{x})", kinds=BOOL)
+
+__all__ = ["ABS", "ALL", "CEIL", "COS", "ERF", "EXP", "FLOAT", "FLOOR", "IS_NAN", "LOG", "LOG1P",
+           "NEG", "NOT", "RECIP", "ROUND", "SIGMOID", "SIGN", "SIN", "SQRT", "TANH"]

@@ -1,0 +1,20 @@
+"""Settings read from the environment, in one place (listed in the README's settings table)."""
+
+from __future__ import annotations
+
+import os
+
+
+def backend_name() -> str:
+    """PYRITE_BACKEND: the device tensors go to when none is named (default 'numpy')."""
+    return os.environ.get("PYRITE_BACKEND", "numpy").strip() or "numpy"
+
+
+def debug_flags() -> set[str]:
+    """PYRITE_DEBUG: comma-separated debug switches ('wgsl' prints generated kernels)."""
+    return {f.strip() for f in os.environ.get("PYRITE_DEBUG", "").split(",") if f.strip()}
+
+
+def required_backends() -> set[str]:
+    """PYRITE_REQUIRE: backends whose absence fails the tests instead of skipping them."""
+    return {f.strip() for f in os.environ.get("PYRITE_REQUIRE", "").split(",") if f.strip()}

@@ -1,0 +1,83 @@
+"""Devices: names resolve to backend instances, one per name, built on first use.
+
+A device in pyrite is a backend instance (`numpy`, `webgpu`, `autodiff<numpy>`, ...). Backends
+register a factory under a name; `device("autodiff<numpy>")` builds the decorator stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import config
+from .backend.base import Backend
+from .errors import BackendUnavailable
+
+_FACTORIES: dict[str, Callable[[], Backend]] = {}
+_DECORATORS: dict[str, Callable[[Backend], Backend]] = {}
+_INSTANCES: dict[str, Backend] = {}
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    """Make `device(name)` build a backend with `factory` (called once, on first use)."""
+    _FACTORIES[name] = factory
+
+
+def register_decorator(name: str, wrap: Callable[[Backend], Backend]) -> None:
+    """Make `device("name<inner>")` wrap the inner device with `wrap`."""
+    _DECORATORS[name] = wrap
+
+
+def _discover() -> None:
+    """Add backends that installed packages declare under the `pyrite.backends` entry point
+    group (how pyrite.webgpu joins without core importing it)."""
+    from importlib.metadata import entry_points
+    for ep in entry_points(group="pyrite.backends"):
+        if ep.name not in _FACTORIES:
+            _FACTORIES[ep.name] = _lazy(ep)
+
+
+def _lazy(ep: object) -> Callable[[], Backend]:
+    def build() -> Backend:
+        factory = ep.load()  # type: ignore[attr-defined]
+        return factory()  # type: ignore[no-any-return]
+    return build
+
+
+def backend_names() -> list[str]:
+    """Names of the base backends: registered ones and those installed packages declare."""
+    _discover()
+    return sorted(_FACTORIES)
+
+
+def device(spec: str | Backend | None = None) -> Backend:
+    """Resolve a device: a Backend passes through, a name is built once, None is the default.
+
+    >>> device("numpy").name
+    'numpy'
+    >>> device("autodiff<numpy>").name
+    'autodiff<numpy>'
+    """
+    if isinstance(spec, Backend):
+        return spec
+    name = config.backend_name() if spec is None else spec.strip()
+    found = _INSTANCES.get(name)
+    if found is not None:
+        return found
+    if "<" in name and name.endswith(">"):
+        outer, inner = name[:-1].split("<", 1)
+        wrap = _DECORATORS.get(outer)
+        if wrap is None:
+            raise BackendUnavailable(f"device: unknown decorator {outer!r} in {name!r}; "
+                                     f"known: {', '.join(sorted(_DECORATORS))}")
+        built = wrap(device(inner))
+    else:
+        factory = _FACTORIES.get(name)
+        if factory is None:
+            _discover()
+            factory = _FACTORIES.get(name)
+        if factory is None:
+            raise BackendUnavailable(f"device: unknown device {name!r}; known: "
+                                     f"{', '.join(backend_names())} (decorate as 'autodiff<numpy>')")
+        built = factory()
+    _INSTANCES[name] = built
+    return built

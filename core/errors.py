@@ -1,0 +1,54 @@
+"""pyrite's exceptions: each is a PyriteError and the matching builtin, so `except ValueError` works."""
+
+
+class PyriteError(Exception):
+    """Base class of every error pyrite raises on purpose."""
+
+
+class ShapeError(PyriteError, ValueError):
+    """Shapes do not fit together (broadcasting, matmul, cat, reshape, ...)."""
+
+
+class DimError(PyriteError, IndexError):
+    """A dimension or index is out of range."""
+
+
+class KindError(PyriteError, TypeError):
+    """An op was called on a tensor kind (Float/Int/Bool) it does not support."""
+
+
+class DTypeError(PyriteError, TypeError):
+    """A dtype is unknown or unsupported here."""
+
+
+class ConversionOverflow(PyriteError, OverflowError):
+    """A value does not fit the target dtype of a conversion."""
+
+
+class DeviceError(PyriteError, ValueError):
+    """Tensors on different devices met in one op."""
+
+
+class RecordError(PyriteError, ValueError):
+    """A record cannot be saved, read or applied: wrong format, corrupt file, keys or shapes."""
+
+
+class BackendUnavailable(PyriteError, RuntimeError):
+    """A backend cannot be used here (missing package, no adapter)."""
+
+
+class GradError(PyriteError, RuntimeError):
+    """Autodiff was used in a way that cannot work (backward on a tensor without a graph, ...)."""
+
+
+class DatasetError(PyriteError, ValueError):
+    """A dataset's input is wrong: a corrupt or missing file, a bad index range, a bad option."""
+
+
+class DownloadError(PyriteError, RuntimeError):
+    """A file could not be downloaded from any of its mirrors (no network, bad checksum, ...)."""
+
+
+def op_error(cls: type[PyriteError], op: str, message: str) -> PyriteError:
+    """Build an error whose text starts with the op's name: `matmul: inner sizes differ ...`."""
+    return cls(f"{op}: {message}")

@@ -1,0 +1,1 @@
+"""pyrite.module (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""pyrite.nn (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""pyrite.optim (see DESIGN.md)."""

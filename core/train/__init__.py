@@ -1,0 +1,1 @@
+"""pyrite.train (see DESIGN.md)."""

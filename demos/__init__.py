@@ -1,0 +1,1 @@
+"""pyrite.demos (see DESIGN.md)."""

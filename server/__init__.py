@@ -1,0 +1,1 @@
+"""pyrite.server (see DESIGN.md)."""

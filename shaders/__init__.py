@@ -1,0 +1,1 @@
+"""pyrite.shaders (see DESIGN.md)."""

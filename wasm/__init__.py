@@ -1,0 +1,1 @@
+"""pyrite.wasm (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""pyrite.webgpu (see DESIGN.md)."""
