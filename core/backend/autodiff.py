@@ -18,6 +18,7 @@ from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind
 from ..errors import GradError
+from .autodiff_module import AutodiffModuleOps
 from .base import Backend, Prim, Range
 from .reduce import SUM, Reduction
 from .registry import Op, get
@@ -72,7 +73,7 @@ class Gradients:
         return f"Gradients({len(self._grads)} tensors)"
 
 
-class Autodiff(Backend):
+class Autodiff(AutodiffModuleOps, Backend):
     """Adds reverse-mode autodiff to any backend: `Autodiff(NumpyBackend())`."""
 
     is_autodiff = True

@@ -14,6 +14,7 @@ from ..distribution import Bernoulli, Distribution, Normal, Uniform
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
 from .base import Backend, Prim, Range
+from .numpy_module import NumpyModuleOps
 from .reduce import Reduction
 from .registry import REGISTRY, Op
 
@@ -29,7 +30,7 @@ def _import_numpy() -> Any:
     return numpy
 
 
-class NumpyBackend(Backend):
+class NumpyBackend(NumpyModuleOps, Backend):
     """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
 
     name = "numpy"
