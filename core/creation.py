@@ -12,7 +12,8 @@ from typing import Any
 
 from .backend.base import Backend
 from .distribution import Bernoulli, Default, Distribution, Normal, Uniform
-from .dtype import DType, Kind, dtype as to_dtype
+from .dtype import DType, Kind
+from .dtype import dtype as to_dtype
 from .errors import DimError, KindError, ShapeError
 from .tensor import Tensor, from_data
 

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .dtype import DType, Kind, default_dtype, dtype as to_dtype
+from .dtype import DType, Kind, default_dtype
+from .dtype import dtype as to_dtype
 from .errors import ConversionOverflow, DTypeError, ShapeError
 
 _ARRAY_CODES = {"d": DType.F64, "f": DType.F32, "q": DType.I64, "l": DType.I64, "i": DType.I32,
@@ -127,7 +128,8 @@ class TensorData:
         if shape is not None and not isinstance(value, (bytes, bytearray, memoryview)):
             shape = tuple(int(s) for s in shape)
             if math.prod(shape) != self.num_elements:
-                raise ShapeError(f"TensorData: {self.num_elements} values cannot take shape {shape}")
+                raise ShapeError(f"TensorData: {self.num_elements} values cannot take shape "
+                                 f"{shape}")
             self.shape = shape
         expected = self.num_elements * self.dtype.itemsize
         if len(self.bytes) != expected:

@@ -77,7 +77,8 @@ def device(spec: str | Backend | None = None) -> Backend:
             factory = _FACTORIES.get(name)
         if factory is None:
             raise BackendUnavailable(f"device: unknown device {name!r}; known: "
-                                     f"{', '.join(backend_names())} (decorate as 'autodiff<numpy>')")
+                                     f"{', '.join(backend_names())} "
+                                     f"(decorate as 'autodiff<numpy>')")
         built = factory()
     _INSTANCES[name] = built
     return built

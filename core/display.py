@@ -4,6 +4,7 @@ and `check_closeness`."""
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,20 +35,34 @@ def get_print_options() -> PrintOptions:
     return _options
 
 
-def _fmt(value: Any, precision: int | None) -> str:
+def _shortest(value: float, fmt: str) -> str:
+    """The shortest decimal that reads back as the same value in the storage format."""
+    stored = struct.pack(fmt, value)
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        if struct.pack(fmt, float(text)) == stored:
+            break
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text
+
+
+def _fmt(value: Any, precision: int | None, fmt: str = "d") -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return str(value)
-        return f"{value:.{precision}f}" if precision is not None else repr(value)
+        return f"{value:.{precision}f}" if precision is not None else _shortest(value, fmt)
     return str(value)
 
 
 def _format_data(values: list[Any], shape: tuple[int, ...], opts: PrintOptions,
-                 summarise: bool, depth: int = 0) -> str:
+                 summarise: bool, fmt: str, depth: int = 0) -> str:
     if not shape:
-        return _fmt(values[0], opts.precision)
+        return _fmt(values[0], opts.precision, fmt)
+    if len(shape) == 1 and not (summarise and shape[0] > 2 * opts.edge_items):
+        return "[" + ", ".join(_fmt(v, opts.precision, fmt) for v in values) + "]"
     size = shape[0]
     inner = math.prod(shape[1:])
     if summarise and size > 2 * opts.edge_items:
@@ -61,7 +76,7 @@ def _format_data(values: list[Any], shape: tuple[int, ...], opts: PrintOptions,
             parts.append("...")
         else:
             chunk = values[i * inner:(i + 1) * inner]
-            parts.append(_format_data(chunk, shape[1:], opts, summarise, depth + 1))
+            parts.append(_format_data(chunk, shape[1:], opts, summarise, fmt, depth + 1))
     sep = ", " if len(shape) == 1 else ",\n" + " " * (depth + 1)
     return "[" + sep.join(parts) + "]"
 
@@ -70,7 +85,8 @@ def format_values(t: Tensor, precision: int | None = None) -> str:
     """The data part of a tensor's display."""
     opts = _options if precision is None else replace(_options, precision=precision)
     data = t.to_data()
-    return _format_data(data.values(), data.shape, opts, data.num_elements > opts.threshold)
+    fmt = "<" + data.dtype.fmt
+    return _format_data(data.values(), data.shape, opts, data.num_elements > opts.threshold, fmt)
 
 
 def render(t: Tensor, spec: str = "") -> str:

@@ -1,4 +1,5 @@
-"""pyrite's exceptions: each is a PyriteError and the matching builtin, so `except ValueError` works."""
+"""pyrite's exceptions: each is a PyriteError and the matching builtin (`except ValueError`
+still works)."""
 
 
 class PyriteError(Exception):

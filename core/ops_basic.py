@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from .backend import binary as B
 from .backend import reduce as R
-from .dtype import DType, Kind, dtype as to_dtype
+from .dtype import DType, Kind
+from .dtype import dtype as to_dtype
 from .errors import DeviceError, DimError, KindError, ShapeError
 from .shape import norm_dim, range_len, resolve_range, resolve_reshape
 

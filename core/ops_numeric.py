@@ -297,8 +297,8 @@ class NumericOps:
         """out[i][j] = self[i][indices[i][j]] (for dim 1); indices has the output's shape."""
         d = norm_dim("gather", dim, self.ndim)
         idx = self._index_tensor("gather", indices)
-        if idx.ndim != self.ndim or any(
-                a > b for i, (a, b) in enumerate(zip(idx.shape, self.shape, strict=True)) if i != d):
+        pairs = enumerate(zip(idx.shape, self.shape, strict=False))
+        if idx.ndim != self.ndim or any(a > b for i, (a, b) in pairs if i != d):
             raise ShapeError(f"gather: indices of shape {idx.shape} do not fit a tensor of "
                              f"shape {self.shape} along dim {dim}; same rank, other dims <=")
         self._check_bounds("gather", idx, self.shape[d], dim)

@@ -22,8 +22,9 @@ from .backend.base import Backend, Prim
 from .backend.registry import Op
 from .data import TensorData
 from .device import device as resolve_device
-from .dtype import DType, Kind, dtype as to_dtype, promote
-from .errors import DeviceError, KindError, ShapeError
+from .dtype import DType, Kind, promote
+from .dtype import dtype as to_dtype
+from .errors import ConversionOverflow, DeviceError, KindError, ShapeError
 from .ops_basic import BasicOps
 from .ops_kind import BoolOps, FloatOps, GradOps, IntOps
 from .ops_numeric import NumericOps
@@ -172,14 +173,21 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
             if isinstance(value, _SCALARS) or hasattr(value, "__float__"):
                 return float(value)
         elif self._kind is Kind.INT:
-            if isinstance(value, bool) or (isinstance(value, int)):
-                return int(value)
-            if hasattr(value, "__index__"):
-                return int(value.__index__())
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise KindError(f"{op}: float scalar {value!r} with an Int tensor; use "
-                            f".float() on the tensor or an integer scalar")
+            if isinstance(value, int):  # bool included
+                number = int(value)
+            elif hasattr(value, "__index__"):
+                number = int(value.__index__())
+            elif isinstance(value, float) and value.is_integer():
+                number = int(value)
+            else:
+                raise KindError(f"{op}: float scalar {value!r} with an Int tensor; use "
+                                f".float() on the tensor or an integer scalar")
+            lo, hi = self.dtype.bounds
+            if not lo <= number <= hi:
+                raise ConversionOverflow(f"{op}: scalar {value!r} does not fit the tensor's "
+                                         f"dtype {self.dtype} (range {lo}..{hi}); cast the "
+                                         f"tensor to a wider dtype first")
+            return number
         elif isinstance(value, (bool, int)):
             return bool(value)
         raise KindError(f"{op}: cannot combine a {self._kind.value} tensor with {value!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..dtype import Kind
-from .registry import ALL, BOOL, NUMERIC, binary
+from .registry import ALL, BOOL, binary
 
 # Integer division and remainder follow numpy (floor toward -inf, remainder takes the divisor's
 # sign); WGSL's `/` and `%` truncate, so the integer expressions correct for that.
