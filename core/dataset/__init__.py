@@ -13,7 +13,8 @@ from .image_folder import IMAGE_EXTENSIONS, ImageFolderDataset
 from .memory import InMemDataset
 from .mnist import MnistDataset
 from .sampler import SamplerDataset, ShuffledDataset
-from .sqlite import SqliteDataset, SqliteDatasetWriter
+from .sqlite import SqliteDataset
+from .sqlite_writer import SqliteDatasetWriter
 from .transform import ComposedDataset, MapperDataset, PartialDataset, WindowsDataset
 
 __all__ = [

@@ -1,0 +1,66 @@
+"""Checking a loaded record against the parameters a model expects, before anything is applied.
+
+The Module system calls `check_record_fits` with the record it loaded and the shapes of its own
+parameters, so a wrong file fails with one message listing every problem at once, and the model
+is never left half-loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..data import TensorData
+from ..errors import RecordError
+from .tree import RecordValue, flatten_record
+
+# Long lists are cut in the message; the count of the rest is still given.
+_SHOWN = 10
+
+
+def check_record_fits(record: Mapping[str, RecordValue],
+                      expected: Mapping[str, Sequence[int]], *, source: str = "record") -> None:
+    """Raise RecordError unless every expected key holds a tensor of the expected shape.
+
+    `record` may be flat (dotted keys) or nested; `expected` maps dotted keys to shapes.
+    Only tensors in the record count as unexpected: metadata leaves (`"epoch": 3`) are ignored
+    unless the model expects a tensor under that key. The message lists shape mismatches, then
+    missing keys, then unexpected ones, each in the model's or the file's order.
+
+    >>> loaded = {"fc.weight": TensorData([[1.0, 2.0]]), "head.weight": TensorData([1.0])}
+    >>> try:
+    ...     check_record_fits(loaded, {"fc.weight": (2, 1), "fc.bias": (1,)}, source="m.mpk")
+    ... except RecordError as err:
+    ...     print(err)
+    m.mpk: 'fc.weight' has shape (1, 2) in the file, (2, 1) in the model; missing: fc.bias; \
+unexpected: head.weight
+    """
+    flat = flatten_record(record) if any(isinstance(v, Mapping) for v in record.values()) \
+        else dict(record)
+    problems: list[str] = []
+    missing: list[str] = []
+    for key, shape in expected.items():
+        want = tuple(int(s) for s in shape)
+        if key not in flat:
+            missing.append(key)
+            continue
+        found = flat[key]
+        if not isinstance(found, TensorData):
+            problems.append(f"{key!r} is a {type(found).__name__} in the file, a tensor of shape "
+                            f"{want} in the model")
+        elif found.shape != want:
+            problems.append(f"{key!r} has shape {found.shape} in the file, {want} in the model")
+    unexpected = [k for k, v in flat.items() if isinstance(v, TensorData) and k not in expected]
+    parts = _shorten(problems)
+    if missing:
+        parts.append("missing: " + ", ".join(_shorten(missing)))
+    if unexpected:
+        parts.append("unexpected: " + ", ".join(_shorten(unexpected)))
+    if parts:
+        raise RecordError(f"{source}: " + "; ".join(parts))
+
+
+def _shorten(items: list[str]) -> list[str]:
+    """At most _SHOWN items, then '... and N more'."""
+    if len(items) <= _SHOWN:
+        return items
+    return [*items[:_SHOWN], f"... and {len(items) - _SHOWN} more"]

@@ -1,0 +1,62 @@
+"""check_record_fits: one message listing every way a record does not fit the model."""
+
+import pytest
+
+from pyrite.data import TensorData
+from pyrite.dtype import DType
+from pyrite.errors import RecordError
+from pyrite.record import check_record_fits
+
+
+def zeros(*shape):
+    size = 1
+    for s in shape:
+        size *= s
+    return TensorData.raw(bytes(4 * size), shape, DType.F32)
+
+
+def test_a_fitting_record_passes():
+    record = {"fc1.weight": zeros(4, 3), "fc1.bias": zeros(4), "epoch": 3}
+    assert check_record_fits(record, {"fc1.weight": (4, 3), "fc1.bias": [4]}) is None
+
+
+def test_the_full_message():
+    record = {"fc1.weight": zeros(128, 784), "fc1.bias": zeros(128), "conv2.weight": zeros(8, 1),
+              "head.weight": zeros(10, 128)}
+    expected = {"fc1.weight": (64, 784), "fc1.bias": (128,), "conv2.weight": (8, 1),
+                "conv2.bias": (8,)}
+    with pytest.raises(RecordError) as err:
+        check_record_fits(record, expected, source="mnist.mpk")
+    assert str(err.value) == ("mnist.mpk: 'fc1.weight' has shape (128, 784) in the file, "
+                              "(64, 784) in the model; missing: conv2.bias; "
+                              "unexpected: head.weight")
+
+
+def test_nested_records_are_flattened_and_metadata_is_not_unexpected():
+    record = {"fc1": {"weight": zeros(2, 2)}, "epoch": 3, "notes": {"by": "me"}}
+    check_record_fits(record, {"fc1.weight": (2, 2)})
+    with pytest.raises(RecordError) as err:
+        check_record_fits(record, {"fc1.weight": (2, 3), "fc1.bias": (2,)})
+    assert str(err.value) == ("record: 'fc1.weight' has shape (2, 2) in the file, (2, 3) in the "
+                              "model; missing: fc1.bias")
+
+
+def test_a_non_tensor_where_a_tensor_is_expected():
+    with pytest.raises(RecordError) as err:
+        check_record_fits({"scale": 0.5}, {"scale": (1,)}, source="m.bin")
+    assert str(err.value) == "m.bin: 'scale' is a float in the file, a tensor of shape (1,) in " \
+                             "the model"
+
+
+def test_only_unexpected():
+    with pytest.raises(RecordError) as err:
+        check_record_fits({"a": zeros(1), "b": zeros(1)}, {})
+    assert str(err.value) == "record: unexpected: a, b"
+
+
+def test_long_lists_are_cut_with_a_count():
+    expected = {f"layer{i}.weight": (1,) for i in range(25)}
+    with pytest.raises(RecordError) as err:
+        check_record_fits({}, expected)
+    names = ", ".join(f"layer{i}.weight" for i in range(10))
+    assert str(err.value) == f"record: missing: {names}, ... and 15 more"
