@@ -21,6 +21,8 @@ class Kind(Enum):
     def __repr__(self) -> str:
         return self.value
 
+    __str__ = __repr__
+
 
 Float = Kind.FLOAT
 Int = Kind.INT

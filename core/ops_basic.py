@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .backend import binary as B
-from .backend import reduce as R
 from .dtype import DType, Kind
 from .dtype import dtype as to_dtype
 from .errors import DeviceError, DimError, KindError, ShapeError
@@ -283,10 +282,23 @@ class BasicOps:
 
     def index_assign(self: Tensor, key: Any, value: Any) -> Tensor:
         """A copy with `t[key]` replaced by `value` (what `t[key] = value` stores)."""
-        ranges, _, insert = self._index_plan(key)
+        ranges, squeeze, insert = self._index_plan(key)
         if insert:
             raise DimError("index assignment: None (new axis) is not allowed on the left side")
-        return self.slice_assign(ranges, self._coerce("index assignment", value))
+        values = self._coerce("index assignment", value)
+        region = tuple(range_len(r) for r in self._ranges("index assignment", ranges))
+        # values broadcast to t[key]'s shape, where int keys have dropped their dims (numpy)
+        view = tuple(s for d, s in enumerate(region) if d not in squeeze)
+        if values.shape != view:
+            extra = values.ndim - len(view)
+            if extra > 0 and all(s == 1 for s in values.shape[:extra]):
+                values = values.reshape(values.shape[extra:])
+            try:
+                values = values.expand(view)
+            except ShapeError:
+                raise ShapeError(f"index assignment: values of shape {values.shape} do not "
+                                 f"broadcast to t[key] of shape {view}") from None
+        return self.slice_assign(ranges, values.reshape(region))
 
     def _coerce(self: Tensor, op: str, value: Any) -> Tensor:
         """A value as a tensor on this device and of this dtype (scalars become one element)."""
@@ -384,8 +396,3 @@ class BasicOps:
         """The same tensor (tensors are immutable: clones share storage safely)."""
         return self._new(self._prim)
 
-
-def _reduce_all(t: Tensor, op: R.Reduction) -> Tensor:
-    """Reduce every element: a tensor of shape (1,)."""
-    flat = t.reshape([-1])
-    return flat._new(flat._backend.reduce(op, flat._prim, 0))

@@ -72,8 +72,16 @@ class FloatOps:
         >>> (zeros((4, 3)) @ ones((3, 2))).shape
         (4, 2)
         """
+        backend = self._backend
+        pa, pb = self._prim, other._prim
+        if (self._kind is Kind.FLOAT and other._kind is Kind.FLOAT and other._backend is backend
+                and backend.dtype(pa) is backend.dtype(pb)):
+            sa, sb = backend.shape(pa), backend.shape(pb)
+            if len(sa) == len(sb) >= 2 and sa[:-2] == sb[:-2] and sa[-1] == sb[-2]:
+                return self._new(backend.matmul(pa, pb))  # the common case, checked
         self._need("matmul", FLOAT)
         other._need("matmul", FLOAT)
+        self._same_device("matmul", other)
         a, b = self, other
         squeeze = []
         if a.ndim == 1:

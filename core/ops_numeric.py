@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,6 @@ from .backend import unary as U
 from .backend.registry import NUMERIC
 from .dtype import Kind
 from .errors import DimError, KindError, ShapeError
-from .ops_basic import _reduce_all
 from .shape import norm_dim
 
 if TYPE_CHECKING:
@@ -175,10 +175,16 @@ class NumericOps:
         return self._new(self._backend.reduce(op, self._prim, d), kind)
 
     def _reduce_all(self: Tensor, op: R.Reduction) -> Tensor:
-        self._need(op.name, NUMERIC)
-        if self.numel() == 0 and op in (R.MAX, R.MIN):
-            raise ShapeError(f"{op.name}: the tensor is empty (shape {self.shape})")
-        return _reduce_all(self, op)
+        if self._kind not in NUMERIC:
+            self._need(op.name, NUMERIC)
+        b, prim = self._backend, self._prim
+        shape = b.shape(prim)
+        n = math.prod(shape)
+        if n == 0 and op in (R.MAX, R.MIN):
+            raise ShapeError(f"{op.name}: the tensor is empty (shape {tuple(shape)})")
+        if len(shape) != 1:
+            prim = b.reshape(prim, (n,))
+        return self._new(b.reduce(op, prim, 0))
 
     def sum(self: Tensor) -> Tensor:
         """Sum of every element: shape (1,)."""

@@ -215,16 +215,33 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
         return pa, pb
 
     def _binary(self, op: Op, other: Tensor | Scalar) -> Tensor:
-        if self._kind not in op.kinds:
+        kind = self._kind
+        if kind not in op.kinds:
             self._need(op.name, op.kinds)
+        b = self._backend
         if other.__class__ is Tensor:
-            pa, pb = self._align(op.name, other)  # type: ignore[arg-type]
-            return self._new(self._backend.binary(op, pa, pb), op.out_kind)
-        if isinstance(other, Sequence) or hasattr(other, "__array_interface__"):
-            other = Tensor(other, device=self._backend, dtype=self.dtype)
+            pa, pb = self._prim, other._prim  # type: ignore[union-attr]
+            if (other._backend is not b or other._kind is not kind  # type: ignore[union-attr]
+                    or not b.same_shape_and_dtype(pa, pb)):
+                pa, pb = self._align(op.name, other)  # type: ignore[arg-type]
+            t = object.__new__(Tensor)
+            t._prim = b.binary(op, pa, pb)
+            t._backend = b
+            t._kind = op.out_kind or kind
+            return t
+        cls = other.__class__
+        if cls is float and kind is Kind.FLOAT:
+            scalar: Scalar = other  # type: ignore[assignment]
+        elif isinstance(other, Sequence) or hasattr(other, "__array_interface__"):
+            other = Tensor(other, device=b, dtype=self.dtype)
             return self._binary(op, other)
-        scalar = self._scalar_for(op.name, other)
-        return self._new(self._backend.binary(op, self._prim, scalar), op.out_kind)
+        else:
+            scalar = self._scalar_for(op.name, other)
+        t = object.__new__(Tensor)
+        t._prim = b.binary(op, self._prim, scalar)
+        t._backend = b
+        t._kind = op.out_kind or kind
+        return t
 
     def _rbinary(self, op: Op, scalar: Scalar) -> Tensor:
         """`scalar op self`, as a tensor of one element broadcast against self."""

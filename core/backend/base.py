@@ -92,6 +92,11 @@ class Backend(ModuleOps, ABC):
     @abstractmethod
     def dtype(self, x: Prim) -> DType: ...
 
+    def same_shape_and_dtype(self, a: Prim, b: Prim) -> bool:
+        """Whether two primitives can meet in a binary op as they are (the front end's fast
+        path; a backend may answer faster than comparing `shape` and `dtype`)."""
+        return self.shape(a) == self.shape(b) and self.dtype(a) is self.dtype(b)
+
     # ---- elementwise -----------------------------------------------------------------------
     @abstractmethod
     def unary(self, op: Op, x: Prim) -> Prim: ...

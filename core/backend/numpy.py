@@ -55,7 +55,7 @@ class NumpyBackend(NumpyModuleOps, Backend):
         return data.to_numpy()
 
     def to_data(self, x: Prim) -> TensorData:
-        x = self.np.ascontiguousarray(x)
+        # tobytes() writes C order from any layout; ascontiguousarray would make 0-d arrays 1-d
         return TensorData.raw(x.tobytes(), tuple(x.shape), self._dtypes[x.dtype])
 
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim:
@@ -85,16 +85,21 @@ class NumpyBackend(NumpyModuleOps, Backend):
     def dtype(self, x: Prim) -> DType:
         return self._dtypes[x.dtype]
 
+    def same_shape_and_dtype(self, a: Prim, b: Prim) -> bool:
+        # numpy's builtin dtypes are singletons, so `is` answers the common case cheaply
+        return a.shape == b.shape and (a.dtype is b.dtype or a.dtype == b.dtype)
+
     # ---- elementwise -----------------------------------------------------------------------
     def unary(self, op: Op, x: Prim) -> Prim:
         return self._fns[op][0](x)
 
     def binary(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim:
         fns = self._fns[op]
-        out = (fns[1] if a.dtype.kind in "iu" else fns[0])(a, b)
-        if out.dtype != a.dtype and op.out_kind is None:
+        dt = a.dtype
+        out = (fns[1] if dt.kind in "iu" else fns[0])(a, b)
+        if out.dtype is not dt and op.out_kind is None and out.dtype != dt:
             # numpy promotes some mixed cases (int8 % python int); keep the lhs dtype
-            out = out.astype(a.dtype)
+            out = out.astype(dt)
         return out
 
     def where(self, mask: Prim, a: Prim, b: Prim) -> Prim:

@@ -1,0 +1,47 @@
+# pyrite's two entry points: `make demo` (set up, then run the demos) and `make test`
+# (set up, then run the whole test suite). Both do all set-up on a fresh Debian machine.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+APT_PACKAGES := mesa-vulkan-drivers chromium
+export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/pyrite-xdg-XXXXXX)
+
+.PHONY: setup system-packages venv test demo bench lint clean
+
+setup: system-packages venv
+
+# Debian packages: Vulkan on the CPU (lavapipe) for the WebGPU backend, Chromium for the
+# browser tests. Installed only when missing; needs root (CI and these machines run as root).
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	$(BIN)/pip install -q -e ".[dev,webgpu,server,data]"
+	touch $@
+
+test: setup
+	$(BIN)/python -m pytest -p no:cacheprovider
+
+demo: setup
+	$(BIN)/pyrite info backends
+	$(BIN)/pyrite info ops
+	$(BIN)/python examples/tour.py
+
+bench: setup
+	$(BIN)/python benchmarks/ops_cpu.py --out benchmarks/results/ops_cpu.json
+
+lint: venv
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info
