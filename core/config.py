@@ -15,6 +15,11 @@ def debug_flags() -> set[str]:
     return {f.strip() for f in os.environ.get("PYRITE_DEBUG", "").split(",") if f.strip()}
 
 
+def data_dir() -> str:
+    """PYRITE_DATA: the folder holding datasets (`$PYRITE_DATA/mnist/*.gz`); empty: unset."""
+    return os.environ.get("PYRITE_DATA", "").strip()
+
+
 def required_backends() -> set[str]:
     """PYRITE_REQUIRE: backends whose absence fails the tests instead of skipping them."""
     return {f.strip() for f in os.environ.get("PYRITE_REQUIRE", "").split(",") if f.strip()}

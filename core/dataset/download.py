@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 
+from .. import config
 from ..errors import DatasetError, DownloadError
 
 # seconds without progress before a mirror is given up on
@@ -28,7 +29,7 @@ def data_root(root: str | PathLike[str] | None = None) -> Path:
     """
     if root is not None:
         return Path(root).expanduser()
-    env = os.environ.get("PYRITE_DATA", "").strip()
+    env = config.data_dir()
     if env:
         return Path(env).expanduser()
     return Path.home() / ".cache" / "pyrite"

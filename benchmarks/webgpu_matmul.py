@@ -1,0 +1,443 @@
+"""fp32 matmul throughput of pyrite's tiled WGSL kernel (wgpu-py) against a peer in the same run.
+
+Peers: PyTorch CUDA fp32 with TF32 off when a CUDA GPU is present; numpy's matmul otherwise (or
+with --numpy). The script is standalone: it drives wgpu-py directly and imports only
+webgpu/matmul_config.py (by path), which renders shaders/matmul_tiled.wgsl.
+
+It first checks the kernel against numpy (float64 reference) on small ragged, batched and
+broadcast cases, for each tile configuration it will time and for both the vec4 (aligned) and the
+scalar variant; then it times square sizes. Timing is wall clock around queue submit plus a
+readback of 16 bytes of C (which waits for the GPU): warm-up, then --iters timed iterations of
+`reps` back-to-back dispatches each (reps chosen so an iteration takes >= --min-ms), median.
+The peers are timed the same way (torch: `reps` matmuls then torch.cuda.synchronize()).
+
+    python benchmarks/webgpu_matmul.py --out benchmarks/results/webgpu_matmul_lavapipe.json
+    python benchmarks/webgpu_matmul.py --sweep --sizes 4096 --out r.json   # all configs
+
+Exit status 1 if a correctness check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import wgpu
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_matmul_config():
+    spec = importlib.util.spec_from_file_location(
+        "pyrite_matmul_config", ROOT / "webgpu" / "matmul_config.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look the module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+mc = _load_matmul_config()
+
+STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+UNIFORM = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+
+
+class Runner:
+    """A wgpu device plus a pipeline cache for the matmul template."""
+
+    def __init__(self, power_preference: str = "high-performance"):
+        self.adapter = wgpu.gpu.request_adapter_sync(power_preference=power_preference)
+        lim = self.adapter.limits
+        wanted = {
+            "max-compute-workgroup-storage-size": lim["max-compute-workgroup-storage-size"],
+            "max-storage-buffer-binding-size": lim["max-storage-buffer-binding-size"],
+            "max-buffer-size": lim["max-buffer-size"],
+        }
+        self.device = self.adapter.request_device_sync(required_limits=wanted)
+        self.max_wg_bytes = wanted["max-compute-workgroup-storage-size"]
+        self.max_binding = wanted["max-storage-buffer-binding-size"]
+        self.pipelines: dict[tuple, wgpu.GPUComputePipeline] = {}
+        self.compile_s: dict[str, float] = {}
+
+    @property
+    def info(self) -> dict:
+        d = dict(self.adapter.info)
+        return {
+            "adapter": d.get("device", ""),
+            "vendor": d.get("vendor", ""),
+            "description": d.get("description", ""),
+            "backend": d.get("backend_type", ""),
+            "adapter_type": d.get("adapter_type", ""),
+            "wgpu_py": wgpu.__version__,
+            "max_compute_workgroup_storage_size": self.max_wg_bytes,
+        }
+
+    @property
+    def is_cpu(self) -> bool:
+        return dict(self.adapter.info).get("adapter_type", "") == "CPU"
+
+    def pipeline(self, cfg, aligned: bool):
+        key = cfg.cache_key(aligned)
+        if key not in self.pipelines:
+            code = mc.render(cfg, aligned)
+            if os.environ.get("PYRITE_DEBUG") == "wgsl":
+                print(f"// {key}\n{code}", file=sys.stderr)
+            t0 = time.perf_counter()
+            module = self.device.create_shader_module(code=code)
+            self.pipelines[key] = self.device.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": "main"}
+            )
+            self.compile_s[f"{cfg.name}/{'vec4' if aligned else 'scalar'}"] = round(
+                time.perf_counter() - t0, 3
+            )
+        return self.pipelines[key]
+
+    def buffer(self, data: np.ndarray | None = None, nbytes: int = 0):
+        if data is not None:
+            return self.device.create_buffer_with_data(
+                data=np.ascontiguousarray(data, dtype=np.float32), usage=STORAGE
+            )
+        return self.device.create_buffer(size=max(16, nbytes), usage=STORAGE)
+
+    def prepare(self, cfg, a_buf, b_buf, c_buf, m, n, k, batch, sa, sb, aligned):
+        pipe = self.pipeline(cfg, aligned)
+        ubuf = self.device.create_buffer_with_data(
+            data=mc.params_bytes(m, n, k, batch, sa, sb, m * n), usage=UNIFORM
+        )
+        bind = self.device.create_bind_group(
+            layout=pipe.get_bind_group_layout(0),
+            entries=[
+                {"binding": 0, "resource": {"buffer": a_buf}},
+                {"binding": 1, "resource": {"buffer": b_buf}},
+                {"binding": 2, "resource": {"buffer": c_buf}},
+                {"binding": 3, "resource": {"buffer": ubuf}},
+            ],
+        )
+        return pipe, bind, cfg.dispatch(m, n, batch), ubuf
+
+    def submit(self, pipe, bind, groups, reps: int = 1):
+        enc = self.device.create_command_encoder()
+        cp = enc.begin_compute_pass()
+        cp.set_pipeline(pipe)
+        cp.set_bind_group(0, bind)
+        for _ in range(reps):
+            cp.dispatch_workgroups(*groups)
+        cp.end()
+        self.device.queue.submit([enc.finish()])
+
+
+def run_matmul(r: Runner, cfg, a: np.ndarray, b: np.ndarray, aligned: bool | None = None):
+    """C = A @ B on the GPU for a: (batch|1, M, K), b: (batch|1, K, N); returns (batch, M, N)."""
+    ba, m, k = a.shape
+    bb, k2, n = b.shape
+    assert k == k2
+    batch = max(ba, bb)
+    sa = 0 if ba == 1 else m * k
+    sb = 0 if bb == 1 else k * n
+    if aligned is None:
+        aligned = mc.is_aligned(n, k, (sa, sb, m * n))
+    a_buf, b_buf = r.buffer(a), r.buffer(b)
+    c_buf = r.buffer(np.full((batch, m, n), np.nan, np.float32))  # poison: unwritten shows NaN
+    pipe, bind, groups, _ = r.prepare(cfg, a_buf, b_buf, c_buf, m, n, k, batch, sa, sb, aligned)
+    r.submit(pipe, bind, groups)
+    out = r.device.queue.read_buffer(c_buf)
+    return np.frombuffer(out, np.float32).reshape(batch, m, n)
+
+
+def check(r: Runner, configs, seed: int = 0) -> list[dict]:
+    """Compare with a float64 numpy reference on ragged, batched and broadcast shapes."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        # (batch_a, batch_b, M, N, K)
+        (1, 1, 1, 1, 1),
+        (1, 1, 37, 45, 29),  # nothing aligned, K not a multiple of BK
+        (3, 3, 70, 132, 36),  # aligned, ragged M / N tiles
+        (4, 1, 65, 68, 100),  # B broadcast over the batch
+        (1, 2, 129, 260, 20),  # A broadcast
+        (2, 2, 200, 136, 300),
+    ]
+    results = []
+    for cfg in configs:
+        for ba, bb, m, n, k in cases:
+            a = rng.standard_normal((ba, m, k), dtype=np.float32)
+            b = rng.standard_normal((bb, k, n), dtype=np.float32)
+            ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+            variants = [False] + ([True] if mc.is_aligned(n, k) else [])
+            for aligned in variants:
+                out = run_matmul(r, cfg, a, b, aligned)
+                rel = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+                ok = bool(np.isfinite(out).all() and rel < 1e-5)
+                results.append(
+                    {
+                        "config": cfg.name,
+                        "shape": [max(ba, bb), m, n, k],
+                        "broadcast": "A" if ba < bb else "B" if bb < ba else "",
+                        "variant": "vec4" if aligned else "scalar",
+                        "rel_err": rel,
+                        "ok": ok,
+                    }
+                )
+    return results
+
+
+def _time_loop(run_once, sync, min_ms: float, warmup: int, iters: int):
+    """Median seconds per op: iterations of `reps` ops each, wall clock incl. sync."""
+    for _ in range(warmup):
+        run_once(1)
+        sync()
+    t0 = time.perf_counter()
+    run_once(1)
+    sync()
+    one = time.perf_counter() - t0
+    reps = max(1, min(1000, int(np.ceil(min_ms / 1e3 / max(one, 1e-6)))))
+    run_once(reps)
+    sync()
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        run_once(reps)
+        sync()
+        times.append((time.perf_counter() - t0) / reps)
+    return statistics.median(times), reps, times
+
+
+def time_webgpu(r: Runner, cfg, n: int, args) -> dict:
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    a_buf, b_buf, c_buf = r.buffer(a), r.buffer(b), r.buffer(nbytes=n * n * 4)
+    aligned = mc.is_aligned(n, n)
+    pipe, bind, groups, _ = r.prepare(cfg, a_buf, b_buf, c_buf, n, n, n, 1, 0, 0, aligned)
+
+    def sync():
+        r.device.queue.read_buffer(c_buf, 0, 16)
+
+    med, reps, times = _time_loop(
+        lambda k: r.submit(pipe, bind, groups, k), sync, args.min_ms, args.warmup, args.iters
+    )
+    # spot check of the timed result (rows 0 and n-1)
+    c = np.frombuffer(r.device.queue.read_buffer(c_buf), np.float32).reshape(n, n)
+    rows = [0, n - 1]
+    ref = a[rows].astype(np.float64) @ b.astype(np.float64)
+    rel = float(np.linalg.norm(c[rows] - ref) / np.linalg.norm(ref))
+    for buf in (a_buf, b_buf, c_buf):
+        buf.destroy()
+    return {
+        "config": cfg.name,
+        "variant": "vec4" if aligned else "scalar",
+        "gflops": 2 * n**3 / med / 1e9,
+        "median_ms": med * 1e3,
+        "reps": reps,
+        "times_ms": [round(t * 1e3, 4) for t in times],
+        "spot_rel_err": rel,
+    }
+
+
+def torch_peer():
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
+def time_torch(torch, n: int, args) -> dict:
+    g = torch.Generator(device="cuda").manual_seed(n)
+    a = torch.randn(n, n, device="cuda", dtype=torch.float32, generator=g)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float32, generator=g)
+    c = torch.empty(n, n, device="cuda", dtype=torch.float32)
+
+    def run_once(k):
+        for _ in range(k):
+            torch.matmul(a, b, out=c)
+
+    med, reps, times = _time_loop(
+        run_once, torch.cuda.synchronize, args.min_ms, args.warmup, args.iters
+    )
+    return {
+        "gflops": 2 * n**3 / med / 1e9,
+        "median_ms": med * 1e3,
+        "reps": reps,
+        "times_ms": [round(t * 1e3, 4) for t in times],
+    }
+
+
+def time_numpy(n: int, args) -> dict:
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    c = np.empty((n, n), np.float32)
+    med, reps, times = _time_loop(
+        lambda k: [np.matmul(a, b, out=c) for _ in range(k)],
+        lambda: None,
+        args.min_ms,
+        args.warmup,
+        args.iters,
+    )
+    return {
+        "gflops": 2 * n**3 / med / 1e9,
+        "median_ms": med * 1e3,
+        "reps": reps,
+        "times_ms": [round(t * 1e3, 4) for t in times],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="256,512,1024,2048,4096")
+    ap.add_argument(
+        "--max-size",
+        type=int,
+        default=None,
+        help="skip larger sizes (default 1024 on a CPU adapter, else no cap)",
+    )
+    ap.add_argument(
+        "--configs",
+        default="",
+        help="comma-separated config names to time (default: the one choose_config picks per size)",
+    )
+    ap.add_argument("--sweep", action="store_true", help="time every config in CONFIGS")
+    ap.add_argument("--numpy", action="store_true", help="also time numpy on a GPU machine")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-numpy", action="store_true", help="never time numpy")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument(
+        "--min-ms",
+        type=float,
+        default=50.0,
+        help="target wall time of one timed iteration (sets reps)",
+    )
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+
+    r = Runner()
+    info = r.info
+    print(f"adapter: {info['adapter']} ({info['backend']}, {info['adapter_type']})", flush=True)
+    max_size = args.max_size or (1024 if r.is_cpu else 1 << 30)
+    sizes = [int(s) for s in args.sizes.split(",") if int(s) <= max_size]
+
+    fitting = [c for c in mc.CONFIGS.values() if c.workgroup_bytes <= r.max_wg_bytes]
+    if args.sweep:
+        timed = fitting
+    elif args.configs:
+        timed = [mc.CONFIGS[name] for name in args.configs.split(",")]
+    else:
+        timed = None  # per size, choose_config
+    chosen = {n: mc.choose_config(n, n, n, 1, r.max_wg_bytes) for n in sizes}
+    check_cfgs = timed if timed is not None else sorted(set(chosen.values()), key=lambda c: c.name)
+
+    correctness = check(r, check_cfgs)
+    bad = [c for c in correctness if not c["ok"]]
+    worst = max(c["rel_err"] for c in correctness)
+    print(
+        f"correctness: {len(correctness) - len(bad)}/{len(correctness)} ok, "
+        f"max rel err {worst:.2e}",
+        flush=True,
+    )
+    for c in bad:
+        print("  FAIL", c)
+
+    torch = None if args.no_torch else torch_peer()
+    peer_info = {}
+    if torch is not None:
+        peer_info["torch"] = {
+            "version": torch.__version__,
+            "device": torch.cuda.get_device_name(0),
+            "allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        }
+    use_numpy = (args.numpy or torch is None) and not args.no_numpy
+    if use_numpy:
+        peer_info["numpy"] = {
+            "version": np.__version__,
+            "threads_env": os.environ.get("OMP_NUM_THREADS", ""),
+        }
+
+    rows = []
+    for n in sizes:
+        row: dict = {"n": n, "flop": 2 * n**3}
+        cfgs = timed if timed is not None else [chosen[n]]
+        if chosen[n] not in cfgs:
+            cfgs = [*cfgs, chosen[n]]
+        row["webgpu"] = [time_webgpu(r, cfg, n, args) for cfg in cfgs]
+        best = max(row["webgpu"], key=lambda x: x["gflops"])
+        pick = next(x for x in row["webgpu"] if x["config"] == chosen[n].name)
+        # "chosen": what choose_config (so pyrite) uses at this size; "best": best timed here
+        row["webgpu_chosen"] = {"config": pick["config"], "gflops": pick["gflops"]}
+        row["webgpu_best"] = {"config": best["config"], "gflops": best["gflops"]}
+        for peer, fn in (("torch_cuda", torch is not None), ("numpy", use_numpy)):
+            if not fn:
+                continue
+            row[peer] = time_torch(torch, n, args) if peer == "torch_cuda" else time_numpy(n, args)
+            short = peer.split("_")[0]
+            row[f"ratio_vs_{short}"] = pick["gflops"] / row[peer]["gflops"]
+            row[f"ratio_best_vs_{short}"] = best["gflops"] / row[peer]["gflops"]
+        rows.append(row)
+        line = f"n={n:5d}"
+        for w in row["webgpu"]:
+            line += f"  {w['config']}:{w['gflops']:9.1f}"
+        for peer in ("torch_cuda", "numpy"):
+            if peer in row:
+                line += f"  {peer}:{row[peer]['gflops']:9.1f}"
+        print(line + " GFLOP/s", flush=True)
+
+    result = {
+        "benchmark": "webgpu_matmul",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": {
+            "machine": platform.machine(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+        },
+        "device": info,
+        "peers": peer_info,
+        "method": {
+            "timing": "wall clock around queue submit + 16-byte readback (GPU) or "
+            "torch.cuda.synchronize(); median of iters, each of reps ops",
+            "warmup": args.warmup,
+            "iters": args.iters,
+            "min_ms": args.min_ms,
+        },
+        "kernel": {
+            "ladder": list(mc.LADDER),
+            "min_workgroups": mc.MIN_WORKGROUPS,
+            "configs": {c.name: c.as_dict() for c in fitting},
+            "chosen_per_size": {str(n): chosen[n].name for n in sizes},
+            "compile_s": r.compile_s,
+        },
+        "correctness": correctness,
+        "sizes": rows,
+    }
+    print("\nsummary (GFLOP/s):")
+    for row in rows:
+        ch, be = row["webgpu_chosen"], row["webgpu_best"]
+        line = f"  {row['n']:5d}  webgpu {ch['gflops']:9.1f} ({ch['config']})"
+        if be["config"] != ch["config"]:
+            line += f" best {be['gflops']:9.1f} ({be['config']})"
+        if "torch_cuda" in row:
+            line += f"  torch {row['torch_cuda']['gflops']:9.1f}  ratio {row['ratio_vs_torch']:.2f}"
+        if "numpy" in row:
+            line += f"  numpy {row['numpy']['gflops']:9.1f}  ratio {row['ratio_vs_numpy']:.2f}"
+        print(line)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.out}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

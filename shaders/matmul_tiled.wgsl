@@ -1,0 +1,124 @@
+// matmul_tiled.wgsl: batched fp32 matrix product C[b] = A[b] @ B[b], row-major.
+//
+// Computes, for every batch index z < p.batch, the M x N product of A (M x K, starting at element
+// z * p.stride_a of `a`) and B (K x N, starting at z * p.stride_b of `b`) into C (M x N, starting at
+// z * p.stride_c of `c`). Batch dims are flattened by the caller; a batch stride of 0 broadcasts
+// that operand. M, N and K are arbitrary: loads outside the matrices read zeros and stores outside
+// C are skipped, so ragged edges and K not a multiple of BK are handled.
+//
+// Each workgroup computes one BM x BN tile of C. The K dimension is walked in steps of BK: the
+// A tile (stored transposed, k-major, so a thread reads 4 rows with one vec4 load) and the B tile
+// are staged in workgroup memory, double-buffered, with the next step's global loads held in
+// registers while the current step is multiplied (one barrier per step). Each thread owns a
+// TM x TN block of C held in TM * TN / 4 vec4 registers (named variables, not an array: arrays
+// of accumulators get spilled). A thread's rows are 4-row groups strided by WG_Y * 4 and its
+// columns 4-column groups strided by WG_X * 4, so its workgroup-memory reads are vec4 loads that
+// neighbouring threads share without bank conflicts.
+//
+// Bindings (group 0):
+//   0  a: array<ELEM>        read        A, all batches
+//   1  b: array<ELEM>        read        B, all batches
+//   2  c: array<ELEM>        read_write  C, all batches (batch stride p.stride_c)
+//   3  p: Params             uniform     m, n, k, batch, stride_a, stride_b, stride_c (elements)
+// Dispatch: (ceil(N / BN), ceil(M / BM), batch) workgroups of (WG_X, WG_Y, 1) threads.
+//
+// Placeholders (filled by pyrite.webgpu.matmul_config.render):
+//   {{ BM }}, {{ BN }}, {{ BK }}      tile of C per workgroup, K step (u32 literals)
+//   {{ TM }}, {{ TN }}                block of C per thread (multiples of 4)
+//   {{ WG_X }}, {{ WG_Y }}            workgroup size, BN / TN and BM / TM
+//   {{ LOADS_A }}, {{ LOADS_B }}      vec4 loads per thread per K step for the A and B tiles
+//   {{ ELEM }}                        storage element: vec4<f32> when K, N and all offsets are
+//                                     multiples of 4 (aligned variant), else f32
+//   {{ IO_FNS }}                      load_a4 / load_b4 / store_c4 for that element type
+//   {{ PREFETCH_DECL }}, {{ PREFETCH_LOAD }}, {{ PREFETCH_STORE }}
+//                                     register staging of the next K step's tiles
+//   {{ ACC_DECL }}, {{ ACC_STEP }}, {{ ACC_STORE }}
+//                                     the TM x TN accumulator registers: declare, UNROLL k's of
+//                                     outer-product update (k = kk .. kk + UNROLL - 1), write
+//                                     back to C
+//   {{ UNROLL }}                      k's per inner-loop iteration, written out in ACC_STEP
+//                                     (1: leave unrolling to the driver; BK: fully unrolled)
+
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    batch: u32,
+    stride_a: u32,
+    stride_b: u32,
+    stride_c: u32,
+    pad: u32,
+}
+
+@group(0) @binding(0) var<storage, read> a: array<{{ ELEM }}>;
+@group(0) @binding(1) var<storage, read> b: array<{{ ELEM }}>;
+@group(0) @binding(2) var<storage, read_write> c: array<{{ ELEM }}>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+const BM: u32 = {{ BM }}u;
+const BN: u32 = {{ BN }}u;
+const BK: u32 = {{ BK }}u;
+const TM: u32 = {{ TM }}u;
+const TN: u32 = {{ TN }}u;
+const WG_X: u32 = {{ WG_X }}u;
+const WG_Y: u32 = {{ WG_Y }}u;
+const NT: u32 = WG_X * WG_Y;
+const LOADS_A: u32 = {{ LOADS_A }}u;
+const LOADS_B: u32 = {{ LOADS_B }}u;
+
+// Transposed A tile: k-major rows of BM floats (no padding, so 128x128x8 fits WebGPU's default
+// 16 KiB; the transposing stores have a 2-way bank conflict, once per K step).
+// B tile: k-major rows of BN floats. Two buffers each.
+const AS_ROW: u32 = BM / 4u;
+const BS_ROW: u32 = BN / 4u;
+const AS_BUF: u32 = BK * AS_ROW;
+const BS_BUF: u32 = BK * BS_ROW;
+var<workgroup> As: array<vec4<f32>, 2u * AS_BUF>;
+var<workgroup> Bs: array<vec4<f32>, 2u * BS_BUF>;
+
+{{ IO_FNS }}
+
+@compute @workgroup_size({{ WG_X }}, {{ WG_Y }}, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let tx = lid.x;
+    let ty = lid.y;
+    let t = ty * WG_X + tx;
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
+    let base_a = wid.z * p.stride_a;
+    let base_b = wid.z * p.stride_b;
+    let base_c = wid.z * p.stride_c;
+    let steps = (p.k + BK - 1u) / BK;
+
+    {{ ACC_DECL }}
+    {{ PREFETCH_DECL }}
+
+    // Stage K step 0 into buffer 0.
+    var k0 = 0u;
+    {{ PREFETCH_LOAD }}
+    var buf = 0u;
+    {{ PREFETCH_STORE }}
+    workgroupBarrier();
+
+    for (var s = 0u; s < steps; s++) {
+        let more = s + 1u < steps;
+        if (more) {
+            k0 = (s + 1u) * BK;
+            {{ PREFETCH_LOAD }}
+        }
+        let ab = buf * AS_BUF + ty;
+        let bb = buf * BS_BUF + tx;
+        for (var kk = 0u; kk < BK; kk += {{ UNROLL }}u) {
+            let ai = ab + kk * AS_ROW;
+            let bi = bb + kk * BS_ROW;
+            {{ ACC_STEP }}
+        }
+        if (more) {
+            buf = 1u - buf;
+            {{ PREFETCH_STORE }}
+        }
+        workgroupBarrier();
+    }
+
+    {{ ACC_STORE }}
+}

@@ -1,0 +1,364 @@
+"""Tile configurations for the tiled fp32 matmul shader, and rendering of its template.
+
+`shaders/matmul_tiled.wgsl` is a template: its opening comment lists the bindings and the
+`{{ placeholders }}`. This module knows the tile shapes that were measured (see
+benchmarks/README.md), picks one for a problem size, and renders the WGSL for it. It is standalone
+(standard library only), so the benchmark and the webgpu backend can both use it.
+
+Typical use::
+
+    cfg = choose_config(m, n, k)
+    aligned = is_aligned(n, k, offsets=(off_a, off_b, off_c, stride_a, stride_b, stride_c))
+    code = render(cfg, aligned)                    # WGSL source
+    key = cfg.cache_key(aligned)                   # pipeline cache key
+    groups = cfg.dispatch(m, n, batch)             # (x, y, z) workgroups
+    uniform = params_bytes(m, n, k, batch, stride_a, stride_b, stride_c)
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+
+TEMPLATE_PATH = Path(__file__).resolve().parent.parent / "shaders" / "matmul_tiled.wgsl"
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """One tiling of C = A @ B.
+
+    bm x bn: tile of C per workgroup; bk: K step staged in workgroup memory;
+    tm x tn: block of C per thread (multiples of 4, held in tm * tn / 4 vec4 registers).
+    """
+
+    name: str
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+    unroll: int = 1  # k's per inner-loop iteration written out in the WGSL (1 .. bk)
+
+    def __post_init__(self) -> None:
+        if self.unroll < 1 or self.bk % self.unroll:
+            raise ValueError(f"{self.name}: unroll must divide bk")
+        if self.tm % 4 or self.tn % 4 or self.bk % 4:
+            raise ValueError(f"{self.name}: tm, tn and bk must be multiples of 4")
+        if self.bm % self.tm or self.bn % self.tn:
+            raise ValueError(f"{self.name}: bm must divide by tm and bn by tn")
+        if (self.bm * self.bk // 4) % self.threads or (self.bk * self.bn // 4) % self.threads:
+            raise ValueError(
+                f"{self.name}: the A tile ({self.bm}x{self.bk}) and B tile ({self.bk}x{self.bn})"
+                f" must split into whole vec4 loads over {self.threads} threads"
+            )
+        if self.threads > 256:
+            raise ValueError(f"{self.name}: {self.threads} threads exceed WebGPU's default 256")
+
+    @property
+    def wg_x(self) -> int:
+        return self.bn // self.tn
+
+    @property
+    def wg_y(self) -> int:
+        return self.bm // self.tm
+
+    @property
+    def threads(self) -> int:
+        return self.wg_x * self.wg_y
+
+    @property
+    def loads_a(self) -> int:
+        return self.bm * self.bk // 4 // self.threads
+
+    @property
+    def loads_b(self) -> int:
+        return self.bk * self.bn // 4 // self.threads
+
+    @property
+    def workgroup_bytes(self) -> int:
+        """Workgroup memory used: two buffers of the transposed A tile and the B tile."""
+        return 2 * self.bk * (self.bm + self.bn) * 4
+
+    def dispatch(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
+        return (-(-n // self.bn), -(-m // self.bm), batch)
+
+    def cache_key(self, aligned: bool) -> tuple:
+        return (
+            "matmul_tiled",
+            self.bm,
+            self.bn,
+            self.bk,
+            self.tm,
+            self.tn,
+            self.unroll,
+            bool(aligned),
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "bm": self.bm,
+            "bn": self.bn,
+            "bk": self.bk,
+            "tm": self.tm,
+            "tn": self.tn,
+            "unroll": self.unroll,
+            "workgroup_size": [self.wg_x, self.wg_y, 1],
+            "workgroup_bytes": self.workgroup_bytes,
+        }
+
+
+# Measured on an NVIDIA H200 through Vulkan and on lavapipe: see benchmarks/README.md.
+CONFIGS: dict[str, TileConfig] = {
+    c.name: c
+    for c in (
+        TileConfig("t128x128x8_8x8", 128, 128, 8, 8, 8),
+        TileConfig("t128x128x8_8x8_u8", 128, 128, 8, 8, 8, 8),
+        TileConfig("t128x128x16_8x8", 128, 128, 16, 8, 8),
+        TileConfig("t128x128x16_8x8_u4", 128, 128, 16, 8, 8, 4),
+        TileConfig("t128x128x16_8x8_u16", 128, 128, 16, 8, 8, 16),
+        TileConfig("t128x64x16_8x4", 128, 64, 16, 8, 4),
+        TileConfig("t64x128x16_4x8", 64, 128, 16, 4, 8),
+        TileConfig("t64x64x16_4x4", 64, 64, 16, 4, 4),
+        TileConfig("t64x64x16_4x4_u16", 64, 64, 16, 4, 4, 16),
+        TileConfig("t64x64x8_8x4", 64, 64, 8, 8, 4),
+        TileConfig("t64x64x8_8x4_u8", 64, 64, 8, 8, 4, 8),
+        TileConfig("t32x64x16_4x4_u16", 32, 64, 16, 4, 4, 16),
+        TileConfig("t32x32x16_4x4", 32, 32, 16, 4, 4),
+        TileConfig("t32x32x16_4x4_u16", 32, 32, 16, 4, 4, 16),
+        TileConfig("t32x32x8_4x4_u8", 32, 32, 8, 4, 4, 8),
+    )
+}
+DEFAULT = "t128x128x8_8x8_u8"  # large outputs
+MEDIUM = "t64x64x16_4x4_u16"
+SMALL = "t32x32x16_4x4_u16"
+LADDER = (DEFAULT, MEDIUM, SMALL)  # largest tile first
+MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it idle
+
+
+def choose_config(
+    m: int, n: int, k: int, batch: int = 1, max_workgroup_bytes: int = 16384
+) -> TileConfig:
+    """The configuration for a batch of M x K @ K x N products.
+
+    The largest tile of LADDER that still gives at least MIN_WORKGROUPS workgroups, else the
+    smallest; a config whose workgroup memory exceeds the device's limit (WebGPU's default is
+    16384 bytes) is skipped.
+    """
+    fitting = [
+        CONFIGS[name] for name in LADDER if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes
+    ]
+    if not fitting:
+        raise ValueError(f"no matmul tile fits {max_workgroup_bytes} bytes of workgroup memory")
+    for cfg in fitting:
+        x, y, z = cfg.dispatch(m, n, batch)
+        if x * y * z >= MIN_WORKGROUPS:
+            return cfg
+    return fitting[-1]
+
+
+def is_aligned(n: int, k: int, offsets: tuple[int, ...] = ()) -> bool:
+    """Whether the vec4 variant applies: rows of A (K) and of B and C (N) are whole vec4s, and
+    every element offset or batch stride is a multiple of 4."""
+    return n % 4 == 0 and k % 4 == 0 and all(o % 4 == 0 for o in offsets)
+
+
+def params_bytes(
+    m: int, n: int, k: int, batch: int = 1, stride_a: int = 0, stride_b: int = 0, stride_c: int = 0
+) -> bytes:
+    """The 32-byte uniform `Params` (strides in elements; 0 broadcasts that operand)."""
+    if stride_c == 0 and batch > 1:
+        stride_c = m * n
+    return struct.pack("<8I", m, n, k, batch, stride_a, stride_b, stride_c, 0)
+
+
+_IO_ALIGNED = """\
+fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (row < p.m && col < p.k) {
+        return a[(base + row * p.k + col) / 4u];
+    }
+    return vec4<f32>(0.0);
+}
+
+fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (row < p.k && col < p.n) {
+        return b[(base + row * p.n + col) / 4u];
+    }
+    return vec4<f32>(0.0);
+}
+
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row < p.m && col < p.n) {
+        c[(base + row * p.n + col) / 4u] = v;
+    }
+}"""
+
+_IO_SCALAR = """\
+fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (row < p.m) {
+        let i = base + row * p.k + col;
+        for (var e = 0u; e < 4u; e++) {
+            if (col + e < p.k) {
+                v[e] = a[i + e];
+            }
+        }
+    }
+    return v;
+}
+
+fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (row < p.k) {
+        let i = base + row * p.n + col;
+        for (var e = 0u; e < 4u; e++) {
+            if (col + e < p.n) {
+                v[e] = b[i + e];
+            }
+        }
+    }
+    return v;
+}
+
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row < p.m) {
+        let i = base + row * p.n + col;
+        for (var e = 0u; e < 4u; e++) {
+            if (col + e < p.n) {
+                c[i + e] = v[e];
+            }
+        }
+    }
+}"""
+
+
+def _code_blocks(cfg: TileConfig) -> dict[str, str]:
+    ri, cj = cfg.tm // 4, cfg.tn // 4  # vec4 groups of rows / columns per thread
+    ind = "\n    "
+    acc = [f"acc{r}_{j}" for r in range(cfg.tm) for j in range(cj)]
+    acc_decl = ind.join(f"var {name} = vec4<f32>(0.0);" for name in acc)
+
+    step = []
+    for u in range(cfg.unroll):
+        ka = f" + {u * cfg.bm // 4}u" if u else ""  # u rows of the A tile further on
+        kb = f" + {u * cfg.bn // 4}u" if u else ""
+        step += [f"let va{u}_{i} = As[ai{ka} + {i}u * WG_Y];" for i in range(ri)]
+        step += [f"let vb{u}_{j} = Bs[bi{kb} + {j}u * WG_X];" for j in range(cj)]
+        for r in range(cfg.tm):
+            comp = "xyzw"[r % 4]
+            step += [
+                f"acc{r}_{j} = fma(vec4<f32>(va{u}_{r // 4}.{comp}), vb{u}_{j}, acc{r}_{j});"
+                for j in range(cj)
+            ]
+    acc_step = (ind + "        ").join(step)
+
+    store = []
+    for r in range(cfg.tm):
+        row = f"m0 + ({r // 4}u * WG_Y + ty) * 4u + {r % 4}u"
+        store += [
+            f"store_c4(base_c, {row}, n0 + ({j}u * WG_X + tx) * 4u, acc{r}_{j});" for j in range(cj)
+        ]
+    acc_store = ind.join(store)
+
+    kq = cfg.bk // 4  # vec4s per row of the A tile
+    nq = cfg.bn // 4  # vec4s per row of the B tile
+    decl = [f"var pa{i} = vec4<f32>(0.0);" for i in range(cfg.loads_a)]
+    decl += [f"var pb{i} = vec4<f32>(0.0);" for i in range(cfg.loads_b)]
+    load = [
+        f"pa{i} = load_a4(base_a, m0 + (t + {i}u * NT) / {kq}u,"
+        f" k0 + ((t + {i}u * NT) % {kq}u) * 4u);"
+        for i in range(cfg.loads_a)
+    ]
+    load += [
+        f"pb{i} = load_b4(base_b, k0 + (t + {i}u * NT) / {nq}u,"
+        f" n0 + ((t + {i}u * NT) % {nq}u) * 4u);"
+        for i in range(cfg.loads_b)
+    ]
+    st = []
+    for i in range(cfg.loads_a):
+        st.append(
+            f"{{ let r = (t + {i}u * NT) / {kq}u; "
+            f"let o = buf * AS_BUF + ((t + {i}u * NT) % {kq}u) * 4u * AS_ROW + r / 4u; "
+            f"let e = r % 4u; "
+            f"As[o][e] = pa{i}.x; As[o + AS_ROW][e] = pa{i}.y; "
+            f"As[o + 2u * AS_ROW][e] = pa{i}.z; As[o + 3u * AS_ROW][e] = pa{i}.w; }}"
+        )
+    for i in range(cfg.loads_b):
+        st.append(
+            f"Bs[buf * BS_BUF + ((t + {i}u * NT) / {nq}u) * BS_ROW + (t + {i}u * NT) % {nq}u]"
+            f" = pb{i};"
+        )
+    return {
+        "ACC_DECL": acc_decl,
+        "ACC_STEP": acc_step,
+        "ACC_STORE": acc_store,
+        "PREFETCH_DECL": ind.join(decl),
+        "PREFETCH_LOAD": ind.join(load),
+        "PREFETCH_STORE": ind.join(st),
+    }
+
+
+def split_header(template: str) -> tuple[str, str]:
+    """(opening `//` comment block, rest of the template)."""
+    lines = template.splitlines(keepends=True)
+    i = 0
+    while i < len(lines) and lines[i].startswith("//"):
+        i += 1
+    return "".join(lines[:i]), "".join(lines[i:])
+
+
+def render_template(template: str, values: dict[str, object], banner: str = "") -> str:
+    """Substitute `{{ name }}` placeholders in the body of a template.
+
+    The opening comment documents the placeholders and is not substituted; it must name exactly
+    the placeholders that the body uses. A placeholder missing from `values`, or a value the body
+    does not use, is an error. The rendered code opens with `banner` (a comment) instead.
+    """
+    header, body = split_header(template)
+    used = set(_PLACEHOLDER.findall(body))
+    documented = set(_PLACEHOLDER.findall(header))
+    missing = used - values.keys()
+    unused = values.keys() - used
+    if missing or unused or documented != used:
+        raise KeyError(
+            f"matmul template placeholders: missing {sorted(missing)}, unused {sorted(unused)},"
+            f" undocumented {sorted(used - documented)}, documented but absent"
+            f" {sorted(documented - used)}"
+        )
+    return banner + _PLACEHOLDER.sub(lambda mt: str(values[mt.group(1)]), body)
+
+
+@cache
+def _template() -> str:
+    return TEMPLATE_PATH.read_text()
+
+
+@lru_cache(maxsize=64)
+def render(cfg: TileConfig, aligned: bool) -> str:
+    """WGSL for `cfg`; `aligned` selects vec4 storage access (see `is_aligned`)."""
+    values: dict[str, object] = {
+        "BM": cfg.bm,
+        "BN": cfg.bn,
+        "BK": cfg.bk,
+        "TM": cfg.tm,
+        "TN": cfg.tn,
+        "WG_X": cfg.wg_x,
+        "WG_Y": cfg.wg_y,
+        "LOADS_A": cfg.loads_a,
+        "LOADS_B": cfg.loads_b,
+        "UNROLL": cfg.unroll,
+        "ELEM": "vec4<f32>" if aligned else "f32",
+        "IO_FNS": _IO_ALIGNED if aligned else _IO_SCALAR,
+    }
+    values.update(_code_blocks(cfg))
+    banner = (
+        f"// matmul_tiled.wgsl rendered for {cfg.name}"
+        f" ({'vec4' if aligned else 'scalar'} access): C[b] = A[b] @ B[b], fp32, row-major.\n"
+        f"// Bindings: 0 a, 1 b (read), 2 c (read_write), 3 Params (uniform).\n"
+    )
+    return render_template(_template(), values, banner)
