@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .backend import unary as U
 from .backend.registry import FLOAT
 
 if TYPE_CHECKING:
@@ -13,10 +14,8 @@ if TYPE_CHECKING:
 
 
 def relu(x: Tensor) -> Tensor:
-    """max(x, 0)."""
-    x._need("relu", FLOAT)
-    # mask_fill(x <= 0, 0), not max_pair(x, 0): max_pair splits the gradient at 0
-    return x.mask_fill(x.lower_equal_elem(0.0), 0.0)
+    """max(x, 0); the gradient is 0 at and below 0 (a registry op: see backend/unary.py)."""
+    return x._unary(U.RELU)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:

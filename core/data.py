@@ -140,8 +140,9 @@ class TensorData:
         src = to_dtype(arr.dtype)
         data = TensorData.__new__(TensorData)
         np = _numpy()
-        a = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
-        data.bytes, data.shape, data.dtype = a.tobytes(), tuple(a.shape), src
+        a = np.asarray(arr, dtype=arr.dtype.newbyteorder("<"))
+        # tobytes() is C order from any layout; ascontiguousarray would turn 0-d into 1-d
+        data.bytes, data.shape, data.dtype = a.tobytes(), tuple(arr.shape), src
         if want is not None and want is not src:
             data = data.convert(want)
         self.bytes, self.shape, self.dtype = data.bytes, data.shape, data.dtype

@@ -164,7 +164,9 @@ class NumericOps:
     def mask_fill(self: Tensor, mask: Tensor, value: Scalar) -> Tensor:
         """`value` where mask is true, else self."""
         m = self._mask("mask_fill", mask)
-        fill = self._backend.full(self.shape, self._scalar_for("mask_fill", value), self.dtype)
+        # one element, broadcast by `where`: no full-size fill tensor
+        fill = self._backend.full((1,) * self.ndim, self._scalar_for("mask_fill", value),
+                                  self.dtype)
         return self._new(self._backend.where(m._prim, fill, self._prim))
 
     # ---- reductions --------------------------------------------------------------------------

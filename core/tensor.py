@@ -11,6 +11,7 @@ The op families live in mixins (`ops_basic`, `ops_numeric`, `ops_kind`) to keep 
 
 from __future__ import annotations
 
+import array
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -373,7 +374,8 @@ def from_data(data: Any, *, device: Backend | str | None = None,
     """A tensor from nested lists, numbers, TensorData, `array.array`, bytes or numpy arrays.
 
     Without `dtype`, floats become the device's float dtype (f32), ints its int dtype,
-    bools Bool; numpy arrays and TensorData keep their dtype when the device supports it.
+    bools Bool; numpy arrays, `array.array`s and TensorData keep their dtype when the device
+    supports it.
 
     >>> from_data([[1, 2], [3, 4]]).kind
     Int
@@ -382,7 +384,7 @@ def from_data(data: Any, *, device: Backend | str | None = None,
     if isinstance(data, Tensor):
         moved = data.to_device(backend)
         return moved.cast(to_dtype(dtype)) if dtype is not None else moved
-    keeps = isinstance(data, TensorData) or hasattr(data, "__array_interface__")
+    keeps = isinstance(data, (TensorData, array.array)) or hasattr(data, "__array_interface__")
     if isinstance(data, _SCALARS):
         data = [data]
     td = data if isinstance(data, TensorData) else TensorData(data, dtype=dtype)

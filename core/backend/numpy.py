@@ -15,7 +15,7 @@ from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
-from .reduce import Reduction
+from .reduce import REDUCTIONS, Reduction
 from .registry import REGISTRY, Op
 
 
@@ -40,11 +40,12 @@ class NumpyBackend(NumpyModuleOps, Backend):
         self._rng = np.random.default_rng(seed)
         self._dtypes = {np.dtype(d.np_name): d for d in DType}
         self._np_dtypes = {d: np.dtype(d.np_name) for d in DType}
-        # op -> (float/bool function, integer function), resolved once
-        self._fns: dict[Op, tuple[Any, Any]] = {}
+        # op -> its numpy function, resolved once; ops with an integer variant get a dispatcher
+        self._fns: dict[Op, Any] = {}
         for op in REGISTRY.values():
             f = _bind(np, op.numpy)
-            self._fns[op] = (f, _bind(np, op.numpy_int) if op.numpy_int else f)
+            self._fns[op] = _by_kind(f, _bind(np, op.numpy_int)) if op.numpy_int else f
+        self._reducers = {r: _bind_reduce(np, r.numpy) for r in REDUCTIONS.values()}
 
     # ---- device-level ----------------------------------------------------------------------
     def seed(self, seed: int) -> None:
@@ -91,12 +92,11 @@ class NumpyBackend(NumpyModuleOps, Backend):
 
     # ---- elementwise -----------------------------------------------------------------------
     def unary(self, op: Op, x: Prim) -> Prim:
-        return self._fns[op][0](x)
+        return self._fns[op](x)
 
     def binary(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim:
-        fns = self._fns[op]
+        out = self._fns[op](a, b)
         dt = a.dtype
-        out = (fns[1] if dt.kind in "iu" else fns[0])(a, b)
         if out.dtype is not dt and op.out_kind is None and out.dtype != dt:
             # numpy promotes some mixed cases (int8 % python int); keep the lhs dtype
             out = out.astype(dt)
@@ -110,7 +110,7 @@ class NumpyBackend(NumpyModuleOps, Backend):
 
     # ---- reductions and linear algebra -----------------------------------------------------
     def reduce(self, op: Reduction, x: Prim, dim: int) -> Prim:
-        out = op.numpy(self.np, x, dim)
+        out = self._reducers[op](x, dim)
         if op.returns_index:
             return out.astype(self._np_dtypes[self.int_dtype])
         if out.dtype != x.dtype:  # numpy sums small ints into int64
@@ -157,7 +157,9 @@ class NumpyBackend(NumpyModuleOps, Backend):
         return self.np.flip(x, axis=axes)
 
     def gather(self, x: Prim, dim: int, index: Prim) -> Prim:
-        return self.np.take_along_axis(x, index, axis=dim)
+        # index may be smaller than x in the other dims (torch's rule): read only that corner
+        corner = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
+        return self.np.take_along_axis(x[corner], index, axis=dim)
 
     def scatter_add(self, x: Prim, dim: int, index: Prim, value: Prim) -> Prim:
         np = self.np
@@ -180,6 +182,15 @@ class NumpyBackend(NumpyModuleOps, Backend):
     # ---- composites overridden for speed ---------------------------------------------------
     def pad(self, x: Prim, pads: Sequence[tuple[int, int]], value: float | int | bool) -> Prim:
         return self.np.pad(x, list(pads), constant_values=value)
+
+
+def _by_kind(f: Any, f_int: Any) -> Any:
+    """One function per op: the integer variant for integer arrays."""
+    return lambda a, *rest: (f_int if a.dtype.kind in "iu" else f)(a, *rest)
+
+
+def _bind_reduce(np: Any, fn: Any) -> Any:
+    return lambda x, dim: fn(np, x, dim)
 
 
 def _bind(np: Any, fn: Any) -> Any:

@@ -1,6 +1,7 @@
 """Registry entries of the reductions along one dim (the reduced dim is kept with size 1).
 
-Each entry names its numpy function (called with `axis=dim, keepdims=True`), the WGSL combine
+Each entry names its numpy function `f(np, x, dim)` (keeping the dim; ufunc.reduce rather
+than np.sum & co., which add a microsecond of Python dispatch per call), the WGSL combine
 expression over `{acc}` and `{x}` with the identity it starts from, and the derivative rule
 `grad(x, out, g, dim)` written with front-end tensors on the inner backend (None for the
 index-valued argmax/argmin).
@@ -47,17 +48,17 @@ def _extreme_grad(arg: str) -> Callable[..., Any]:
     return grad
 
 
-SUM = Reduction("sum", lambda np, x, dim: np.sum(x, axis=dim, keepdims=True),
+SUM = Reduction("sum", lambda np, x, dim: np.add.reduce(x, axis=dim, keepdims=True),
                 "{acc} + {x}", "0", lambda x, out, g, dim: g.expand(x.shape))
-PROD = Reduction("prod", lambda np, x, dim: np.prod(x, axis=dim, keepdims=True),
+PROD = Reduction("prod", lambda np, x, dim: np.multiply.reduce(x, axis=dim, keepdims=True),
                  "{acc} * {x}", "1", _prod_grad)
-MAX = Reduction("max", lambda np, x, dim: np.max(x, axis=dim, keepdims=True),
+MAX = Reduction("max", lambda np, x, dim: np.maximum.reduce(x, axis=dim, keepdims=True),
                 "max({acc}, {x})", "lowest", _extreme_grad("argmax"))
-MIN = Reduction("min", lambda np, x, dim: np.min(x, axis=dim, keepdims=True),
+MIN = Reduction("min", lambda np, x, dim: np.minimum.reduce(x, axis=dim, keepdims=True),
                 "min({acc}, {x})", "highest", _extreme_grad("argmin"))
-ARGMAX = Reduction("argmax", lambda np, x, dim: np.argmax(x, axis=dim, keepdims=True),
+ARGMAX = Reduction("argmax", lambda np, x, dim: x.argmax(axis=dim, keepdims=True),
                    "", "lowest", None, returns_index=True)
-ARGMIN = Reduction("argmin", lambda np, x, dim: np.argmin(x, axis=dim, keepdims=True),
+ARGMIN = Reduction("argmin", lambda np, x, dim: x.argmin(axis=dim, keepdims=True),
                    "", "highest", None, returns_index=True)
 
 REDUCTIONS = {r.name: r for r in (SUM, PROD, MAX, MIN, ARGMAX, ARGMIN)}

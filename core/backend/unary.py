@@ -49,6 +49,11 @@ ERF = unary("erf", numpy=_np_erf, wgsl="pyrite_erf({x})", prelude=_ERF_WGSL,
 SIGMOID = unary("sigmoid", numpy=lambda np, x: 0.5 * (np.tanh(0.5 * x) + 1.0),
                 wgsl="(1.0 / (1.0 + exp(-{x})))",
                 grad=lambda x, out, g: g * out * (1.0 - out))
+# relu is an entry, not a composite where(x > 0, x, 0): one ufunc on numpy (the composite
+# costs a comparison, a fill and a select) and one fusable WGSL expression; its rule masks the
+# gradient with x > 0, so nothing is split at 0.
+RELU = unary("relu", numpy=lambda np, x: np.maximum(x, 0), wgsl="max({x}, 0.0)",
+             grad=lambda x, out, g: g.mask_fill(x.lower_equal_elem(0.0), 0.0))
 RECIP = unary("recip", numpy="reciprocal", wgsl="(1.0 / {x})",
               grad=lambda x, out, g: -(g * out * out))
 ABS = unary("abs", numpy="abs", wgsl="abs({x})", kinds=NUMERIC,
@@ -66,4 +71,4 @@ IS_NAN = unary("is_nan", numpy="isnan", wgsl="({x} != {x})",
 NOT = unary("not", numpy="logical_not", wgsl="(!{x})", kinds=BOOL)
 
 __all__ = ["ABS", "ALL", "CEIL", "COS", "ERF", "EXP", "FLOAT", "FLOOR", "IS_NAN", "LOG", "LOG1P",
-           "NEG", "NOT", "RECIP", "ROUND", "SIGMOID", "SIGN", "SIN", "SQRT", "TANH"]
+           "NEG", "NOT", "RECIP", "RELU", "ROUND", "SIGMOID", "SIGN", "SIN", "SQRT", "TANH"]

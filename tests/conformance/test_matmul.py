@@ -1,0 +1,84 @@
+"""matmul against numpy: plain, batched, broadcast batch dims, rank-1 operands, transposed and
+sliced inputs, each float dtype. Shapes: (..., m, k) @ (..., k, n) -> (..., m, n)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyrite import tensor
+
+from .helpers import F16, F32, F64, FLOATS, LAYOUTS, assert_close, make, random_array, reference
+
+CASES = [
+    ((3, 5), (5, 4)),  # plain
+    ((1, 1), (1, 1)),  # one element
+    ((2, 3, 5), (2, 5, 4)),  # batched
+    ((2, 1, 3, 5), (3, 5, 4)),  # batch dims broadcast (and ranks differ)
+    ((4, 3, 5), (5, 2)),  # a matrix against a batch
+    ((5,), (5, 4)),  # a vector on the left: (k) @ (k, n) -> (n)
+    ((3, 5), (5,)),  # a vector on the right: (m, k) @ (k) -> (m)
+    ((5,), (5,)),  # two vectors: a rank-0 result
+    ((2, 3, 5), (5,)),  # a batch against a vector
+    ((7, 33), (33, 17)),  # sizes that are not multiples of a tile
+]
+
+
+def _tol(dtype, k):
+    return {"atol": 2e-3 * k} if dtype is F16 else {}
+
+
+def test_matmul_example(backend):
+    a = tensor([[1.0, 2.0], [3.0, 4.0]], device=backend)
+    b = tensor([[5.0, 6.0], [7.0, 8.0]], device=backend)
+    assert_close(a @ b, [[19.0, 22.0], [43.0, 50.0]], dtype=F32)
+    assert_close(a.matmul(b), [[19.0, 22.0], [43.0, 50.0]])
+
+
+@pytest.mark.parametrize("shapes", CASES, ids=str)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_matmul(backend, dtype, shapes):
+    a = random_array(shapes[0], dtype, seed=1, low=-1.0, high=1.0)
+    b = random_array(shapes[1], dtype, seed=2, low=-1.0, high=1.0)
+    out = make(backend, a, dtype) @ make(backend, b, dtype)
+    want = np.matmul(reference(a), reference(b))
+    assert_close(out, want, dtype=dtype, **_tol(dtype, shapes[0][-1]))
+
+
+@pytest.mark.parametrize("layout_b", LAYOUTS)
+@pytest.mark.parametrize("layout_a", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_matmul_layouts(backend, dtype, layout_a, layout_b):
+    a = random_array((2, 4, 6), dtype, seed=3, low=-1.0, high=1.0)
+    b = random_array((2, 6, 3), dtype, seed=4, low=-1.0, high=1.0)
+    out = make(backend, a, dtype, layout_a) @ make(backend, b, dtype, layout_b)
+    assert_close(out, np.matmul(reference(a), reference(b)), dtype=dtype, **_tol(dtype, 6))
+
+
+def test_matmul_of_transposed_views(backend):
+    a = random_array((6, 4), F32, seed=5)
+    x = tensor(a, device=backend)
+    assert_close(x.T @ x, reference(a).T @ reference(a))
+    assert_close(x @ x.transpose(), reference(a) @ reference(a).T)
+
+
+def test_matmul_of_expanded_batch(backend):
+    a = random_array((1, 3, 4), F32, seed=6)
+    b = random_array((5, 4, 2), F32, seed=7)
+    x = tensor(a, device=backend).expand([5, 3, 4])
+    assert_close(x @ tensor(b, device=backend), np.matmul(reference(a), reference(b)))
+
+
+@pytest.mark.parametrize("lhs, rhs", [(F32, F64), (F16, F32)], ids=str)
+def test_matmul_mixed_dtypes_promote(backend, lhs, rhs):
+    a = make(backend, [[1.0, 2.0]], lhs)
+    b = make(backend, [[3.0], [4.0]], rhs)
+    assert_close(a @ b, [[11.0]], dtype=rhs)
+
+
+def test_matmul_identity(backend):
+    from pyrite import eye
+    a = random_array((4, 4), F32, seed=8)
+    x = tensor(a, device=backend)
+    assert_close(x @ eye(4, device=backend), a)
+    assert_close(eye(4, device=backend) @ x, a)
