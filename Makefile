@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: setup
-	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 demo: setup
 	$(BIN)/pyrite info backends
