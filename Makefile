@@ -29,8 +29,9 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,webgpu,server,data]"
 	touch $@
 
+# The suite installs Vulkan on the CPU itself, so a missing WebGPU adapter is a failure here.
 test: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu} $(BIN)/python -m pytest -q -p no:cacheprovider
 
 demo: setup
 	$(BIN)/pyrite info backends

@@ -20,6 +20,11 @@ def data_dir() -> str:
     return os.environ.get("PYRITE_DATA", "").strip()
 
 
+def webgpu_adapter() -> str:
+    """PYRITE_WEBGPU_ADAPTER: which adapter the webgpu backend takes ("gl", "vulkan,1", ...)."""
+    return os.environ.get("PYRITE_WEBGPU_ADAPTER", "").strip()
+
+
 def required_backends() -> set[str]:
     """PYRITE_REQUIRE: backends whose absence fails the tests instead of skipping them."""
     return {f.strip() for f in os.environ.get("PYRITE_REQUIRE", "").split(",") if f.strip()}

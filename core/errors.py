@@ -38,6 +38,10 @@ class ConfigError(PyriteError, ValueError):
     """A config cannot be built, saved or read: a bad option, a missing field, malformed JSON."""
 
 
+class DeviceMemoryError(PyriteError, MemoryError):
+    """A device allocation failed or exceeds a device limit."""
+
+
 class BackendUnavailable(PyriteError, RuntimeError):
     """A backend cannot be used here (missing package, no adapter)."""
 

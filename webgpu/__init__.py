@@ -1,1 +1,11 @@
-"""pyrite.webgpu (see DESIGN.md)."""
+"""pyrite.webgpu: the WebGPU backend (see DESIGN.md). Importing it registers the "webgpu"
+device and requests no adapter; `WebGpu()` asks for one on first use."""
+
+from .backend import WebGpu
+from .info import adapters
+from .memory import DeviceMemoryError, PoolStats
+from .registration import create, register
+
+register()
+
+__all__ = ["DeviceMemoryError", "PoolStats", "WebGpu", "adapters", "create", "register"]

@@ -6,14 +6,18 @@ from ..dtype import Kind
 from .registry import ALL, BOOL, binary
 
 # Integer division and remainder follow numpy (floor toward -inf, remainder takes the divisor's
-# sign); WGSL's `/` and `%` truncate, so the integer expressions correct for that.
-_IDIV_WGSL = ("select({a} / {b}, {a} / {b} - 1, "
-              "({a} % {b} != 0) && (({a} < 0) != ({b} < 0)))")
-_IREM_WGSL = ("select({a} % {b}, {a} % {b} + {b}, "
-              "({a} % {b} != 0) && (({a} % {b} < 0) != ({b} < 0)))")
+# sign); WGSL's `/` truncates, so the expressions correct for that. The truncated remainder is
+# a - b * (a / b), never WGSL's `%`: NVIDIA's Vulkan driver gets signed `%` wrong for negative
+# operands (7 % -2 gave 7 on an H200).
+_TREM = "({a} - {b} * ({a} / {b}))"
+_IDIV_WGSL = (f"select({{a}} / {{b}}, {{a}} / {{b}} - 1, "
+              f"({_TREM} != 0) && (({{a}} < 0) != ({{b}} < 0)))")
+_IREM_WGSL = (f"select({_TREM}, {_TREM} + {{b}}, "
+              f"({_TREM} != 0) && (({_TREM} < 0) != ({{b}} < 0)))")
 # WGSL's pow is undefined for a negative base; numpy gives a signed result for integral exponents.
 _POW_WGSL = """
 fn pyrite_pow(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return 1.0; }
   if (a >= 0.0) { return pow(a, b); }
   if (b != floor(b)) { return bitcast<f32>(0x7fc00000u); }
   let m = pow(-a, b);
@@ -54,7 +58,8 @@ MINIMUM = binary("min_pair", numpy="minimum", wgsl="min({a}, {b})",
 
 EQUAL = binary("equal", numpy="equal", wgsl="({a} == {b})",
                kinds=ALL, out_kind=Kind.BOOL)
-NOT_EQUAL = binary("not_equal", numpy="not_equal", wgsl="({a} != {b})",
+# !(a == b), not a != b: some shader compilers treat != as ordered (false when a is NaN)
+NOT_EQUAL = binary("not_equal", numpy="not_equal", wgsl="(!({a} == {b}))",
                    kinds=ALL, out_kind=Kind.BOOL)
 GREATER = binary("greater", numpy="greater", wgsl="({a} > {b})",
                  out_kind=Kind.BOOL)

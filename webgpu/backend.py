@@ -1,0 +1,233 @@
+"""`WebGpu`: the backend contract on WebGPU, over any `Runtime` (native wgpu-py by default).
+
+Dtypes: tensors live as f32, i32 or bool (stored as u32 words); f16 where the adapter has
+`shader-f16`. `from_data` converts the rest: f64 -> f32 (ConversionOverflow past f32's range),
+i64/i16/i8/u8 -> i32 (ConversionOverflow past i32's range). `to_data` gives the stored dtype.
+The runtime (adapter, device) is built on first use, never at construction or import.
+"""
+
+from __future__ import annotations
+
+import array
+import os
+from collections.abc import Sequence
+
+from ..backend.base import Backend, Range
+from ..backend.reduce import Reduction
+from ..backend.registry import Op
+from ..data import TensorData
+from ..distribution import Distribution
+from ..dtype import DType, Kind
+from ..errors import DTypeError
+from . import indexing, linalg, reduction, rng, sorting
+from .codegen import storage_itemsize
+from .kernels import Kernels
+from .memory import BufferPool, PoolStats
+from .runtime import AdapterInfo, Runtime
+from .tensor import GpuTensor
+
+_STORED = {DType.F32: DType.F32, DType.F64: DType.F32, DType.F16: DType.F16,
+           DType.I32: DType.I32, DType.I64: DType.I32, DType.I16: DType.I32, DType.I8: DType.I32,
+           DType.U8: DType.I32, DType.BOOL: DType.BOOL}
+
+
+class WebGpu(Backend):
+    """Tensors on a WebGPU device; `adapter` as in PYRITE_WEBGPU_ADAPTER ("gl", "vulkan,1")."""
+
+    name = "webgpu"
+    float_dtype = DType.F32
+    int_dtype = DType.I32
+
+    def __init__(self, adapter: str | None = None, *, runtime: Runtime | None = None,
+                 seed: int | None = None) -> None:
+        self._adapter_choice = adapter
+        self._runtime = runtime
+        self._kernels: Kernels | None = None
+        self._seed = int.from_bytes(os.urandom(4), "little") if seed is None else seed
+        self._counter = 0
+
+    # ---- device-level ----------------------------------------------------------------------
+    @property
+    def kernels(self) -> Kernels:
+        """The launch context, built (adapter requested) on first use."""
+        if self._kernels is None:
+            if self._runtime is None:
+                from .native import NativeRuntime
+                self._runtime = NativeRuntime(self._adapter_choice)
+            self._kernels = Kernels(self._runtime, BufferPool(self._runtime))
+        return self._kernels
+
+    @property
+    def adapter(self) -> AdapterInfo:
+        return self.kernels.runtime.adapter
+
+    def adapter_info(self) -> dict[str, object]:
+        """What `pyrite info backends` prints: the adapter in use and every adapter seen."""
+        from .info import adapters
+        found = {"in use": str(self.adapter)}
+        for row in adapters():
+            limits = row["limits"]
+            found[f"adapter #{row['index']}"] = (
+                f"{row['name']} ({row['adapter_type']}, {row['backend']}), "
+                f"shader-f16: {row['shader_f16']}, max buffer: "
+                f"{limits['max-buffer-size']} bytes")  # type: ignore[index]
+        return found
+
+    def memory_stats(self) -> PoolStats:
+        """The buffer pool's counters (bytes allocated, reused, peak, live buffers, ...)."""
+        return self.kernels.pool.stats
+
+    def seed(self, seed: int) -> None:
+        self._seed, self._counter = seed, 0
+
+    def sync(self) -> None:
+        if self._kernels is not None:
+            self._kernels.runtime.sync()
+
+    def stored_dtype(self, dtype: DType) -> DType:
+        """The dtype a tensor asked for as `dtype` is kept in here."""
+        if dtype is DType.F16 and "shader-f16" not in self.kernels.runtime.features:
+            raise DTypeError(f"webgpu: f16 needs the adapter feature shader-f16, which "
+                             f"{self.adapter} lacks; use f32")
+        return _STORED[dtype]
+
+    def supports(self, dtype: DType) -> bool:
+        if dtype is DType.F16:
+            return "shader-f16" in self.kernels.runtime.features
+        return dtype in (DType.F32, DType.I32, DType.BOOL)
+
+    # ---- creation and data -----------------------------------------------------------------
+    def from_data(self, data: TensorData) -> GpuTensor:
+        dtype = self.stored_dtype(data.dtype)
+        data = data.convert(dtype)
+        raw = array.array("I", list(data.bytes)).tobytes() if dtype is DType.BOOL else data.bytes
+        k = self.kernels
+        out = k.empty(data.shape, dtype, "from_data")
+        if raw:
+            pad = -len(raw) % 4
+            k.runtime.write_buffer(out.block.buffer, 0, raw + b"\0" * pad)
+        return out
+
+    def _readable(self, x: GpuTensor) -> tuple[GpuTensor, int, int]:
+        size = storage_itemsize(x.dtype)
+        if not x.is_contiguous or (x.offset * size) % 4:
+            x = self.kernels.copy(x)
+        return x, x.offset * size, x.numel * size
+
+    @staticmethod
+    def _data(raw: bytes, x: GpuTensor) -> TensorData:
+        if x.dtype is DType.BOOL:
+            raw = bytes(memoryview(raw).cast("I").tolist())
+        return TensorData.raw(raw, x.shape, x.dtype)
+
+    def to_data(self, x: GpuTensor) -> TensorData:
+        x, offset, nbytes = self._readable(x)
+        raw = self.kernels.runtime.read_buffer(x.block.buffer, offset, (nbytes + 3) // 4 * 4)
+        return self._data(raw[:nbytes], x)
+
+    async def to_data_async(self, x: GpuTensor) -> TensorData:
+        """As `to_data`, awaiting the readback (for callers that cannot block: the browser)."""
+        x, offset, nbytes = self._readable(x)
+        raw = await self.kernels.runtime.read_buffer_async(x.block.buffer, offset,
+                                                           (nbytes + 3) // 4 * 4)
+        return self._data(raw[:nbytes], x)
+
+    def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> GpuTensor:
+        dtype = self.stored_dtype(dtype)
+        value = float(value) if dtype.kind is Kind.FLOAT else int(value)
+        return self.kernels.full(shape, value, dtype)
+
+    def arange(self, start: int, stop: int, step: int, dtype: DType) -> GpuTensor:
+        return self.kernels.arange(start, stop, step, self.stored_dtype(dtype))
+
+    def random(self, shape: tuple[int, ...], distribution: Distribution,
+               dtype: DType) -> GpuTensor:
+        self._counter += 1
+        return rng.random(self.kernels, shape, distribution, self.stored_dtype(dtype),
+                          self._seed, self._counter)
+
+    # ---- metadata --------------------------------------------------------------------------
+    def shape(self, x: GpuTensor) -> tuple[int, ...]:
+        return x.shape
+
+    def dtype(self, x: GpuTensor) -> DType:
+        return x.dtype
+
+    # ---- elementwise -----------------------------------------------------------------------
+    def unary(self, op: Op, x: GpuTensor) -> GpuTensor:
+        return self.kernels.unary(op, x)
+
+    def binary(self, op: Op, a: GpuTensor, b: GpuTensor | float | int | bool) -> GpuTensor:
+        return self.kernels.binary(op, a, b)
+
+    def where(self, mask: GpuTensor, a: GpuTensor, b: GpuTensor) -> GpuTensor:
+        return self.kernels.where(mask, a, b)
+
+    def cast(self, x: GpuTensor, dtype: DType) -> GpuTensor:
+        dtype = self.stored_dtype(dtype)
+        return x if dtype is x.dtype else self.kernels.cast(x, dtype)
+
+    # ---- reductions and linear algebra -----------------------------------------------------
+    def reduce(self, op: Reduction, x: GpuTensor, dim: int) -> GpuTensor:
+        return reduction.reduce(self.kernels, op, x, dim)
+
+    def matmul(self, a: GpuTensor, b: GpuTensor) -> GpuTensor:
+        return linalg.matmul(self.kernels, a, b)
+
+    def sort(self, x: GpuTensor, dim: int, descending: bool) -> tuple[GpuTensor, GpuTensor]:
+        return sorting.sort(self.kernels, x, dim, descending)
+
+    # ---- movement: views where possible ----------------------------------------------------
+    def reshape(self, x: GpuTensor, shape: tuple[int, ...]) -> GpuTensor:
+        return self.kernels.contiguous(x).reshaped(shape)
+
+    def permute(self, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
+        return x.permuted(axes)
+
+    def expand(self, x: GpuTensor, shape: tuple[int, ...]) -> GpuTensor:
+        return x.expanded(shape)
+
+    def slice(self, x: GpuTensor, ranges: Sequence[Range]) -> GpuTensor:
+        return x.sliced(ranges)
+
+    def flip(self, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
+        return x.flipped(axes)
+
+    def slice_assign(self, x: GpuTensor, ranges: Sequence[Range],
+                     value: GpuTensor) -> GpuTensor:
+        out = self.kernels.copy(x)
+        self.kernels.copy(value, out.sliced(ranges))
+        return out
+
+    def cat(self, xs: Sequence[GpuTensor], dim: int) -> GpuTensor:
+        shape = list(xs[0].shape)
+        shape[dim] = sum(x.shape[dim] for x in xs)
+        out = self.kernels.empty(tuple(shape), xs[0].dtype, "cat")
+        start = 0
+        for x in xs:
+            ranges = [(start, start + n, 1) if d == dim else (0, n, 1)
+                      for d, n in enumerate(x.shape)]
+            self.kernels.copy(x, out.sliced(ranges))
+            start += x.shape[dim]
+        return out
+
+    def gather(self, x: GpuTensor, dim: int, index: GpuTensor) -> GpuTensor:
+        return indexing.gather(self.kernels, x, dim, index)
+
+    def scatter_add(self, x: GpuTensor, dim: int, index: GpuTensor,
+                    value: GpuTensor) -> GpuTensor:
+        return indexing.scatter_add(self.kernels, x, dim, index, value)
+
+    def select(self, x: GpuTensor, dim: int, index: GpuTensor) -> GpuTensor:
+        return indexing.select(self.kernels, x, dim, index)
+
+    def select_add(self, x: GpuTensor, dim: int, index: GpuTensor,
+                   value: GpuTensor) -> GpuTensor:
+        return indexing.select_add(self.kernels, x, dim, index, value)
+
+    # ---- composites overridden for speed ---------------------------------------------------
+    def softmax(self, x: GpuTensor, dim: int) -> GpuTensor:
+        return reduction.softmax(self.kernels, x, dim, log=False)
+
+    def log_softmax(self, x: GpuTensor, dim: int) -> GpuTensor:
+        return reduction.softmax(self.kernels, x, dim, log=True)

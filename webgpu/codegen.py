@@ -1,0 +1,209 @@
+"""WGSL generation: dtype mapping, template rendering and the strided elementwise kernel.
+
+Owns how a dtype is stored and computed in WGSL (bool as u32, f16 stored as f16 and computed as
+f32), the rendering of `shaders/*.wgsl` templates, and the one generated kernel family: N strided
+inputs (or scalars) -> one strided output through an expression taken from the op registry.
+It does not own dispatch or buffers (`kernels.py`) or which ops exist (`core/backend/*`).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ..dtype import DType, Kind
+from ..errors import DTypeError, PyriteError
+
+WORKGROUP = 256  # invocations per workgroup of the 1-D kernels
+
+_STORAGE = {DType.F32: "f32", DType.F16: "f16", DType.I32: "i32", DType.BOOL: "u32"}
+_COMPUTE = {Kind.FLOAT: "f32", Kind.INT: "i32", Kind.BOOL: "bool"}
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class KernelKey:
+    """What a compiled pipeline depends on; shapes, strides and scalars are run-time metadata."""
+
+    kernel: str  # "unary", "binary", "where", "cast", "fill", "arange", or a template name
+    op: str  # registry op / reduction name, "" when none
+    dtypes: tuple[DType, ...]  # operand dtypes, then the output's
+    rank: int = 0
+    params: tuple[str | int | bool, ...] = ()
+
+
+# ---- dtypes ---------------------------------------------------------------------------------
+def storage_type(dtype: DType) -> str:
+    """The WGSL element type of a buffer holding `dtype`."""
+    try:
+        return _STORAGE[dtype]
+    except KeyError:
+        raise DTypeError(f"webgpu: no storage for {dtype}; webgpu tensors are f32, f16, i32 "
+                         f"or bool") from None
+
+
+def storage_itemsize(dtype: DType) -> int:
+    """Bytes per element in a buffer (bool takes a whole u32 word)."""
+    return 4 if dtype is DType.BOOL else dtype.itemsize
+
+
+def compute_type(dtype: DType) -> str:
+    """The WGSL type arithmetic on `dtype` happens in."""
+    return _COMPUTE[dtype.kind]
+
+
+def load(expr: str, dtype: DType) -> str:
+    """A storage element as its compute value."""
+    if dtype is DType.BOOL:
+        return f"({expr} != 0u)"
+    if dtype is DType.F16:
+        return f"f32({expr})"
+    return expr
+
+
+def store(expr: str, dtype: DType) -> str:
+    """A compute value as a storage element."""
+    if dtype is DType.BOOL:
+        return f"select(0u, 1u, {expr})"
+    if dtype is DType.F16:
+        return f"f16({expr})"
+    return expr
+
+
+def convert(expr: str, src: DType, dst: DType) -> str:
+    """A compute value of `src` as a compute value of `dst` (floats truncate toward zero)."""
+    a, b = src.kind, dst.kind
+    if a is b:
+        return expr
+    if b is Kind.BOOL:
+        return f"({expr} != {'0.0' if a is Kind.FLOAT else '0'})"
+    if a is Kind.BOOL:
+        return f"select({'0.0, 1.0' if b is Kind.FLOAT else '0, 1'}, {expr})"
+    return f"{compute_type(dst)}({expr})"
+
+
+def scalar_bits(value: float | int | bool, dtype: DType) -> int:
+    """A scalar of `dtype` as the i32 metadata word kernels bitcast back."""
+    if dtype.kind is Kind.FLOAT:
+        return struct.unpack("<i", struct.pack("<f", float(value)))[0]  # type: ignore[no-any-return]
+    return int(value)
+
+
+def scalar_read(word: str, dtype: DType) -> str:
+    """WGSL reading a metadata word written by `scalar_bits`."""
+    if dtype.kind is Kind.FLOAT:
+        return f"bitcast<f32>({word})"
+    if dtype.kind is Kind.BOOL:
+        return f"({word} != 0)"
+    return word
+
+
+def identity(name: str, dtype: DType) -> str:
+    """A registry reduction identity ('0', '1', 'lowest', 'highest') as a compute literal."""
+    floating = dtype.kind is Kind.FLOAT
+    values = {"0": ("0.0", "0"), "1": ("1.0", "1"),
+              "lowest": ("bitcast<f32>(0xff800000u)", "i32(-2147483647 - 1)"),
+              "highest": ("bitcast<f32>(0x7f800000u)", "2147483647")}
+    return values[name][0 if floating else 1]
+
+
+def nan_test(var: str, dtype: DType) -> str:
+    """A NaN test on the bits of a compute value (`v != v` is folded away by some drivers)."""
+    if dtype.kind is Kind.FLOAT:
+        return f"((bitcast<u32>({var}) & 0x7fffffffu) > 0x7f800000u)"
+    return "false"
+
+
+def header(dtypes: tuple[DType, ...]) -> str:
+    """`enable f16;` when a kernel touches f16 buffers."""
+    return "enable f16;\n" if DType.F16 in dtypes else ""
+
+
+# ---- templates ------------------------------------------------------------------------------
+@cache
+def template_text(name: str) -> str:
+    return resources.files("pyrite.shaders").joinpath(name).read_text(encoding="utf-8")
+
+
+def _split(text: str) -> tuple[str, str]:
+    """A template's opening comment and its body."""
+    lines = text.splitlines(keepends=True)
+    split = next((i for i, line in enumerate(lines) if not line.startswith("//")), len(lines))
+    return "".join(lines[:split]), "".join(lines[split:])
+
+
+def render(name: str, **values: str | int) -> str:
+    """A `shaders/` template with its `{{ placeholders }}` filled.
+
+    The opening `//` comment documents the template and is kept as written; in the body every
+    placeholder must get a value and every value must be used.
+    """
+    head, body = _split(template_text(name))
+    used = set(_PLACEHOLDER.findall(body))
+    missing, unused = used - set(values), set(values) - used
+    if missing or unused:
+        raise PyriteError(f"render {name}: missing placeholders {sorted(missing)}, "
+                          f"unused values {sorted(unused)}")
+    return head + _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), body)
+
+
+# ---- the elementwise family -----------------------------------------------------------------
+@dataclass(frozen=True)
+class Operand:
+    """A kernel input: a strided tensor of `dtype`, or a scalar read from the metadata."""
+
+    dtype: DType
+    scalar: bool = False
+
+
+def elementwise_meta_size(operands: tuple[Operand, ...], rank: int) -> int:
+    tensors = sum(not o.scalar for o in operands)
+    return 1 + rank + (rank + 1) * (tensors + 1) + sum(o.scalar for o in operands)
+
+
+def elementwise_source(operands: tuple[Operand, ...], out: DType, rank: int, expr: str,
+                       prelude: str = "", flat: bool = False) -> str:
+    """A kernel computing `out[i] = expr(v0, v1, ...)` over every output element.
+
+    `expr` names its operands `v0`, `v1`, ... (compute values) and may use `idx` (the linear
+    output index, i32). Metadata (i32 words): numel, shape[rank], then (strides[rank], offset)
+    for the output and for each tensor operand, then one word per scalar operand. With `flat`
+    every view is contiguous with the output's shape and only offsets are read.
+    """
+    tensors = [i for i, o in enumerate(operands) if not o.scalar]
+    decls = ["@group(0) @binding(0) var<storage, read> info: array<i32>;"]
+    for n, i in enumerate(tensors):
+        decls.append(f"@group(0) @binding({n + 1}) var<storage, read> in{i}: "
+                     f"array<{storage_type(operands[i].dtype)}>;")
+    decls.append(f"@group(0) @binding({len(tensors) + 1}) var<storage, read_write> out: "
+                 f"array<{storage_type(out)}>;")
+    views = ["out"] + [f"in{i}" for i in tensors]  # views in metadata order
+    base = {v: 1 + rank + k * (rank + 1) for k, v in enumerate(views)}  # strides start
+    body = [f"  var p_{v} = info[{base[v] + rank}];" for v in views]
+    if flat:
+        body += [f"  p_{v} += idx;" for v in views]
+    else:
+        body.append("  var r = idx;")
+        for d in range(rank - 1, -1, -1):
+            body.append(f"  let c{d} = r % info[{1 + d}]; r = r / info[{1 + d}];")
+            body += [f"  p_{v} += c{d} * info[{base[v] + d}];" for v in views]
+    word = 1 + rank + (rank + 1) * len(views)
+    for i, o in enumerate(operands):
+        if o.scalar:
+            body.append(f"  let v{i} = {scalar_read(f'info[{word}]', o.dtype)};")
+            word += 1
+        else:
+            body.append(f"  let v{i} = {load(f'in{i}[p_in{i}]', o.dtype)};")
+    body.append(f"  out[p_out] = {store(expr, out)};")
+    dtypes = tuple(o.dtype for o in operands) + (out,)
+    return (f"{header(dtypes)}{prelude}\n" + "\n".join(decls) + f"""
+
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+  let idx = i32(gid.x + gid.y * nwg.x * {WORKGROUP}u);
+  if (idx >= info[0]) {{ return; }}
+""" + "\n".join(body) + "\n}\n")

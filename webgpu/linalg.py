@@ -1,0 +1,97 @@
+"""Batched matmul with broadcast batch dims.
+
+Large f32 products go to the tuned template `shaders/matmul_tiled.wgsl` (configured and rendered
+by `matmul_config.py`), which wants row-major operands at offset 0 with one batch stride each:
+other layouts are copied into that form first (cheap next to the product). Everything else
+(small or integer products, mixed broadcast batches) runs `shaders/matmul_naive.wgsl`, which
+reads any strided view directly.
+"""
+
+from __future__ import annotations
+
+from ..dtype import DType
+from . import matmul_config
+from .codegen import KernelKey, compute_type, header, load, render, storage_type, store
+from .kernels import Kernels
+from .tensor import GpuTensor, contiguous_strides
+
+TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
+
+
+def matmul(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
+    """(..., m, k) @ (..., k, n) -> dense (..., m, n); batch dims broadcast."""
+    batch = tuple(max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True))
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if m * n * inner == 0:
+        return k.full(batch + (m, n), 0, a.dtype)
+    if a.dtype is DType.F32 and m * n * inner >= TILED_MIN_WORK:
+        done = _tiled(k, a, b, batch)
+        if done is not None:
+            return done
+    return _naive(k, a.expanded(batch + (m, inner)), b.expanded(batch + (inner, n)))
+
+
+def _batch_stride(t: GpuTensor) -> int | None:
+    """The one stride z * s that reaches matrix z of a row-major batched view, if there is one."""
+    rows, cols = t.shape[-2:]
+    if t.offset or (cols > 1 and t.strides[-1] != 1) or (rows > 1 and t.strides[-2] != cols):
+        return None
+    sized = [(s, w) for n, s, w in zip(t.shape[:-2], t.strides[:-2],
+                                       contiguous_strides(t.shape[:-2]), strict=True) if n > 1]
+    if all(s == 0 for s, _ in sized):
+        return 0
+    if all(s == w * rows * cols for s, w in sized):
+        return rows * cols
+    return None
+
+
+def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...]) -> GpuTensor | None:
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    views = []
+    for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
+        view = t.expanded(shape)
+        if _batch_stride(view) is None:
+            view = k.copy(t).expanded(shape)
+        views.append(view)
+    stride_a, stride_b = (_batch_stride(v) for v in views)
+    count = 1
+    for size in batch:
+        count *= size
+    limits = k.runtime.limits
+    if stride_a is None or stride_b is None or count > limits.max_compute_workgroups_per_dimension:
+        return None
+    cfg = matmul_config.choose_config(m, n, inner, count,
+                                      limits.max_compute_workgroup_storage_size)
+    aligned = matmul_config.is_aligned(n, inner, (stride_a, stride_b, m * n))
+    key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0, cfg.cache_key(aligned))
+    pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, aligned))
+    out = k.empty(batch + (m, n), DType.F32, "matmul")
+    params = k.constant(matmul_config.params_bytes(m, n, inner, count, stride_a, stride_b, m * n),
+                        uniform=True)
+    k.launch(pipeline, [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params],
+             cfg.dispatch(m, n, count))
+    return out
+
+
+def _naive(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
+    """a (batch..., m, k) @ b (batch..., k, n), both already expanded to the batch shape."""
+    batch = a.shape[:-2]
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    out = k.empty(batch + (m, n), a.dtype, "matmul")
+    acc = DType.F32 if a.dtype.is_float else a.dtype
+    key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype))
+    pipeline = k.cached(key) or k.pipeline(key, render(
+        "matmul_naive.wgsl", enable=header((a.dtype,)), io_type=storage_type(a.dtype),
+        acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",
+        load_a=load("a[ia]", a.dtype), load_b=load("b[ib]", b.dtype),
+        store=store("acc", a.dtype)))
+    rank = len(batch)
+    count = out.numel // (m * n)
+    most = k.runtime.limits.max_compute_workgroups_per_dimension
+    for start in range(0, count, most):
+        words = [m, n, inner, rank, a.offset, b.offset, a.strides[-2], a.strides[-1],
+                 b.strides[-2], b.strides[-1], start, *batch, *a.strides[:-2], *b.strides[:-2]]
+        groups = (-(-n // 16), -(-m // 16), min(most, count - start))
+        k.launch(pipeline, [k.meta(words), a.block.buffer, b.block.buffer, out.block.buffer],
+                 groups)
+    return out

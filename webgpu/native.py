@@ -1,0 +1,241 @@
+"""The runtime over wgpu-py (Vulkan, Metal, D3D12, GL): every wgpu-py call lives in this file.
+
+wgpu is imported when a runtime is first built, never at `import pyrite.webgpu`. Adapter choice:
+the best adapter by default (discrete GPU, then integrated, virtual, CPU; a native API before GL);
+`PYRITE_WEBGPU_ADAPTER` or the `adapter=` argument narrows it with comma-separated tokens: a
+backend (`vulkan`, `metal`, `d3d12`, `gl`), a power preference (`high-performance`,
+`low-power`) and/or an adapter index as listed by `pyrite.webgpu.adapters()`:
+`PYRITE_WEBGPU_ADAPTER=gl`, `PYRITE_WEBGPU_ADAPTER=vulkan,1`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import config
+from ..errors import BackendUnavailable, PyriteError
+from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Limits, Pipeline
+
+_BACKENDS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "gl": "OpenGL",
+             "opengl": "OpenGL"}
+_POWER = ("high-performance", "low-power")
+_TYPE_RANK = {"high-performance": ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"],
+              "low-power": ["IntegratedGPU", "DiscreteGPU", "VirtualGPU", "CPU"]}
+_MAX_PENDING = 256  # dispatches per batch before an automatic submit
+_NO_ADAPTER_FIX = ("On Linux without a GPU, `apt-get install mesa-vulkan-drivers` gives a software "
+                   "adapter (lavapipe); in Chromium start with --enable-unsafe-webgpu. "
+                   "Or use Device(\"numpy\").")
+
+
+@dataclass(frozen=True)
+class AdapterChoice:
+    """Which adapter to take: `AdapterChoice.parse("vulkan,low-power")`; empty means best."""
+
+    backend: str | None = None
+    power_preference: str | None = None
+    index: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> AdapterChoice:
+        backend = power = index = None
+        for token in (t.strip().lower() for t in text.split(",") if t.strip()):
+            if token in _BACKENDS:
+                backend = _BACKENDS[token]
+            elif token in _POWER:
+                power = token
+            elif token.isdigit():
+                index = int(token)
+            else:
+                raise BackendUnavailable(
+                    f"webgpu: unknown adapter setting {token!r} in {text!r}; use a backend "
+                    f"({', '.join(sorted(_BACKENDS))}), a power preference ({', '.join(_POWER)}) "
+                    f"or an adapter index, comma-separated")
+        return cls(backend, power, index)
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.backend, self.power_preference) if p]
+        parts += [f"index {self.index}"] if self.index is not None else []
+        return ", ".join(parts) or "any adapter"
+
+
+def adapter_setting() -> str:
+    """PYRITE_WEBGPU_ADAPTER, read in pyrite.config with the other settings."""
+    return config.webgpu_adapter()
+
+
+def import_wgpu() -> Any:
+    # Mesa's drivers complain on stderr when XDG_RUNTIME_DIR is unset; give them a private one
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="pyrite-xdg-")
+    try:
+        import wgpu  # type: ignore[import-untyped]  # wgpu-py ships no type information
+    except ImportError as exc:
+        raise BackendUnavailable("webgpu: the native WebGPU runtime needs wgpu-py: "
+                                 "pip install wgpu (or pip install pyrite[webgpu])") from exc
+    return wgpu
+
+
+def _info(index: int, adapter: Any) -> AdapterInfo:
+    info = adapter.info
+    return AdapterInfo(index, info.get("device", "") or "?", info.get("vendor", ""),
+                       info.get("backend_type", ""), info.get("adapter_type", ""),
+                       info.get("description", ""))
+
+
+def list_adapters() -> list[tuple[AdapterInfo, Any]]:
+    """Every adapter wgpu-py can see, in its enumeration order."""
+    wgpu = import_wgpu()
+    return [(_info(i, a), a) for i, a in enumerate(wgpu.gpu.enumerate_adapters_sync())]
+
+
+def choose_adapter(found: list[tuple[AdapterInfo, Any]],
+                   choice: AdapterChoice) -> tuple[AdapterInfo, Any]:
+    """The best adapter matching `choice`, or BackendUnavailable naming what was looked for."""
+    if choice.index is not None:
+        found = [f for f in found if f[0].index == choice.index]
+    if choice.backend is not None:
+        found = [f for f in found if f[0].backend == choice.backend]
+    if not found:
+        raise BackendUnavailable(f"webgpu: no GPU adapter found (looked for {choice} among "
+                                 f"wgpu's Vulkan, Metal, D3D12 and GL adapters). {_NO_ADAPTER_FIX}")
+    order = _TYPE_RANK[choice.power_preference or "high-performance"]
+
+    def rank(item: tuple[AdapterInfo, Any]) -> tuple[int, int, int]:
+        info = item[0]
+        kind = order.index(info.adapter_type) if info.adapter_type in order else len(order)
+        return kind, info.backend == "OpenGL", info.index
+
+    return min(found, key=rank)
+
+
+def _limits(raw: Mapping[str, int]) -> Limits:
+    return Limits(*(int(raw[f.replace("_", "-")]) for f in Limits.__dataclass_fields__))
+
+
+class NativeRuntime:
+    """A wgpu-py device and queue with one pending command encoder."""
+
+    def __init__(self, adapter: str | AdapterChoice | None = None) -> None:
+        choice = adapter if isinstance(adapter, AdapterChoice) else \
+            AdapterChoice.parse(adapter_setting() if adapter is None else adapter)
+        self._wgpu = wgpu = import_wgpu()
+        info, raw = choose_adapter(list_adapters(), choice)
+        wanted = [f for f in ("shader-f16",) if f in raw.features]
+        keep = ("max-buffer-size", "max-storage-buffer-binding-size",
+                "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
+                "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x")
+        self._device = raw.request_device_sync(
+            label="pyrite", required_features=wanted,
+            required_limits={k: raw.limits[k] for k in keep})
+        self._adapter = info
+        self._limits = _limits(self._device.limits)
+        self._features = frozenset(str(f) for f in self._device.features)
+        self._usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+                       | wgpu.BufferUsage.COPY_DST)
+        self._pipelines: dict[Hashable, Any] = {}
+        self._encoder: Any = None
+        self._pending = 0
+
+    @property
+    def adapter(self) -> AdapterInfo:
+        return self._adapter
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
+    def features(self) -> frozenset[str]:
+        return self._features
+
+    # ---- buffers ---------------------------------------------------------------------------
+    def create_buffer(self, size: int) -> Buffer:
+        return self._device.create_buffer(size=size, usage=self._usage)
+
+    def create_buffer_with_data(self, data: bytes, *, uniform: bool = False) -> Buffer:
+        usage = self._wgpu.BufferUsage
+        return self._device.create_buffer_with_data(
+            data=data, usage=usage.UNIFORM if uniform else usage.STORAGE)
+
+    def destroy_buffer(self, buffer: Buffer) -> None:
+        buffer.destroy()  # type: ignore[attr-defined]  # a GPUBuffer
+
+    def write_buffer(self, buffer: Buffer, offset: int, data: bytes) -> None:
+        self.flush()
+        self._device.queue.write_buffer(buffer, offset, data)
+
+    def read_buffer(self, buffer: Buffer, offset: int, size: int) -> bytes:
+        self.flush()
+        if size == 0:
+            return b""
+        return bytes(self._device.queue.read_buffer(buffer, offset, size))
+
+    async def read_buffer_async(self, buffer: Buffer, offset: int, size: int) -> bytes:
+        if size == 0:
+            return b""
+        wgpu = self._wgpu
+        staging = self._device.create_buffer(
+            size=size, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self.copy_buffer(buffer, offset, staging, 0, size)
+        self.flush()
+        await staging.map_async(wgpu.MapMode.READ)
+        data = bytes(staging.read_mapped())
+        staging.unmap()
+        staging.destroy()
+        return data
+
+    # ---- pipelines and dispatch ------------------------------------------------------------
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
+        found = self._pipelines.get((key, entry_point))
+        if found is None:
+            try:
+                module = self._device.create_shader_module(code=source)
+                found = self._device.create_compute_pipeline(
+                    layout="auto", compute={"module": module, "entry_point": entry_point})
+            except Exception as exc:  # wgpu's validation errors carry the WGSL diagnostics
+                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
+                                  f"PYRITE_DEBUG=wgsl prints its source): {exc}") from exc
+            self._pipelines[(key, entry_point)] = found
+        return found
+
+    def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
+        pairs = bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings)
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0,
+                                               "size": b.size}}  # type: ignore[attr-defined]
+                   for i, b in pairs]
+        layout = pipeline.get_bind_group_layout(0)  # type: ignore[attr-defined]
+        return self._device.create_bind_group(layout=layout, entries=entries)
+
+    def _batch(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self._device.create_command_encoder()
+        return self._encoder
+
+    def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
+                 workgroups: tuple[int, int, int]) -> None:
+        cpass = self._batch().begin_compute_pass()
+        cpass.set_pipeline(pipeline)
+        cpass.set_bind_group(0, bind_group)
+        cpass.dispatch_workgroups(*workgroups)
+        cpass.end()
+        self._pending += 1
+        if self._pending >= _MAX_PENDING:
+            self.flush()
+
+    def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
+                    size: int) -> None:
+        self._batch().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
+        self._pending += 1
+
+    def flush(self) -> None:
+        if self._encoder is not None:
+            encoder, self._encoder, self._pending = self._encoder, None, 0
+            self._device.queue.submit([encoder.finish()])
+
+    def sync(self) -> None:
+        self.flush()
+        self._device.queue.on_submitted_work_done_sync()
