@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .backend import unary as U
 from .backend.registry import FLOAT
+from .errors import ShapeError
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -28,9 +29,9 @@ def prelu(x: Tensor, alpha: Tensor) -> Tensor:
     """leaky_relu with a learned slope; `alpha` has 1 value or one per channel (dim 1)."""
     x._need("prelu", FLOAT)
     if alpha.ndim != 1:
-        raise ValueError(f"prelu: alpha must be 1-D, got shape {alpha.shape}")
+        raise ShapeError(f"prelu: alpha must be 1-D, got shape {alpha.shape}")
     if x.ndim >= 2 and alpha.shape[0] not in (1, x.shape[1]):
-        raise ValueError(f"prelu: alpha has {alpha.shape[0]} values; need 1 or one per "
+        raise ShapeError(f"prelu: alpha has {alpha.shape[0]} values; need 1 or one per "
                          f"channel ({x.shape[1]})")
     shape = [1] * x.ndim
     if x.ndim >= 2:

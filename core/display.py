@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,23 +37,33 @@ def get_print_options() -> PrintOptions:
 
 
 def _shortest(value: float, fmt: str) -> str:
-    """The shortest decimal that reads back as the same value in the storage format."""
+    """The shortest decimal that reads back as the same value in the storage format, written
+    as Rust's `{:?}` writes floats (Burn's display): `10.0`, `0.12345679`, `1e-8`, `1.5e20`."""
     stored = struct.pack(fmt, value)
-    for digits in range(1, 18):
-        text = f"{value:.{digits}g}"
-        if struct.pack(fmt, float(text)) == stored:
-            break
-    if "e" not in text and "." not in text:
-        text += ".0"
-    return text
+    for digits in range(17):
+        text = f"{value:.{digits}e}"
+        try:
+            if struct.pack(fmt, float(text)) == stored:
+                break
+        except OverflowError:  # rounded past the format's largest value (65504 -> 7e4 in f16)
+            continue
+    if value != 0 and not 1e-4 <= abs(value) < 1e16:
+        mantissa, exponent = text.split("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{int(exponent)}"
+    positional = format(Decimal(text), "f")
+    return positional if "." in positional else positional + ".0"
 
 
 def _fmt(value: Any, precision: int | None, fmt: str = "d") -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
         return f"{value:.{precision}f}" if precision is not None else _shortest(value, fmt)
     return str(value)
 

@@ -92,7 +92,11 @@ class FloatOps:
         if sa[-1] != sb[-2]:
             raise ShapeError(f"matmul: inner sizes differ: lhs {self.shape} @ rhs {other.shape}; "
                              f"lhs.shape[-1] must equal rhs.shape[-2]")
-        batch = broadcast_shapes("matmul (batch dims)", sa[:-2], sb[:-2])
+        try:
+            batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
+        except ShapeError:
+            raise ShapeError(f"matmul: batch dims differ: lhs {self.shape} @ rhs {other.shape}; "
+                             f"the dims before the last two must broadcast") from None
         a = a.unsqueeze(len(batch) + 2)
         b = b.unsqueeze(len(batch) + 2)
         pa, pb = a._align("matmul", b) if a.dtype is not b.dtype else (a._prim, b._prim)

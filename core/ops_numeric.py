@@ -10,7 +10,7 @@ from .backend import binary as B
 from .backend import reduce as R
 from .backend import unary as U
 from .backend.registry import NUMERIC
-from .dtype import Kind
+from .dtype import DType, Kind
 from .errors import DimError, KindError, ShapeError
 from .shape import norm_dim
 
@@ -201,9 +201,21 @@ class NumericOps:
     def min(self: Tensor) -> Tensor:
         return self._reduce_all(R.MIN)
 
+    def _accumulator(self: Tensor) -> Tensor:
+        """Self in a dtype whose sum does not overflow where the mean fits (as numpy's mean):
+        f16 in f32, small ints in the device's int dtype. The mean then goes back."""
+        dt = self.dtype
+        if dt is DType.F16:
+            return self.cast(DType.F32)
+        if dt.kind is Kind.INT and dt.itemsize < self._backend.int_dtype.itemsize:
+            return self.cast(self._backend.int_dtype)
+        return self
+
     def mean(self: Tensor) -> Tensor:
         """Mean of every element: shape (1,). Int tensors floor-divide the sum."""
-        return self.sum() / max(self.numel(), 1) if self.numel() else self.sum() / 0.0
+        x = self._accumulator()
+        out = x.sum() / self.numel() if self.numel() else x.sum() / 0.0
+        return out.cast(self.dtype)
 
     def sum_dim(self: Tensor, dim: int) -> Tensor:
         """Sum along dim, keeping it with size 1."""
@@ -215,7 +227,7 @@ class NumericOps:
     def mean_dim(self: Tensor, dim: int) -> Tensor:
         """Mean along dim, keeping it with size 1."""
         d = norm_dim("mean_dim", dim, self.ndim)
-        return self.sum_dim(d) / self.shape[d]
+        return (self._accumulator().sum_dim(d) / self.shape[d]).cast(self.dtype)
 
     def _extreme(self: Tensor, op: R.Reduction, dim: int) -> Tensor:
         d = norm_dim(op.name, dim, self.ndim)

@@ -285,6 +285,11 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
             return self._binary(B.DIV, other)
         return self._binary(B.DIV, other).floor()
 
+    def __rfloordiv__(self, other: Scalar) -> Tensor:
+        if self._kind is Kind.INT:
+            return self._rbinary(B.DIV, other)
+        return self._rbinary(B.DIV, other).floor()
+
     def __mod__(self, other: Tensor | Scalar) -> Tensor:
         return self._binary(B.REM, other)
 

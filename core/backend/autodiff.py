@@ -236,12 +236,15 @@ class Autodiff(AutodiffModuleOps, Backend):
             return self.inner.where(mask, a, b)
         out = self.inner.where(mask, a.value, b.value)
 
-        def backward(g: Prim) -> tuple[Prim, Prim]:
+        def backward(g: Prim) -> tuple[Prim | None, Prim | None]:
+            # as in matmul: no gradient for an operand that needs none (mask_fill's fill value)
             zero = self._zeros(self.inner.shape(g), self.inner.dtype(g))
-            ga = self.inner.where(mask, g, zero)
-            gb = self.inner.where(mask, zero, g)
-            return (self._unbroadcast(ga, self.inner.shape(a.value)),
-                    self._unbroadcast(gb, self.inner.shape(b.value)))
+            ga = gb = None
+            if a.node is not None:
+                ga = self._unbroadcast(self.inner.where(mask, g, zero), self.inner.shape(a.value))
+            if b.__class__ is Tracked and b.node is not None:
+                gb = self._unbroadcast(self.inner.where(mask, zero, g), self.inner.shape(b.value))
+            return ga, gb
         return self._record(out, (a, b), backward)
 
     def cast(self, x: Prim, dtype: DType) -> Prim:
@@ -270,12 +273,18 @@ class Autodiff(AutodiffModuleOps, Backend):
     def matmul(self, a: Prim, b: Prim) -> Prim:
         out = self.inner.matmul(a.value, b.value)
 
-        def backward(g: Prim) -> tuple[Prim, Prim]:
+        def backward(g: Prim) -> tuple[Prim | None, Prim | None]:
+            # only the operands that need a gradient get one: a constant operand (an input
+            # batch, a resampling matrix) would cost a whole matmul for nothing
             ta, tb, tg = self._t(a.value), self._t(b.value), self._t(g)
-            ga = (tg @ tb.swap_dims(-1, -2))._prim
-            gb = (ta.swap_dims(-1, -2) @ tg)._prim
-            return (self._unbroadcast(ga, self.inner.shape(a.value)),
-                    self._unbroadcast(gb, self.inner.shape(b.value)))
+            ga = gb = None
+            if a.node is not None:
+                ga = self._unbroadcast((tg @ tb.swap_dims(-1, -2))._prim,
+                                       self.inner.shape(a.value))
+            if b.node is not None:
+                gb = self._unbroadcast((ta.swap_dims(-1, -2) @ tg)._prim,
+                                       self.inner.shape(b.value))
+            return ga, gb
         return self._record(out, (a, b), backward)
 
     def sort(self, x: Prim, dim: int, descending: bool) -> tuple[Prim, Prim]:

@@ -66,7 +66,9 @@ FLOOR = unary("floor", numpy="floor", wgsl="floor({x})", zero_grad=True)
 CEIL = unary("ceil", numpy="ceil", wgsl="ceil({x})", zero_grad=True)
 # numpy and WGSL both round half to even.
 ROUND = unary("round", numpy="round", wgsl="round({x})", zero_grad=True)
-IS_NAN = unary("is_nan", numpy="isnan", wgsl="({x} != {x})",
+# NaN's bits, not `x != x`: shader compilers may assume no NaNs and fold that to false.
+IS_NAN = unary("is_nan", numpy="isnan",
+               wgsl="((bitcast<u32>(f32({x})) & 0x7fffffffu) > 0x7f800000u)",
                out_kind=Kind.BOOL)
 NOT = unary("not", numpy="logical_not", wgsl="(!{x})", kinds=BOOL)
 

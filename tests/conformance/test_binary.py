@@ -12,8 +12,26 @@ import pytest
 
 from pyrite import tensor
 
-from .helpers import (BOOL, F16, F32, F64, FLOATS, I8, I16, I32, I64, INTS, LAYOUTS, NUMERIC, U8,
-                      assert_close, assert_equal, make, random_array, reference)
+from .helpers import (
+    BOOL,
+    F16,
+    F32,
+    F64,
+    FLOATS,
+    I8,
+    I16,
+    I32,
+    I64,
+    INTS,
+    LAYOUTS,
+    NUMERIC,
+    U8,
+    assert_close,
+    assert_equal,
+    make,
+    random_array,
+    reference,
+)
 
 # name -> (method name, float64 reference)
 ARITH = {
@@ -185,6 +203,29 @@ def test_int_scalars(backend, dtype):
     assert_equal(x ** 2, a ** 2, dtype=dtype)
     assert_equal(x.powi_scalar(2), a ** 2, dtype=dtype)
     assert_equal(x + 2.0, a + 2, dtype=dtype)  # an integral float is accepted
+
+
+def test_floor_division_operator(backend):
+    a = np.array([7.5, -7.5, 3.0])
+    x = tensor(a, device=backend)
+    assert_close(x // 2.0, a // 2.0)
+    assert_close(10.0 // x, 10.0 // a)
+    i = tensor([7, -7, 3], device=backend)
+    assert (i // 2).to_list() == [3, -4, 1]
+    assert (10 // i).to_list() == [1, -2, 3]
+
+
+def test_inputs_are_unchanged_and_may_be_shared(backend):
+    # an op reading the same tensor twice, or a tensor another op also reads, is still correct
+    # (a backend that reuses uniquely owned buffers must not reuse these)
+    a = np.array([[1.0, -2.0], [3.0, 0.5]])
+    x = tensor(a, device=backend)
+    y = x
+    assert_close(x * x, a * a)
+    assert_close(x + y, a + a)
+    assert_close((x - 1.0).exp() + x, np.exp(a - 1.0) + a)
+    assert_close(x.reshape([4]) * x.reshape([4]).flip([0]), a.reshape(4) * a.reshape(4)[::-1])
+    assert_close(x, a)
 
 
 @pytest.mark.parametrize("dtype", [I8, U8], ids=str)

@@ -10,8 +10,19 @@ import pytest
 
 from pyrite import tensor
 
-from .helpers import (ALL_DTYPES, BOOL, F32, I32, I64, LAYOUTS, NUMERIC, U8, assert_close,
-                      assert_equal, make, random_array)
+from .helpers import (
+    ALL_DTYPES,
+    BOOL,
+    F32,
+    I32,
+    LAYOUTS,
+    NUMERIC,
+    U8,
+    assert_close,
+    assert_equal,
+    make,
+    random_array,
+)
 
 SHAPE = (3, 4, 5)
 
@@ -64,7 +75,7 @@ def test_gather(backend, dtype, dim, layout):
     idx_shape[dim] = 7  # more picks than entries: indices repeat
     idx = _index(tuple(idx_shape), SHAPE[dim], 2)
     x = make(backend, a, dtype, layout)
-    out = x.gather(dim, make(backend, idx, I64, "permuted"))
+    out = x.gather(dim, make(backend, idx, backend.int_dtype, "permuted"))
     assert_close(out, np.take_along_axis(a, idx, axis=dim), dtype=dtype)
 
 
@@ -88,7 +99,8 @@ def test_scatter(backend, dtype, dim, layout):
     d = dim % 3
     np.add.at(want, tuple(idx if i == d else grids[i] for i in range(3)), v)
     x = make(backend, a, dtype, layout)
-    out = x.scatter(dim, make(backend, idx, I64, "sliced"), make(backend, v, dtype, "permuted"))
+    index = make(backend, idx, backend.int_dtype, "sliced")
+    out = x.scatter(dim, index, make(backend, v, dtype, "permuted"))
     assert_close(out, want, dtype=dtype)
     assert_close(x, a)  # the input is unchanged
 

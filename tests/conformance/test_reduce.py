@@ -8,8 +8,25 @@ import pytest
 
 from pyrite import ShapeError, tensor
 
-from .helpers import (BOOL, F16, F32, FLOATS, I64, INTS, LAYOUTS, NUMERIC, U8, assert_close,
-                      assert_equal, make, random_array, reference)
+from .helpers import (
+    BOOL,
+    F16,
+    F32,
+    FLOATS,
+    I8,
+    I16,
+    I64,
+    INTS,
+    LAYOUTS,
+    NUMERIC,
+    U8,
+    assert_close,
+    assert_equal,
+    make,
+    need,
+    random_array,
+    reference,
+)
 
 SHAPE = (3, 4, 5)
 DIMS = [0, 1, 2, -1]
@@ -45,6 +62,17 @@ def test_int_mean_floors(backend):
     assert x.mean_dim(1).to_list() == [[1], [4]]
     y = tensor([-1, -2], device=backend)
     assert y.mean().to_list() == [-2]  # -3 // 2 floors
+
+
+@pytest.mark.parametrize("dtype, value", [(U8, 200), (I8, -100), (I16, 30000), (F16, 60000.0)],
+                         ids=str)
+def test_mean_does_not_overflow_where_the_sum_would(backend, dtype, value):
+    # numpy's mean accumulates small dtypes in a wider one; the mean itself always fits
+    need(backend, dtype)
+    x = make(backend, np.full((2, 4), value), dtype)
+    assert_close(x.mean(), [value], dtype=dtype)
+    assert_close(x.mean_dim(1), [[value], [value]], dtype=dtype)
+    assert_close(x.mean_dim(0), [[value] * 4], dtype=dtype)
 
 
 def test_argmax_first_of_ties(backend):
@@ -122,8 +150,8 @@ def test_argmax_argmin(backend, dtype, dim, layout):
     # distinct values 0..59 (exact in every dtype) so the answer does not depend on ties
     a = np.random.default_rng(5).permutation(60).reshape(SHAPE).astype(dtype.np_name)
     x = make(backend, a, dtype, layout)
-    assert_equal(x.argmax(dim), np.argmax(a, axis=dim, keepdims=True), dtype=I64)
-    assert_equal(x.argmin(dim), np.argmin(a, axis=dim, keepdims=True), dtype=I64)
+    assert_equal(x.argmax(dim), np.argmax(a, axis=dim, keepdims=True), dtype=backend.int_dtype)
+    assert_equal(x.argmin(dim), np.argmin(a, axis=dim, keepdims=True), dtype=backend.int_dtype)
     values, index = x.max_dim_with_indices(dim)
     assert_close(values, a.max(axis=dim, keepdims=True), dtype=dtype)
     assert_equal(index, np.argmax(a, axis=dim, keepdims=True))

@@ -11,7 +11,7 @@ import pytest
 
 from pyrite import tensor
 
-from .helpers import F32, F64, I64, LAYOUTS, NUMERIC, assert_close, assert_equal, make
+from .helpers import F32, F64, LAYOUTS, NUMERIC, assert_close, assert_equal, make
 
 SHAPE = (3, 4, 6)
 
@@ -62,9 +62,9 @@ def test_sort_ascending(backend, dtype, dim, layout):
     want_index = np.argsort(a, axis=dim, kind="stable")
     values, index = x.sort_with_indices(dim)
     assert_equal(values, np.sort(a, axis=dim), dtype=dtype)
-    assert_equal(index, want_index, dtype=I64)
+    assert_equal(index, want_index, dtype=backend.int_dtype)
     assert_equal(x.sort(dim), np.sort(a, axis=dim), dtype=dtype)
-    assert_equal(x.argsort(dim), want_index, dtype=I64)
+    assert_equal(x.argsort(dim), want_index, dtype=backend.int_dtype)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -77,9 +77,9 @@ def test_sort_descending(backend, dtype, dim, layout):
     want_values = np.take_along_axis(a, want_index, axis=dim)
     values, index = x.sort_descending_with_indices(dim)
     assert_equal(values, want_values, dtype=dtype)
-    assert_equal(index, want_index, dtype=I64)
+    assert_equal(index, want_index, dtype=backend.int_dtype)
     assert_equal(x.sort_descending(dim), want_values, dtype=dtype)
-    assert_equal(x.argsort_descending(dim), want_index, dtype=I64)
+    assert_equal(x.argsort_descending(dim), want_index, dtype=backend.int_dtype)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -91,7 +91,7 @@ def test_topk(backend, dtype, k, layout):
     want_index = _stable_descending(a, -1)[..., :k]
     values, index = x.topk_with_indices(k, -1)
     assert_equal(values, np.take_along_axis(a, want_index, axis=-1), dtype=dtype)
-    assert_equal(index, want_index, dtype=I64)
+    assert_equal(index, want_index, dtype=backend.int_dtype)
     assert_equal(x.topk(k), np.take_along_axis(a, want_index, axis=-1), dtype=dtype)
 
 
