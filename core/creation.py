@@ -15,7 +15,7 @@ from .distribution import Bernoulli, Default, Distribution, Normal, Uniform
 from .dtype import DType, Kind
 from .dtype import dtype as to_dtype
 from .errors import DimError, KindError, ShapeError
-from .tensor import Tensor, from_data
+from .tensor import Tensor, _supported, from_data
 
 Device = Backend | str | None
 
@@ -30,7 +30,9 @@ def _shape(op: str, shape: Sequence[int] | int) -> tuple[int, ...]:
 def _target(device: Device, dtype: DType | str | None, kind: Kind) -> tuple[Backend, DType]:
     from .device import device as resolve
     backend = resolve(device)
-    return backend, (to_dtype(dtype) if dtype is not None else backend.default_dtype(kind))
+    if dtype is None:
+        return backend, backend.default_dtype(kind)
+    return backend, _supported(backend, to_dtype(dtype), "create")
 
 
 def tensor(data: Any, *, device: Device = None, dtype: DType | str | None = None) -> Tensor:

@@ -25,7 +25,7 @@ from .data import TensorData
 from .device import device as resolve_device
 from .dtype import DType, Kind, promote
 from .dtype import dtype as to_dtype
-from .errors import ConversionOverflow, DeviceError, KindError, ShapeError
+from .errors import ConversionOverflow, DeviceError, DTypeError, KindError, ShapeError
 from .ops_basic import BasicOps
 from .ops_kind import BoolOps, FloatOps, GradOps, IntOps
 from .ops_numeric import NumericOps
@@ -374,6 +374,15 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
         return display.render(self, spec)
 
 
+def _supported(backend: Backend, dtype: DType, op: str) -> DType:
+    """An explicitly requested dtype, refused with a clear error where the device lacks it."""
+    if not backend.supports(dtype):
+        raise DTypeError(f"{op}: {backend.name} does not support dtype {dtype}; use "
+                         f"{backend.default_dtype(dtype.kind)} there, or a device that has "
+                         f"{dtype} (numpy supports every dtype)")
+    return dtype
+
+
 def from_data(data: Any, *, device: Backend | str | None = None,
               dtype: DType | str | None = None, kind: Kind | None = None) -> Tensor:
     """A tensor from nested lists, numbers, TensorData, `array.array`, bytes or numpy arrays.
@@ -394,7 +403,7 @@ def from_data(data: Any, *, device: Backend | str | None = None,
         data = [data]
     td = data if isinstance(data, TensorData) else TensorData(data, dtype=dtype)
     if dtype is not None:
-        target = to_dtype(dtype)
+        target = _supported(backend, to_dtype(dtype), "tensor")
     elif kind is not None and kind is not td.dtype.kind:
         target = backend.default_dtype(kind)
     elif keeps and backend.supports(td.dtype):

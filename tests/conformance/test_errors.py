@@ -173,8 +173,8 @@ CASES = [
      "=sub: scalar 300 does not fit the tensor's dtype u8"),
     ("overflow-fill", lambda b: _as(b, [1], U8).mask_fill(_i(b, [True]), -1),
      ConversionOverflow, "=mask_fill: scalar -1 does not fit the tensor's dtype u8"),
-    ("overflow-full", lambda b: full((2,), 300, device=b, dtype="u8"), ConversionOverflow,
-     "=full: value 300 does not fit u8"),
+    ("overflow-full", lambda b: full((2,), 2**40, device=b, dtype="i32"), ConversionOverflow,
+     "=full: value 1099511627776 does not fit i32"),
     ("overflow-to-data", lambda b: (_f(b, 2) + 1e10).to_data().convert("i32"),
      ConversionOverflow, "=convert: value 10000000000.0 of f32 does not fit i32"),
     ("nan-to-int", lambda b: (_f(b, 2) * float("nan")).to_data().convert("i64"),
@@ -220,3 +220,14 @@ def test_a_failed_op_leaves_the_tensor_unchanged(backend):
     with pytest.raises(ShapeError):
         x[0] = tensor([1.0, 2.0, 3.0], device=backend)
     assert x.to_list() == [[1.0, 2.0]]
+
+
+def test_an_unsupported_dtype_is_refused(backend):
+    missing = [d for d in pyrite.DType if not backend.supports(d)]
+    if not missing:
+        pytest.skip(f"{backend.name} supports every dtype")
+    want = f"does not support dtype {missing[0]}"
+    with pytest.raises(DTypeError, match=f"create: {backend.name} {want}"):
+        pyrite.zeros((2,), device=backend, dtype=missing[0])
+    with pytest.raises(DTypeError, match=f"tensor: {backend.name} {want}"):
+        tensor([1], device=backend, dtype=missing[0])
