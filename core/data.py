@@ -74,6 +74,13 @@ def _check_range(values: Iterable[Any], target: DType, source: DType) -> None:
                                      f"(range {lo}..{hi}); clamp it first or use a wider dtype")
 
 
+def _pack(values: list[Any], target: DType, source: DType) -> bytes:
+    """Values as little-endian bytes of `target`, refusing any that do not fit."""
+    _check_range(values, target, source)
+    cast = {Kind.INT: int, Kind.FLOAT: float, Kind.BOOL: bool}[target.kind]
+    return struct.pack(f"<{len(values)}{target.fmt}", *(cast(v) for v in values))
+
+
 class TensorData:
     """Values of a tensor: bytes (little-endian), shape and dtype.
 
@@ -116,14 +123,7 @@ class TensorData:
             if target.kind is Kind.INT and any(isinstance(v, float) for v in flat):
                 raise DTypeError(f"TensorData: float values for integer dtype {target}; "
                                  f"round them first or use a float dtype")
-            _check_range(flat, target, src)
-            if target.kind is Kind.INT:
-                flat = [int(v) for v in flat]
-            elif target.kind is Kind.FLOAT:
-                flat = [float(v) for v in flat]
-            else:
-                flat = [bool(v) for v in flat]
-            self.bytes = struct.pack(f"<{len(flat)}{target.fmt}", *flat)
+            self.bytes = _pack(flat, target, src)
             self.dtype, self.shape = target, tuple(dims)
         if shape is not None and not isinstance(value, (bytes, bytearray, memoryview)):
             shape = tuple(int(s) for s in shape)
@@ -201,15 +201,7 @@ class TensorData:
                 if finite.size:
                     _check_range([finite.min().item(), finite.max().item()], target, self.dtype)
             return TensorData(arr.astype(target.np_name))
-        vals = self.values()
-        _check_range(vals, target, self.dtype)
-        if target.kind is Kind.INT:
-            vals = [int(v) for v in vals]
-        elif target.kind is Kind.FLOAT:
-            vals = [float(v) for v in vals]
-        else:
-            vals = [bool(v) for v in vals]
-        return TensorData.raw(struct.pack(f"<{len(vals)}{target.fmt}", *vals), self.shape, target)
+        return TensorData.raw(_pack(self.values(), target, self.dtype), self.shape, target)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TensorData):
