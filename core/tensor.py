@@ -119,6 +119,10 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
 
     into_data = to_data
 
+    async def to_data_async(self) -> TensorData:
+        """`to_data` without blocking: awaits the device's readback (use it in a page)."""
+        return await self._backend.to_data_async(self._prim)
+
     def to_list(self) -> Any:
         return self.to_data().to_list()
 

@@ -19,3 +19,12 @@ def test_tiny_backward(ad_backend: pyrite.Backend) -> None:
     loss = (x @ w).sum()
     grads = loss.backward()
     assert w.grad(grads).to_list() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_tiny_async_readback(backend: pyrite.Backend) -> None:
+    import asyncio
+    x = pyrite.tensor([[1.0, 2.0]], device=backend) * 3.0
+    assert asyncio.run(x.to_data_async()).to_list() == [[3.0, 6.0]]
+    ad = pyrite.Autodiff(backend)
+    y = pyrite.tensor([1.5], device=ad).require_grad() * 2.0
+    assert asyncio.run(y.to_data_async()).to_list() == [3.0]

@@ -179,6 +179,9 @@ class Autodiff(AutodiffModuleOps, Backend):
     def to_data(self, x: Prim) -> TensorData:
         return self.inner.to_data(self.unwrap(x))
 
+    async def to_data_async(self, x: Prim) -> TensorData:
+        return await self.inner.to_data_async(self.unwrap(x))
+
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim:
         return self._wrap_dtype(self.inner.full(shape, value, dtype), dtype)
 

@@ -76,6 +76,10 @@ class Backend(ModuleOps, ABC):
     @abstractmethod
     def to_data(self, x: Prim) -> TensorData: ...
 
+    async def to_data_async(self, x: Prim) -> TensorData:
+        """`to_data` for callers that cannot block (a browser page); synchronous by default."""
+        return self.to_data(x)
+
     @abstractmethod
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim: ...
 
