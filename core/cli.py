@@ -1,14 +1,12 @@
-"""The `pyrite` command. Subcommands come from small provider modules, each exposing
-`add_parser(subparsers)`; providers whose optional dependencies are missing are skipped."""
+"""The `pyrite` command. Besides `info`, subcommands come from installed packages that declare
+an `add_parser(subparsers)` function under the `pyrite.commands` entry point group (the MNIST
+guide's `train`/`infer` live in pyrite.demos, which core never imports by name)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-
-# Modules that add subcommands (their `add_parser(subparsers)` registers them).
-PROVIDERS = ["pyrite.train.guide_cli", "pyrite.server.cli"]
+from importlib.metadata import entry_points
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -26,12 +24,13 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--backend", action="append", help="limit `ops` to these devices")
     info.add_argument("-v", "--verbose", action="store_true")
     info.set_defaults(run=_info)
-    for name in PROVIDERS:
+    for ep in sorted(entry_points(group="pyrite.commands"), key=lambda e: e.name):
         try:
-            module = importlib.import_module(name)
-        except ImportError:
+            add_parser = ep.load()
+        except ImportError as exc:  # a provider whose optional dependencies are missing
+            print(f"pyrite: commands of {ep.value} unavailable: {exc}", file=sys.stderr)
             continue
-        module.add_parser(sub)
+        add_parser(sub)
     return parser
 
 
