@@ -61,3 +61,8 @@ class DownloadError(PyriteError, RuntimeError):
 def op_error(cls: type[PyriteError], op: str, message: str) -> PyriteError:
     """Build an error whose text starts with the op's name: `matmul: inner sizes differ ...`."""
     return cls(f"{op}: {message}")
+
+
+class DeviceLostError(PyriteError, RuntimeError):
+    """The GPU device was lost (driver reset, device destroyed, a failed submit or readback):
+    its tensors are gone; build a new backend and reload what was saved."""

@@ -1,7 +1,73 @@
-"""Autodiff rules for module ops that backends accelerate."""
+"""Autodiff rules for module ops that backends accelerate.
+
+conv2d and adaptive_avg_pool2d get rules of their own so the inner backend's fast kernels serve
+forward and backward alike: conv2d's forward calls `inner.conv2d_saving` (which may hand back
+something to keep, numpy's im2col columns), its backward `inner.conv2d_input_grad` and
+`inner.conv2d_weight_grad`; adaptive pooling's backward calls `inner.adaptive_avg_pool2d_grad`.
+numpy overrides all of these; other backends run the composites of `module_ops.py`. Gradients
+are computed only for inputs that need them, so the first layer never pays for an input
+gradient. Every other module op is differentiated through its composition (conv1d and
+conv_transpose reach the conv2d rule through the conv2d calls they make).
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .reduce import SUM
+
+if TYPE_CHECKING:
+    from .base import Backend
+
+Prim = Any
+Pair = tuple[int, ...]  # one entry per spatial dim
+Pads = tuple[tuple[int, int], ...]  # (before, after) per spatial dim
+
+
+def _needs_grad(x: Prim) -> bool:
+    return getattr(x, "node", None) is not None
 
 
 class AutodiffModuleOps:
     """Mixin of `Autodiff`."""
+
+    inner: Backend
+
+    def conv2d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
+               dilation: Pair, groups: int) -> Prim:
+        inner = self.inner
+        unwrap = self.unwrap  # type: ignore[attr-defined]
+        xv, wv = unwrap(x), unwrap(weight)
+        bv = None if bias is None else unwrap(bias)
+        need_x, need_w = _needs_grad(x), _needs_grad(weight)
+        need_b = bias is not None and _needs_grad(bias)
+        if need_w:
+            out, saved = inner.conv2d_saving(xv, wv, bv, stride, padding, dilation, groups)
+        else:
+            out, saved = inner.conv2d(xv, wv, bv, stride, padding, dilation, groups), None
+        x_shape, w_shape = inner.shape(xv), inner.shape(wv)
+
+        def backward(g: Prim) -> tuple[Prim | None, ...]:
+            gx = inner.conv2d_input_grad(g, wv, x_shape, stride, padding, dilation, groups) \
+                if need_x else None
+            gw = inner.conv2d_weight_grad(xv, g, w_shape, stride, padding, dilation, groups,
+                                          saved) if need_w else None
+            if bias is None:
+                return gx, gw
+            gb = None
+            if need_b:
+                # batch first, then the pixels as one contiguous last dim: both reductions fast
+                n, c, oh, ow = inner.shape(g)
+                per_channel = inner.reshape(inner.reduce(SUM, g, 0), (c, oh * ow))
+                gb = inner.reshape(inner.reduce(SUM, per_channel, 1), (w_shape[0],))
+            return gx, gw, gb
+        inputs = (x, weight) if bias is None else (x, weight, bias)
+        return self._record(out, inputs, backward)  # type: ignore[attr-defined]
+
+    def adaptive_avg_pool2d(self, x: Prim, output_size: Pair) -> Prim:
+        inner = self.inner
+        xv = self.unwrap(x)  # type: ignore[attr-defined]
+        out = inner.adaptive_avg_pool2d(xv, output_size)
+        x_shape = inner.shape(xv)
+        return self._record(out, (x,), lambda g: (  # type: ignore[attr-defined]
+            inner.adaptive_avg_pool2d_grad(g, x_shape),))

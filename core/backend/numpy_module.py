@@ -1,7 +1,157 @@
-"""numpy overrides of module ops (convolution, pooling) for speed."""
+"""numpy overrides of module ops for speed: conv2d with its two gradients, adaptive average
+pooling with its gradient, and the forward of max and average pooling.
+
+The composites in `module_ops.py` build im2col from one strided slice per kernel tap and
+concatenate them; here the columns come from one `sliding_window_view` copied once in a
+matmul-friendly layout (taps before pixels, pixels contiguous) and are handed to Autodiff to keep
+for the weight gradient (`conv2d_saving`), and the input gradient adds each tap's contribution in
+place instead of convolving a zero-interleaved gradient. Adaptive pooling over equal windows
+adds strided views (numpy's own reductions over small inner axes are ten times slower); max and
+average pooling combine the kernel taps' strided views in place, for inference (on Autodiff they
+run as composites, which carry their gradient).
+`tests/conformance/test_module_ops.py` checks every override against its composite.
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+Prim = Any
+Pair = tuple[int, ...]  # one entry per spatial dim
+Pads = tuple[tuple[int, int], ...]  # (before, after) per spatial dim
 
 
 class NumpyModuleOps:
     """Mixin of `NumpyBackend`."""
+
+    np: Any
+
+    # ---- convolution -------------------------------------------------------------------------
+    def _cols(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair,
+              groups: int) -> tuple[Prim, Pair]:
+        """im2col: (N, groups, C/groups*kh*kw, OH*OW), contiguous, and (OH, OW)."""
+        np = self.np
+        if padding != ((0, 0), (0, 0)):
+            x = np.pad(x, ((0, 0), (0, 0), *padding))
+        n, c, h, w = x.shape
+        kh, kw = kernel
+        span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+        oh = (h - span[0]) // stride[0] + 1
+        ow = (w - span[1]) // stride[1] + 1
+        win = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+        win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+        win = win[:, :, :oh, :ow]  # N, C, OH, OW, kh, kw
+        cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))
+        return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow), (oh, ow)
+
+    def conv2d_saving(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                      padding: Pads, dilation: Pair, groups: int) -> tuple[Prim, Any]:
+        c_out, cg, kh, kw = weight.shape
+        cols, (oh, ow) = self._cols(x, (kh, kw), stride, padding, dilation, groups)
+        w = weight.reshape(groups, c_out // groups, cg * kh * kw)
+        out = self.np.matmul(w, cols).reshape(x.shape[0], c_out, oh, ow)
+        if bias is not None:
+            out += bias.reshape(1, c_out, 1, 1)
+        return out, cols
+
+    def conv2d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
+               dilation: Pair, groups: int) -> Prim:
+        return self.conv2d_saving(x, weight, bias, stride, padding, dilation, groups)[0]
+
+    def conv2d_weight_grad(self, x: Prim, grad: Prim, weight_shape: tuple[int, ...],
+                           stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                           saved: Any = None) -> Prim:
+        c_out, cg, kh, kw = weight_shape
+        cols = saved
+        if cols is None:
+            cols, _ = self._cols(x, (kh, kw), stride, padding, dilation, groups)
+        g = grad.reshape(grad.shape[0], groups, c_out // groups, -1)
+        gw = self.np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        return gw.reshape(weight_shape).astype(grad.dtype, copy=False)
+
+    def conv2d_input_grad(self, grad: Prim, weight: Prim, input_shape: tuple[int, ...],
+                          stride: Pair, padding: Pads, dilation: Pair, groups: int) -> Prim:
+        np = self.np
+        n, c, h, w = input_shape
+        (top, bottom), (left, right) = padding
+        c_out, cg, kh, kw = weight.shape
+        oh, ow = grad.shape[2:]
+        g = grad.reshape(n, groups, c_out // groups, oh * ow)
+        # per tap: (groups, C/groups, C_out/groups) @ g -> that tap's share of the input gradient
+        taps = np.ascontiguousarray(weight.reshape(groups, c_out // groups, cg, kh, kw)
+                                    .transpose(3, 4, 0, 2, 1))
+        dx = np.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype)
+        for i in range(kh):
+            r0 = i * dilation[0]
+            rows = slice(r0, r0 + stride[0] * (oh - 1) + 1, stride[0])
+            for j in range(kw):
+                c0 = j * dilation[1]
+                cols = slice(c0, c0 + stride[1] * (ow - 1) + 1, stride[1])
+                dx[:, :, rows, cols] += np.matmul(taps[i, j], g).reshape(n, c, oh, ow)
+        return dx[:, :, top:top + h, left:left + w]
+
+    # ---- window pooling (inference: Autodiff differentiates the composites) ----------------
+    def _taps(self, x: Prim, kernel: Pair, stride: Pair, dilation: Pair) -> Any:
+        """The strided view of each kernel tap over an already padded x (no copies)."""
+        h, w = x.shape[2:]
+        oh = (h - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+        ow = (w - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+        for i in range(kernel[0]):
+            r0 = i * dilation[0]
+            for j in range(kernel[1]):
+                c0 = j * dilation[1]
+                yield x[:, :, r0:r0 + stride[0] * (oh - 1) + 1:stride[0],
+                        c0:c0 + stride[1] * (ow - 1) + 1:stride[1]]
+
+    def _padded(self, x: Prim, padding: Pads, value: float) -> Prim:
+        if padding == ((0, 0), (0, 0)):
+            return x
+        return self.np.pad(x, ((0, 0), (0, 0), *padding), constant_values=value)
+
+    def max_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
+                   dilation: Pair) -> Prim:
+        taps = self._taps(self._padded(x, padding, -self.np.inf), kernel, stride, dilation)
+        out = next(taps).copy()
+        for view in taps:
+            self.np.maximum(out, view, out=out)
+        return out
+
+    def avg_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
+                   count_include_pad: bool) -> Prim:
+        np = self.np
+        taps = self._taps(self._padded(x, padding, 0.0), kernel, stride, (1, 1))
+        total = next(taps).copy()
+        for view in taps:
+            total += view
+        if count_include_pad or padding == ((0, 0), (0, 0)):
+            return total * np.asarray(1.0 / (kernel[0] * kernel[1]), dtype=x.dtype)
+        ones = self._padded(np.ones((1, 1, *x.shape[2:]), dtype=x.dtype), padding, 0.0)
+        count = sum(self._taps(ones, kernel, stride, (1, 1)))
+        return total / count
+
+    # ---- adaptive average pooling ------------------------------------------------------------
+    def adaptive_avg_pool2d(self, x: Prim, output_size: Pair) -> Prim:
+        n, c, h, w = x.shape
+        oh, ow = output_size
+        if h % oh or w % ow:
+            return super().adaptive_avg_pool2d(x, output_size)  # type: ignore[misc]
+        kh, kw = h // oh, w // ow
+        rows = x.reshape(n * c * oh, kh, w)
+        total = rows[:, 0]
+        for i in range(1, kh):
+            total = total + rows[:, i]
+        cols = total.reshape(n * c * oh, ow, kw)
+        out = cols[:, :, 0]
+        for j in range(1, kw):
+            out = out + cols[:, :, j]
+        return (out * (1.0 / (kh * kw))).astype(x.dtype, copy=False).reshape(n, c, oh, ow)
+
+    def adaptive_avg_pool2d_grad(self, grad: Prim, input_shape: tuple[int, ...]) -> Prim:
+        n, c, h, w = input_shape
+        oh, ow = grad.shape[2:]
+        if h % oh or w % ow:
+            return super().adaptive_avg_pool2d_grad(grad, input_shape)  # type: ignore[misc]
+        np = self.np
+        kh, kw = h // oh, w // ow
+        scaled = (grad * (1.0 / (kh * kw))).astype(grad.dtype, copy=False)
+        return np.repeat(np.repeat(scaled, kh, axis=2), kw, axis=3)

@@ -1,0 +1,113 @@
+"""Module ops: each backend's version (fast overrides included) against the composites of
+`pyrite.backend.module_ops`, forward and backward; and Autodiff's conv2d rule against the
+gradient of the composite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyrite
+from pyrite.backend.module_ops import ModuleOps
+
+
+def _prim(backend: pyrite.Backend, a: np.ndarray) -> object:
+    return pyrite.tensor(a.astype(np.float32), device=backend).into_primitive()
+
+
+def _np(backend: pyrite.Backend, prim: object) -> np.ndarray:
+    return np.asarray(backend.to_data(prim).to_numpy(), dtype=np.float64)
+
+
+CONV = [  # x, w, stride, padding pairs, dilation, groups
+    ((2, 4, 7, 6), (6, 2, 3, 2), (2, 1), ((1, 2), (0, 1)), (1, 2), 2),
+    ((2, 1, 9, 9), (4, 1, 3, 3), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+    ((1, 3, 6, 6), (3, 3, 2, 2), (2, 2), ((1, 1), (1, 1)), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("xs, ws, stride, pads, dil, groups", CONV)
+def test_conv2d_and_its_gradients_agree_with_the_composites(backend, xs, ws, stride, pads, dil,
+                                                            groups) -> None:
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[0])
+    args = (stride, pads, dil, groups)
+    px, pw, pb = _prim(backend, x), _prim(backend, w), _prim(backend, b)
+    out = backend.conv2d(px, pw, pb, *args)
+    want = ModuleOps.conv2d(backend, px, pw, pb, *args)
+    np.testing.assert_allclose(_np(backend, out), _np(backend, want), rtol=1e-4, atol=1e-4)
+    g = _prim(backend, rng.normal(size=backend.shape(out)))
+    np.testing.assert_allclose(
+        _np(backend, backend.conv2d_input_grad(g, pw, xs, *args)),
+        _np(backend, ModuleOps.conv2d_input_grad(backend, g, pw, xs, *args)),
+        rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        _np(backend, backend.conv2d_weight_grad(px, g, ws, *args)),
+        _np(backend, ModuleOps.conv2d_weight_grad(backend, px, g, ws, *args)),
+        rtol=1e-4, atol=1e-3)
+
+
+def test_autodiff_conv2d_rule_matches_the_composites_gradient(ad_backend) -> None:
+    rng = np.random.default_rng(1)
+    x, w, b = rng.normal(size=(2, 4, 6, 5)), rng.normal(size=(4, 2, 3, 2)), rng.normal(size=4)
+    args = ((2, 1), ((1, 0), (1, 1)), (1, 2), 2)
+
+    def grads(conv):  # type: ignore[no-untyped-def]
+        ts = [pyrite.tensor(a.astype(np.float32), device=ad_backend).require_grad()
+              for a in (x, w, b)]
+        out = ts[0]._new(conv(ad_backend, *(t.into_primitive() for t in ts), *args))
+        r = pyrite.tensor(np.linspace(-1, 1, out.numel()).reshape(out.shape).astype(np.float32),
+                          device=ad_backend)
+        gs = (out * r).sum().backward()
+        return [t.grad(gs).numpy() for t in ts]
+
+    rule = grads(type(ad_backend).conv2d)
+    composite = grads(ModuleOps.conv2d)
+    for got, want in zip(rule, composite, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size, out", [((24, 24), (8, 8)), ((7, 5), (3, 2))])
+def test_adaptive_avg_pool2d_and_its_gradient_agree_with_the_composites(backend, size,
+                                                                        out) -> None:
+    rng = np.random.default_rng(2)
+    x = _prim(backend, rng.normal(size=(2, 3, *size)))
+    np.testing.assert_allclose(_np(backend, backend.adaptive_avg_pool2d(x, out)),
+                               _np(backend, ModuleOps.adaptive_avg_pool2d(backend, x, out)),
+                               rtol=1e-5, atol=1e-5)
+    g = _prim(backend, rng.normal(size=(2, 3, *out)))
+    shape = (2, 3, *size)
+    np.testing.assert_allclose(_np(backend, backend.adaptive_avg_pool2d_grad(g, shape)),
+                               _np(backend, ModuleOps.adaptive_avg_pool2d_grad(backend, g, shape)),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_autodiff_adaptive_pool_rule_matches_the_composites_gradient(ad_backend) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 2, 6, 5)).astype(np.float32)
+
+    def grad(pool):  # type: ignore[no-untyped-def]
+        t = pyrite.tensor(x, device=ad_backend).require_grad()
+        out = t._new(pool(ad_backend, t.into_primitive(), (3, 2)))
+        r = pyrite.tensor(np.arange(out.numel(), dtype=np.float32).reshape(out.shape),
+                          device=ad_backend)
+        return t.grad((out * r).sum().backward()).numpy()
+
+    np.testing.assert_allclose(grad(type(ad_backend).adaptive_avg_pool2d),
+                               grad(ModuleOps.adaptive_avg_pool2d), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel, stride, pads, dil", [
+    ((2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1)),
+    ((3, 3), (2, 1), ((1, 2), (1, 0)), (1, 2)),
+])
+def test_window_pools_agree_with_the_composites(backend, kernel, stride, pads, dil) -> None:
+    x = _prim(backend, np.random.default_rng(4).normal(size=(2, 3, 7, 8)))
+    np.testing.assert_allclose(
+        _np(backend, backend.max_pool2d(x, kernel, stride, pads, dil)),
+        _np(backend, ModuleOps.max_pool2d(backend, x, kernel, stride, pads, dil)))
+    for include in (True, False):
+        np.testing.assert_allclose(
+            _np(backend, backend.avg_pool2d(x, kernel, stride, pads, include)),
+            _np(backend, ModuleOps.avg_pool2d(backend, x, kernel, stride, pads, include)),
+            rtol=1e-5, atol=1e-6)
