@@ -67,14 +67,18 @@ class NumpyBackend(NumpyModuleOps, Backend):
 
     def random(self, shape: tuple[int, ...], distribution: Distribution, dtype: DType) -> Prim:
         rng, nd = self._rng, self._np_dtypes[dtype]
+        # draw in float32 unless f64 is asked for: half the bits to generate (dropout masks
+        # are drawn every step)
+        draw = self.np.float64 if dtype is DType.F64 else self.np.float32
         if isinstance(distribution, Normal):
-            out = rng.normal(distribution.mean, distribution.std, shape)
+            out = rng.standard_normal(shape, dtype=draw) * distribution.std + distribution.mean
         elif isinstance(distribution, Bernoulli):
-            out = rng.random(shape) < distribution.prob
+            out = rng.random(shape, dtype=draw) < distribution.prob
         elif isinstance(distribution, Uniform):
             if dtype.kind is Kind.INT:
                 return rng.integers(int(distribution.low), int(distribution.high), shape, dtype=nd)
-            out = rng.uniform(distribution.low, distribution.high, shape)
+            span = distribution.high - distribution.low
+            out = rng.random(shape, dtype=draw) * span + distribution.low
         else:  # pragma: no cover - the front end checks the type
             raise TypeError(distribution)
         return out.astype(nd)
