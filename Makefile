@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 APT_PACKAGES := mesa-vulkan-drivers chromium
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/pyrite-xdg-XXXXXX)
 
-.PHONY: setup system-packages venv test demo bench lint clean
+.PHONY: setup system-packages venv test demo bench lint typecheck clean
 
 setup: system-packages venv
 
@@ -43,6 +43,15 @@ bench: setup
 
 lint: venv
 	$(BIN)/ruff check .
+
+# mypy --strict over the package as installed: a symlink tree maps the folders to `pyrite.*`
+# (the editable install's import hook is invisible to mypy).
+typecheck: venv
+	$(BIN)/pip install -q mypy
+	rm -rf build/typecheck && mkdir -p build/typecheck/pyrite
+	for f in core/*; do ln -s $(CURDIR)/$$f build/typecheck/pyrite/; done
+	for d in webgpu shaders wasm server demos; do ln -s $(CURDIR)/$$d build/typecheck/pyrite/$$d; done
+	cd build/typecheck && $(CURDIR)/$(BIN)/mypy --strict -p pyrite
 
 clean:
 	rm -rf $(VENV) build *.egg-info

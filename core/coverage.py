@@ -16,6 +16,7 @@ from . import activation as A
 from . import creation as C
 from .backend.base import Backend
 from .distribution import Default, Uniform
+from .tensor import Tensor
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ _ENTRIES: list[tuple[str, str, str, Callable[[Backend], Any]]] = [
     ("basic", "cat", "Tensor::cat(tensors, dim)", lambda d: C.cat([_f(d), _f(d)], 1)),
     ("basic", "empty", "Tensor::empty(shape, device)", lambda d: C.empty((2, 3), device=d)),
     ("basic", "from_primitive", "Tensor::from_primitive(primitive)",
-     lambda d: C.Tensor.from_primitive(_f(d).into_primitive(), d)),
+     lambda d: Tensor.from_primitive(_f(d).into_primitive(), d)),
     ("basic", "stack", "Tensor::stack(tensors, dim)", lambda d: C.stack([_f(d), _f(d)], 0)),
     ("basic", "all", "tensor.all()", lambda d: _b(d).all()),
     ("basic", "all_dim", "tensor.all_dim(dim)", lambda d: _b(d).all_dim(1)),
@@ -183,7 +184,7 @@ _ENTRIES: list[tuple[str, str, str, Callable[[Backend], Any]]] = [
     ("float", "from_floats", "tensor.from_floats(floats, device)",
      lambda d: C.from_floats([1.0, 2.0], device=d)),
     ("float", "from_full_precision", "tensor.from_full_precision(tensor)",
-     lambda d: C.Tensor.from_full_precision(_f(d).to_full_precision())),
+     lambda d: Tensor.from_full_precision(_f(d).to_full_precision())),
     ("float", "int", "tensor.int()", lambda d: _f(d).int()),
     ("float", "log", "tensor.log()", lambda d: _f(d).abs().log()),
     ("float", "log1p", "tensor.log1p()", lambda d: _f(d).abs().log1p()),

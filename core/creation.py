@@ -169,7 +169,8 @@ def cartesian_grid(shape: Sequence[int], *, device: Device = None) -> Tensor:
     return Tensor.stack(parts, len(dims))
 
 
-def _tri(op: str, shape: Sequence[int], diagonal: int, device: Device) -> tuple[Tensor, tuple]:
+def _tri(op: str, shape: Sequence[int], diagonal: int,
+         device: Device) -> tuple[Tensor, tuple[int, ...]]:
     dims = _shape(op, shape)
     if len(dims) < 2:
         raise DimError(f"{op}: needs a shape of rank >= 2, got {dims}")

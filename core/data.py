@@ -7,6 +7,7 @@ numpy is used when it is importable (fast paths); every method also works withou
 from __future__ import annotations
 
 import array
+import builtins
 import math
 import struct
 import sys
@@ -92,6 +93,10 @@ class TensorData:
 
     __slots__ = ("bytes", "shape", "dtype")
 
+    bytes: builtins.bytes
+    shape: tuple[int, ...]
+    dtype: DType
+
     def __init__(self, value: object, shape: Sequence[int] | None = None,
                  dtype: DType | str | None = None) -> None:
         want = to_dtype(dtype) if dtype is not None else None
@@ -148,7 +153,7 @@ class TensorData:
         self.bytes, self.shape, self.dtype = data.bytes, data.shape, data.dtype
 
     @classmethod
-    def raw(cls, buf: bytes, shape: tuple[int, ...], dtype: DType) -> TensorData:
+    def raw(cls, buf: builtins.bytes, shape: tuple[int, ...], dtype: DType) -> TensorData:
         """Wrap bytes without copying or checking (for backends)."""
         data = cls.__new__(cls)
         data.bytes, data.shape, data.dtype = buf, shape, dtype
@@ -214,7 +219,7 @@ class TensorData:
         return f"TensorData({self.to_list()!r}, shape={self.shape}, dtype={self.dtype})"
 
 
-def _swapped(arr: array.array) -> array.array:  # pragma: no cover - big-endian hosts only
+def _swapped(arr: array.array[Any]) -> array.array[Any]:  # pragma: no cover - big-endian hosts only
     copy = array.array(arr.typecode, arr)
     copy.byteswap()
     return copy

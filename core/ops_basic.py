@@ -1,3 +1,6 @@
+# mypy: disable-error-code="misc"
+# (mixin methods annotate `self: Tensor`, the class they are mixed into; mypy calls that
+# 'misc' because Tensor is not a base of the mixin)
 """Burn's basic ops, available on every kind: movement, slicing, joining, comparison, any/all."""
 
 from __future__ import annotations

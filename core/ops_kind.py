@@ -1,3 +1,6 @@
+# mypy: disable-error-code="misc"
+# (mixin methods annotate `self: Tensor`, the class they are mixed into; mypy calls that
+# 'misc' because Tensor is not a base of the mixin)
 """Kind-specific ops: Burn's float, int and bool tables, and the autodiff methods."""
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ class FloatOps:
         other._need("matmul", FLOAT)
         self._same_device("matmul", other)
         a, b = self, other
-        squeeze = []
+        squeeze: list[int] = []
         if a.ndim == 1:
             a, squeeze = a.unsqueeze_dim(0), squeeze + [-2]
         if b.ndim == 1:
@@ -290,9 +293,10 @@ class GradOps:
     @staticmethod
     def from_inner(tensor: Tensor, device: Any) -> Tensor:
         """A tensor on an autodiff device from its inner-backend tensor (untracked)."""
+        from .backend.autodiff import Autodiff
         from .device import device as resolve
         ad = resolve(device)
-        if not ad.is_autodiff:
+        if not isinstance(ad, Autodiff):
             raise GradError(f"from_inner: {ad.name} is not an autodiff device")
         return _wrap_tensor(ad.wrap(tensor._prim, tensor._kind), ad, tensor._kind)
 

@@ -1,3 +1,6 @@
+# mypy: disable-error-code="misc"
+# (mixin methods annotate `self: Tensor`, the class they are mixed into; mypy calls that
+# 'misc' because Tensor is not a base of the mixin)
 """Burn's numeric ops (Float and Int kinds): arithmetic, reductions, sorting, indexing, masks."""
 
 from __future__ import annotations
@@ -303,7 +306,7 @@ class NumericOps:
         self._same_device(op, indices)
         if indices.dtype is not self._backend.int_dtype:
             indices = indices.cast(self._backend.int_dtype)
-        return indices
+        return indices  # type: ignore[no-any-return]  # Tensor(...) above is typed Any-free
 
     def _check_bounds(self: Tensor, op: str, indices: Tensor, size: int, dim: int) -> None:
         if indices.numel() == 0:

@@ -225,10 +225,10 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
             self._need(op.name, op.kinds)
         b = self._backend
         if other.__class__ is Tensor:
-            pa, pb = self._prim, other._prim  # type: ignore[union-attr]
-            if (other._backend is not b or other._kind is not kind  # type: ignore[union-attr]
+            pa, pb = self._prim, other._prim
+            if (other._backend is not b or other._kind is not kind
                     or not b.same_shape_and_dtype(pa, pb)):
-                pa, pb = self._align(op.name, other)  # type: ignore[arg-type]
+                pa, pb = self._align(op.name, other)
             t = object.__new__(Tensor)
             t._prim = b.binary(op, pa, pb)
             t._backend = b

@@ -228,7 +228,7 @@ class Autodiff(AutodiffModuleOps, Backend):
             ta, to, tg = self._t(a.value), self._t(out), self._t(g)
             tb = bv if scalar else self._t(bv)
             ga = self._unbroadcast(rule_a(ta, tb, to, tg)._prim, self.inner.shape(a.value))
-            if scalar or b.node is None:
+            if scalar or b.node is None:  # type: ignore[union-attr]  # b is Tracked here
                 return ga, None
             gb = self._unbroadcast(rule_b(ta, tb, to, tg)._prim, self.inner.shape(bv))
             return ga, gb

@@ -20,7 +20,7 @@ _TENSOR_KEYS = frozenset({"dtype", "shape", "bytes"})
 
 def _msgpack() -> Any:
     try:
-        import msgpack
+        import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
     except ImportError as err:
         raise ModuleNotFoundError("the named MessagePack recorders need msgpack: pip install "
                                   "msgpack (or use BinFileRecorder, which needs nothing)") from err
