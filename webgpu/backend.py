@@ -13,18 +13,23 @@ import os
 from collections.abc import Sequence
 
 from ..backend.base import Backend, Range
+from ..backend.module_ops import ModuleOps
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
 from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind
 from ..errors import DTypeError
-from . import indexing, linalg, reduction, rng, sorting
+from . import conv, indexing, linalg, pool, reduction, rng, sorting
 from .codegen import storage_itemsize
+from .guard import GuardedRuntime
 from .kernels import Kernels
 from .memory import BufferPool, PoolStats
 from .runtime import AdapterInfo, Runtime
 from .tensor import GpuTensor
+
+Pair = tuple[int, int]
+Pads = tuple[tuple[int, int], tuple[int, int]]
 
 _STORED = {DType.F32: DType.F32, DType.F64: DType.F32, DType.F16: DType.F16,
            DType.I32: DType.I32, DType.I64: DType.I32, DType.I16: DType.I32, DType.I8: DType.I32,
@@ -41,6 +46,7 @@ class WebGpu(Backend):
     def __init__(self, adapter: str | None = None, *, runtime: Runtime | None = None,
                  seed: int | None = None) -> None:
         self._adapter_choice = adapter
+        self._given_runtime = runtime
         self._runtime = runtime
         self._kernels: Kernels | None = None
         self._seed = int.from_bytes(os.urandom(4), "little") if seed is None else seed
@@ -54,8 +60,15 @@ class WebGpu(Backend):
             if self._runtime is None:
                 from .native import NativeRuntime
                 self._runtime = NativeRuntime(self._adapter_choice)
-            self._kernels = Kernels(self._runtime, BufferPool(self._runtime))
+            guarded = GuardedRuntime(self._runtime)
+            self._kernels = Kernels(guarded, BufferPool(guarded))
         return self._kernels
+
+    def reset(self) -> None:
+        """Drop the device (after a DeviceLostError): the next op asks for a new one. Tensors
+        made before are unusable; reload parameters from records."""
+        self._kernels = None
+        self._runtime = self._given_runtime
 
     @property
     def adapter(self) -> AdapterInfo:
@@ -231,3 +244,77 @@ class WebGpu(Backend):
 
     def log_softmax(self, x: GpuTensor, dim: int) -> GpuTensor:
         return reduction.softmax(self.kernels, x, dim, log=True)
+
+    # ---- module ops overridden for speed (f32; other dtypes take the composites) -----------
+    def conv2d(self, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
+               padding: Pads, dilation: Pair, groups: int) -> GpuTensor:
+        if not _f32(x, weight, bias):
+            return ModuleOps.conv2d(self, x, weight, bias, stride, padding, dilation, groups)
+        return conv.conv2d(self.kernels, x, weight, bias, stride, padding, dilation, groups)
+
+    def conv2d_input_grad(self, grad: GpuTensor, weight: GpuTensor, input_shape: tuple[int, ...],
+                          stride: Pair, padding: Pads, dilation: Pair, groups: int) -> GpuTensor:
+        if not _f32(grad, weight):
+            return ModuleOps.conv2d_input_grad(self, grad, weight, input_shape, stride, padding,
+                                               dilation, groups)
+        return conv.conv2d_input_grad(self.kernels, grad, weight, input_shape, stride, padding,
+                                      dilation, groups)
+
+    def conv2d_weight_grad(self, x: GpuTensor, grad: GpuTensor, weight_shape: tuple[int, ...],
+                           stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                           saved: object = None) -> GpuTensor:
+        if not _f32(x, grad):
+            return ModuleOps.conv2d_weight_grad(self, x, grad, weight_shape, stride, padding,
+                                                dilation, groups, saved)
+        return conv.conv2d_weight_grad(self.kernels, x, grad, weight_shape, stride, padding,
+                                       dilation, groups)
+
+    def max_pool2d_with_indices(self, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
+                                dilation: Pair) -> tuple[GpuTensor, GpuTensor]:
+        if not _f32(x):
+            return ModuleOps.max_pool2d_with_indices(self, x, kernel, stride, padding, dilation)
+        return pool.max_pool2d_with_indices(self.kernels, x, kernel, stride, padding, dilation)
+
+    def max_pool2d(self, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
+                   dilation: Pair) -> GpuTensor:
+        if not _f32(x):
+            return ModuleOps.max_pool2d(self, x, kernel, stride, padding, dilation)
+        return pool.max_pool2d_with_indices(self.kernels, x, kernel, stride, padding,
+                                            dilation)[0]
+
+    def max_pool2d_with_indices_grad(self, grad: GpuTensor, indices: GpuTensor,
+                                     input_shape: tuple[int, ...], kernel: Pair, stride: Pair,
+                                     padding: Pads, dilation: Pair) -> GpuTensor:
+        """d max_pool2d / d x from the output gradient and the indices of the forward pass.
+
+        Not yet called by Autodiff (which differentiates the max pool composite); here for the
+        rule that will call it, and checked against the composite's gradient in the tests."""
+        return pool.max_pool2d_grad(self.kernels, grad, indices, input_shape, kernel, stride,
+                                    padding, dilation)
+
+    def avg_pool2d(self, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
+                   count_include_pad: bool) -> GpuTensor:
+        if not _f32(x):
+            return ModuleOps.avg_pool2d(self, x, kernel, stride, padding, count_include_pad)
+        return pool.avg_pool2d(self.kernels, x, kernel, stride, padding, count_include_pad)
+
+    def avg_pool2d_grad(self, grad: GpuTensor, input_shape: tuple[int, ...], kernel: Pair,
+                        stride: Pair, padding: Pads, count_include_pad: bool) -> GpuTensor:
+        """d avg_pool2d / d x (for an Autodiff rule, as `max_pool2d_with_indices_grad`)."""
+        return pool.avg_pool2d_grad(self.kernels, grad, input_shape, kernel, stride, padding,
+                                    count_include_pad)
+
+    def adaptive_avg_pool2d(self, x: GpuTensor, output_size: Pair) -> GpuTensor:
+        if not _f32(x):
+            return ModuleOps.adaptive_avg_pool2d(self, x, output_size)
+        return pool.adaptive_avg_pool2d(self.kernels, x, output_size)
+
+    def adaptive_avg_pool2d_grad(self, grad: GpuTensor, input_shape: tuple[int, ...]) -> GpuTensor:
+        if not _f32(grad):
+            return ModuleOps.adaptive_avg_pool2d_grad(self, grad, input_shape)
+        return pool.adaptive_avg_pool2d_grad(self.kernels, grad, input_shape)
+
+
+def _f32(*xs: GpuTensor | None) -> bool:
+    """Whether every given tensor is f32 (the module-op kernels' dtype)."""
+    return all(x is None or x.dtype is DType.F32 for x in xs)

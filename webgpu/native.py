@@ -139,6 +139,7 @@ class NativeRuntime:
         self._pipelines: dict[Hashable, Any] = {}
         self._encoder: Any = None
         self._pending = 0
+        self._fence: Any = None
 
     @property
     def adapter(self) -> AdapterInfo:
@@ -238,4 +239,8 @@ class NativeRuntime:
 
     def sync(self) -> None:
         self.flush()
-        self._device.queue.on_submitted_work_done_sync()
+        # queue.on_submitted_work_done_sync() raises a cffi TypeError in wgpu-py 0.32 (its
+        # callback signature is stale); a 4-byte readback waits for the same work
+        if self._fence is None:
+            self._fence = self.create_buffer(4)
+        self._device.queue.read_buffer(self._fence, 0, 4)

@@ -1,0 +1,112 @@
+"""conv2d and its two gradients as WGSL kernels: `shaders/conv2d.wgsl` (direct convolution,
+4 output channels per invocation), `conv2d_input_grad.wgsl` (one invocation per input pixel,
+gathering over the taps that reached it) and `conv2d_weight_grad.wgsl` (one workgroup per
+weight, a tree sum over batch and pixels).
+
+All three read padding, stride, dilation and groups from run-time metadata, so one compiled
+pipeline serves every conv layer; padding is never materialised. They take f32 tensors in any
+layout (non-contiguous views are copied dense first); the backend sends other dtypes to the
+composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
+(`core/backend/autodiff_module.py`) calls these through `conv2d_saving`, `conv2d_input_grad` and
+`conv2d_weight_grad`.
+"""
+
+from __future__ import annotations
+
+from ..backend.module_ops import conv_out_size
+from ..dtype import DType
+from .codegen import WORKGROUP, KernelKey, render
+from .kernels import Kernels
+from .tensor import GpuTensor
+
+Pair = tuple[int, int]
+Pads = tuple[tuple[int, int], tuple[int, int]]
+_REDUCE_WORKGROUP = 64  # invocations summing one weight's N*OH*OW terms
+_F32 = (DType.F32, DType.F32, DType.F32)
+
+
+def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
+              padding: Pads, dilation: Pair, groups: int) -> list[int]:
+    """The metadata words shared by the three kernels, after `total`:
+    [C_in, H, W, C_out, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, cg, cog]."""
+    _, c_in, h, w = x_shape
+    c_out, cg, kh, kw = w_shape
+    return [c_in, h, w, c_out, *out_hw, kh, kw, *stride, padding[0][0], padding[1][0],
+            *dilation, cg, c_out // groups]
+
+
+def _pipeline(k: Kernels, template: str, workgroup: int) -> object:
+    key = KernelKey(template, "", _F32, 0, (workgroup,))
+    return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup))
+
+
+def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
+           padding: Pads, dilation: Pair, groups: int) -> GpuTensor:
+    """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW)."""
+    x, weight = k.contiguous(x), k.contiguous(weight)
+    n, _, h, w = x.shape
+    c_out, _, kh, kw = weight.shape
+    padded = (h + sum(padding[0]), w + sum(padding[1]))
+    oh, ow = conv_out_size(padded, (kh, kw), stride, dilation)
+    out = k.empty((n, c_out, oh, ow), DType.F32, "conv2d")
+    blocks = -(-(c_out // groups) // 4)  # 4-channel blocks per group
+    total = n * groups * blocks * oh * ow
+    if total == 0:
+        return out
+    meta = [total, *_geometry(x.shape, weight.shape, (oh, ow), stride, padding, dilation,
+                              groups), blocks, int(bias is not None)]
+    bias_buffer = k.contiguous(bias).block.buffer if bias is not None else weight.block.buffer
+    k.launch(_pipeline(k, "conv2d", WORKGROUP),
+             [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer],
+             k.grid(-(-total // WORKGROUP)))
+    return out
+
+
+def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
+                      input_shape: tuple[int, ...], stride: Pair, padding: Pads, dilation: Pair,
+                      groups: int) -> GpuTensor:
+    """d conv2d / d x: dense (N, C_in, H, W) from the output gradient (N, C_out, OH, OW)."""
+    reach = (dilation[0] * (weight.shape[2] - 1), dilation[1] * (weight.shape[3] - 1))
+    if stride == (1, 1) and all(p <= r for pads, r in zip(padding, reach, strict=True)
+                                for p in pads):
+        # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
+        # transposed kernel: the forward kernel does it faster than the gather below
+        pads = tuple((r - p[0], r - p[1]) for p, r in zip(padding, reach, strict=True))
+        return conv2d(k, grad, _transposed(k, weight, groups), None, (1, 1),
+                      pads, dilation, groups)  # type: ignore[arg-type]
+    grad, weight = k.contiguous(grad), k.contiguous(weight)
+    out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
+    if out.numel == 0:
+        return out
+    meta = [out.numel, *_geometry(input_shape, weight.shape, grad.shape[2:], stride, padding,
+                                  dilation, groups)]
+    k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
+             [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
+             k.grid(-(-out.numel // WORKGROUP)))
+    return out
+
+
+def _transposed(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
+    """(C_out, cg, KH, KW) -> dense (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
+    that convolves conv2d's output gradient back onto its input."""
+    c_out, cg, kh, kw = weight.shape
+    per_group = weight.reshaped((groups, c_out // groups, cg, kh, kw)) if \
+        weight.is_contiguous else k.copy(weight).reshaped((groups, c_out // groups, cg, kh, kw))
+    view = per_group.permuted((0, 2, 1, 3, 4)).flipped((3, 4))
+    return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
+
+
+def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
+                       weight_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                       dilation: Pair, groups: int) -> GpuTensor:
+    """d conv2d / d weight: dense (C_out, C_in/groups, KH, KW)."""
+    x, grad = k.contiguous(x), k.contiguous(grad)
+    out = k.empty(tuple(weight_shape), DType.F32, "conv2d_weight_grad")
+    if out.numel == 0:
+        return out
+    meta = [out.numel, *_geometry(x.shape, weight_shape, grad.shape[2:], stride, padding,
+                                  dilation, groups), x.shape[0]]
+    k.launch(_pipeline(k, "conv2d_weight_grad", _REDUCE_WORKGROUP),
+             [k.meta(meta), x.block.buffer, grad.block.buffer, out.block.buffer],
+             k.grid(out.numel))
+    return out
