@@ -1,13 +1,15 @@
 """Autodiff rules for module ops that backends accelerate.
 
-conv2d and adaptive_avg_pool2d get rules of their own so the inner backend's fast kernels serve
-forward and backward alike: conv2d's forward calls `inner.conv2d_saving` (which may hand back
-something to keep, numpy's im2col columns), its backward `inner.conv2d_input_grad` and
-`inner.conv2d_weight_grad`; adaptive pooling's backward calls `inner.adaptive_avg_pool2d_grad`.
-numpy overrides all of these; other backends run the composites of `module_ops.py`. Gradients
-are computed only for inputs that need them, so the first layer never pays for an input
-gradient. Every other module op is differentiated through its composition (conv1d and
-conv_transpose reach the conv2d rule through the conv2d calls they make).
+conv2d, max/avg pooling and adaptive_avg_pool2d get rules of their own so the inner backend's
+fast kernels serve forward and backward alike. conv2d's forward calls `inner.conv2d_saving`
+(which may hand back something to keep: numpy's im2col columns), its backward
+`inner.conv2d_input_grad` and `inner.conv2d_weight_grad`; pooling's backward calls
+`inner.max_pool2d_with_indices_grad`, `inner.avg_pool2d_grad` and
+`inner.adaptive_avg_pool2d_grad`. numpy overrides some of these, webgpu most; other backends
+run the composites of `module_ops.py`. Gradients are computed only for inputs that need them,
+so the first layer never pays for an input gradient. Every other module op is differentiated
+through its composition (conv1d and conv_transpose reach the conv2d rule through the conv2d
+calls they make).
 """
 
 from __future__ import annotations
@@ -63,6 +65,29 @@ class AutodiffModuleOps:
             return gx, gw, gb
         inputs = (x, weight) if bias is None else (x, weight, bias)
         return self._record(out, inputs, backward)  # type: ignore[attr-defined]
+
+    def max_pool2d_with_indices(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
+                                dilation: Pair) -> tuple[Prim, Prim]:
+        inner = self.inner
+        xv = self.unwrap(x)  # type: ignore[attr-defined]
+        out, index = inner.max_pool2d_with_indices(xv, kernel, stride, padding, dilation)
+        x_shape = inner.shape(xv)
+        return self._record(out, (x,), lambda g: (  # type: ignore[attr-defined]
+            inner.max_pool2d_with_indices_grad(g, index, x_shape, kernel, stride, padding,
+                                               dilation),)), index
+
+    def max_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
+                   dilation: Pair) -> Prim:
+        return self.max_pool2d_with_indices(x, kernel, stride, padding, dilation)[0]
+
+    def avg_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
+                   count_include_pad: bool) -> Prim:
+        inner = self.inner
+        xv = self.unwrap(x)  # type: ignore[attr-defined]
+        out = inner.avg_pool2d(xv, kernel, stride, padding, count_include_pad)
+        x_shape = inner.shape(xv)
+        return self._record(out, (x,), lambda g: (  # type: ignore[attr-defined]
+            inner.avg_pool2d_grad(g, x_shape, kernel, stride, padding, count_include_pad),))
 
     def adaptive_avg_pool2d(self, x: Prim, output_size: Pair) -> Prim:
         inner = self.inner

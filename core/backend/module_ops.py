@@ -86,6 +86,11 @@ class ModuleOps:
         """d conv2d / d x: the output gradient scattered back through the kernel."""
         full = self._conv_transpose_full(self._ft(grad), self._ft(weight), stride, dilation,
                                          groups)
+        # rows/cols the stride never reached (past the last window) get no gradient: zeros
+        reach = [lo + s for (lo, _), s in zip(padding, input_shape[2:], strict=True)]
+        short = [max(0, r - f) for r, f in zip(reach, full.shape[2:], strict=True)]
+        if any(short):
+            full = full.pad([0, short[1], 0, short[0]])
         return _crop(full, padding, input_shape[2:]).into_primitive()
 
     def conv2d_weight_grad(self, x: Prim, grad: Prim, weight_shape: tuple[int, ...],
@@ -168,6 +173,17 @@ class ModuleOps:
         cols = tap.rem(kernel[1]) * dilation[1] + _grid(self, ow, stride[1], padding[1][0], 3)
         return out.into_primitive(), (rows * w + cols).into_primitive()
 
+    def max_pool2d_with_indices_grad(self, grad: Prim, indices: Prim,
+                                     input_shape: tuple[int, ...], kernel: Pair, stride: Pair,
+                                     padding: Pads, dilation: Pair) -> Prim:
+        """d max_pool2d / d x: each output's gradient added at the input its max came from."""
+        n, c, h, w = input_shape
+        gt = self._ft(grad)
+        flat = gt.reshape([n, c, -1])
+        where = self._ft(indices, Kind.INT).reshape([n, c, -1])
+        zeros = self._ft(self.full((n, c, h * w), 0, self.dtype(grad)))
+        return zeros.scatter(2, where, flat).reshape([n, c, h, w]).into_primitive()
+
     def max_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
                    dilation: Pair) -> Prim:
         xp = _pad2d(self._ft(x), padding, -math.inf)
@@ -187,6 +203,23 @@ class ModuleOps:
         ones = _pad2d(xt.slice([(0, 1), (0, 1)]).ones_like(), padding)
         count = self._patches(ones, kernel, stride, (1, 1), (oh, ow)).sum_dim(2).squeeze(2)
         return (total / count).into_primitive()
+
+    def avg_pool2d_grad(self, grad: Prim, input_shape: tuple[int, ...], kernel: Pair,
+                        stride: Pair, padding: Pads, count_include_pad: bool) -> Prim:
+        """d avg_pool2d / d x: each output's gradient shared by its window, i.e. the input
+        gradient of a depthwise convolution with a kernel of ones, after dividing by the count."""
+        gt = self._ft(grad)
+        n, c, h, w = input_shape
+        oh, ow = gt.shape[2:]
+        if count_include_pad or padding == ((0, 0), (0, 0)):
+            scaled = gt / (kernel[0] * kernel[1])
+        else:
+            ones = _pad2d(self._ft(self.full((1, 1, h, w), 1, self.dtype(grad))), padding)
+            count = self._patches(ones, kernel, stride, (1, 1), (oh, ow)).sum_dim(2).squeeze(2)
+            scaled = gt / count
+        taps = self.full((c, 1, kernel[0], kernel[1]), 1, self.dtype(grad))
+        return self.conv2d_input_grad(scaled.into_primitive(), taps, input_shape, stride,
+                                      padding, (1, 1), c)
 
     def adaptive_avg_pool2d(self, x: Prim, output_size: Pair) -> Prim:
         """Mean over PyTorch's adaptive windows [floor(i*H/OH), ceil((i+1)*H/OH))."""

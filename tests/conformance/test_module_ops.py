@@ -9,6 +9,9 @@ import pytest
 
 import pyrite
 from pyrite.backend.module_ops import ModuleOps
+from pyrite.nn import functional as F
+
+from .gradcheck import check_grad
 
 
 def _prim(backend: pyrite.Backend, a: np.ndarray) -> object:
@@ -111,3 +114,34 @@ def test_window_pools_agree_with_the_composites(backend, kernel, stride, pads, d
             _np(backend, backend.avg_pool2d(x, kernel, stride, pads, include)),
             _np(backend, ModuleOps.avg_pool2d(backend, x, kernel, stride, pads, include)),
             rtol=1e-5, atol=1e-6)
+
+
+POOL_GRADS = {  # the Autodiff pool rules (inner backend's gradient ops), by finite differences
+    "max": lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
+    "max_dilated": lambda x: F.max_pool2d(x, 2, stride=1, dilation=2),
+    "avg": lambda x: F.avg_pool2d(x, 3, stride=2, padding=1),
+    "avg_exclude_pad": lambda x: F.avg_pool2d(x, 3, stride=2, padding=1,
+                                              count_include_pad=False),
+    "avg_1d": lambda x: F.avg_pool1d(x.reshape([2, 2, 35]), 4, stride=3),
+    "max_1d": lambda x: F.max_pool1d(x.reshape([2, 2, 35]), 3, stride=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOL_GRADS))
+def test_pool_gradients(ad_backend, name) -> None:
+    # distinct values: no ties inside a max window
+    x = np.random.default_rng(5).permutation(70).reshape(2, 1, 5, 7) * 0.1
+    check_grad(POOL_GRADS[name], [x.reshape(1, 2, 5, 7).repeat(2, 0)], ad_backend)
+
+
+def test_conv2d_input_grad_reaches_rows_the_stride_skips(backend) -> None:
+    # stride 2 over 9 rows with one row of padding: the last input row feeds no window
+    rng = np.random.default_rng(3)
+    xs, ws, args = (2, 4, 9, 9), (4, 1, 3, 3), ((2, 3), ((1, 0), (1, 1)), (1, 1), 4)
+    pw = _prim(backend, rng.normal(size=ws))
+    out = backend.conv2d(_prim(backend, rng.normal(size=xs)), pw, None, *args)
+    g = _prim(backend, rng.normal(size=backend.shape(out)))
+    got = _np(backend, ModuleOps.conv2d_input_grad(backend, g, pw, xs, *args))
+    assert got.shape == xs
+    np.testing.assert_allclose(got, _np(backend, backend.conv2d_input_grad(g, pw, xs, *args)),
+                               rtol=1e-4, atol=1e-4)
