@@ -1,0 +1,106 @@
+"""One epoch of training or validation: the loops the Learner runs.
+
+Training: for each batch, the scheduler gives the rate, the model's `train_step` gives the
+gradients and the item, the optimizer steps (every `grad_accumulation` batches when set), the
+metrics update, the loggers and the renderer receive the entries, and the interrupter is
+checked. Validation runs `valid_step` on `model.valid()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..optim.accumulator import GradientsAccumulator
+from .metric import MetricEntry, MetricMetadata, batch_size
+from .output import TrainOutput
+from .renderer import Progress
+
+if TYPE_CHECKING:
+    from .learner import Learner
+
+log = logging.getLogger("pyrite.train")
+
+
+def _length(loader: Any) -> int | None:
+    try:
+        return len(loader)
+    except TypeError:
+        return None
+
+
+class EpochRunner:
+    """Runs the train and valid halves of an epoch for a `Learner`."""
+
+    def __init__(self, learner: Learner) -> None:
+        self.learner = learner
+
+    def _record(self, split: str, epoch: int, item: Any, meta: MetricMetadata
+                ) -> list[MetricEntry]:
+        entries = [metric.update(item, meta) for metric, _ in self.learner.metrics[split]]
+        for logger in self.learner.loggers:
+            for entry in entries:
+                logger.log(entry, epoch, split)
+        return entries
+
+    def _end(self, split: str, progress: Progress | None) -> None:
+        metrics = self.learner.metrics[split]
+        values = {m.name: m.format_value(m.value()) for m, _ in metrics}
+        if progress is not None:
+            self.learner.renderer.end_split(progress, values)
+            log.info("epoch %d %s: %s (%d iterations, %.1f s, %.0f items/s)", progress.epoch,
+                     split, ", ".join(f"{k} {v}" for k, v in values.items()),
+                     progress.iteration, progress.elapsed_s, progress.speed)
+        for metric, _ in metrics:
+            metric.clear()
+
+    def train(self, epoch: int, loader: Any) -> Any:
+        """The model after one epoch over `loader` (or fewer steps when interrupted)."""
+        ln = self.learner
+        model, total = ln.model, _length(loader)
+        accumulator = GradientsAccumulator() if ln.grad_accumulation else None
+        start, items, progress = time.perf_counter(), 0, None
+        for iteration, batch in enumerate(loader, 1):
+            lr = ln.scheduler.step()
+            out = model.train_step(batch)
+            if not isinstance(out, TrainOutput):
+                raise TypeError(f"train_step must return a TrainOutput(model, grads, item), got "
+                                f"{type(out).__name__}")
+            if accumulator is None:
+                model = ln.optim.step(lr, model, out.grads)
+            else:
+                accumulator.accumulate(model, out.grads)
+                if accumulator.count >= (ln.grad_accumulation or 1):
+                    model = ln.optim.step(lr, model, accumulator.grads())
+            ln.model = model  # so an interrupt or a metric sees the stepped model
+            meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, lr)
+            entries = self._record("train", epoch, out.item, meta)
+            items += batch_size(out.item)
+            progress = Progress("train", epoch, ln.num_epochs, iteration, total, items,
+                                time.perf_counter() - start)
+            ln.renderer.update(progress, entries)
+            if ln.interrupter.should_stop():
+                break
+        if accumulator is not None and not accumulator.is_empty():
+            # the epoch's last, incomplete accumulation still counts
+            model = ln.optim.step(lr, model, accumulator.grads())
+            ln.model = model
+        self._end("train", progress)
+        return model
+
+    def valid(self, epoch: int, loader: Any) -> None:
+        ln = self.learner
+        model, total = ln.model.valid(), _length(loader)
+        start, items, progress = time.perf_counter(), 0, None
+        for iteration, batch in enumerate(loader, 1):
+            item = model.valid_step(batch)
+            meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, None)
+            entries = self._record("valid", epoch, item, meta)
+            items += batch_size(item)
+            progress = Progress("valid", epoch, ln.num_epochs, iteration, total, items,
+                                time.perf_counter() - start)
+            ln.renderer.update(progress, entries)
+            if ln.interrupter.should_stop():
+                break
+        self._end("valid", progress)

@@ -1,0 +1,294 @@
+"""LearnerBuilder and Learner: Burn's training loop with metrics, logs, checkpoints, resume.
+
+    learner = (LearnerBuilder("/tmp/guide")
+               .metric_train_numeric(Accuracy()).metric_valid_numeric(Accuracy())
+               .metric_train_numeric(Loss()).metric_valid_numeric(Loss())
+               .with_file_checkpointer(NamedMpkFileRecorder())
+               .num_epochs(10)
+               .summary()
+               .build(model, AdamConfig().init(), 1e-4))
+    model = learner.fit(train_loader, valid_loader)
+
+The model brings `train_step(batch) -> TrainOutput` and `valid_step(batch) -> item` (see
+`output.py`); validation runs on `model.valid()`, so the valid loader's batches live on the
+inner (non-autodiff) device. Artifacts follow the book:
+
+    <artifact_dir>/experiment.log
+    <artifact_dir>/checkpoint/{model,optim,scheduler}-<epoch><ext>
+    <artifact_dir>/{train,valid}/epoch-<N>/<Metric>.log
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from ..device import device as resolve_device
+from ..errors import ConfigError
+from ..optim.optimizer import Optimizer
+from ..optim.scheduler import LrScheduler, as_scheduler
+from ..record import FileRecorder
+from .checkpoint import CheckpointingStrategy, FileCheckpointer, KeepLastNCheckpoints
+from .epoch import EpochRunner
+from .interrupt import Interrupter, SigintHandler
+from .logger import FileApplicationLoggerInstaller, FileMetricLogger, MetricLogger, epoch_value
+from .metric import Metric
+from .renderer import Renderer, default_renderer
+from .summary import LearnerSummary
+
+log = logging.getLogger("pyrite.train")
+
+
+class LearnerBuilder:
+    """Configures a `Learner`; every option returns the builder (see the module docstring)."""
+
+    def __init__(self, artifact_dir: str | Path) -> None:
+        self.artifact_dir = Path(artifact_dir)
+        self._metrics: dict[str, list[tuple[Metric, bool]]] = {"train": [], "valid": []}
+        self._loggers: list[MetricLogger] | None = None
+        self._renderer: Renderer | None = None
+        self._grad_accumulation: int | None = None
+        self._recorder: FileRecorder | None = None
+        self._strategies: list[CheckpointingStrategy] = [KeepLastNCheckpoints(2)]
+        self._num_epochs = 1
+        self._devices: list[Any] = []
+        self._checkpoint: int | None = None
+        self._app_logger: Any = FileApplicationLoggerInstaller(
+            self.artifact_dir / "experiment.log")
+        self._summary = False
+        self._interrupter = Interrupter()
+
+    # ---- metrics -----------------------------------------------------------------------------
+    def metric_train(self, metric: Metric) -> LearnerBuilder:
+        """Compute, show and log `metric` on training steps."""
+        self._metrics["train"].append((metric, False))
+        return self
+
+    def metric_valid(self, metric: Metric) -> LearnerBuilder:
+        """Compute, show and log `metric` on validation steps."""
+        self._metrics["valid"].append((metric, False))
+        return self
+
+    def metric_train_numeric(self, metric: Metric) -> LearnerBuilder:
+        """Like `metric_train`, and the metric's epoch values go in the summary table."""
+        self._metrics["train"].append((metric, True))
+        return self
+
+    def metric_valid_numeric(self, metric: Metric) -> LearnerBuilder:
+        """Like `metric_valid`, and the metric's epoch values go in the summary table."""
+        self._metrics["valid"].append((metric, True))
+        return self
+
+    def metric_loggers(self, *loggers: MetricLogger) -> LearnerBuilder:
+        """Replace the default `FileMetricLogger(artifact_dir)` with these loggers."""
+        self._loggers = list(loggers)
+        return self
+
+    # ---- display and logs --------------------------------------------------------------------
+    def renderer(self, renderer: Renderer) -> LearnerBuilder:
+        """How progress is shown (default: live view on a TTY, log lines otherwise)."""
+        self._renderer = renderer
+        return self
+
+    def with_application_logger(self, installer: Any | None) -> LearnerBuilder:
+        """What receives the "pyrite" logger during fit (default: `experiment.log` in the
+        artifact dir); None leaves logging alone. An installer has install() / uninstall()."""
+        self._app_logger = installer
+        return self
+
+    def summary(self) -> LearnerBuilder:
+        """Print the summary table of the numeric metrics when `fit` ends."""
+        self._summary = True
+        return self
+
+    # ---- training ----------------------------------------------------------------------------
+    def grad_accumulation(self, steps: int) -> LearnerBuilder:
+        """Sum the gradients of `steps` batches before each optimizer step."""
+        if steps < 1:
+            raise ConfigError(f"LearnerBuilder.grad_accumulation: steps must be >= 1, got {steps}")
+        self._grad_accumulation = steps
+        return self
+
+    def num_epochs(self, num_epochs: int) -> LearnerBuilder:
+        if num_epochs < 1:
+            raise ConfigError(f"LearnerBuilder.num_epochs: must be >= 1, got {num_epochs}")
+        self._num_epochs = num_epochs
+        return self
+
+    def devices(self, devices: list[Any]) -> LearnerBuilder:
+        """The device to train on (one; a plain backend is wrapped in autodiff<...>)."""
+        if len(devices) > 1:
+            raise ConfigError(f"LearnerBuilder.devices: training on several devices at once is "
+                              f"not supported yet; got {len(devices)}, pass one")
+        self._devices = list(devices)
+        return self
+
+    def interrupter(self) -> Interrupter:
+        """The handle that stops training after the current step (Ctrl-C uses it too)."""
+        return self._interrupter
+
+    # ---- checkpoints -------------------------------------------------------------------------
+    def with_file_checkpointer(self, recorder: FileRecorder) -> LearnerBuilder:
+        """Save model, optimizer and scheduler records with `recorder` after each epoch, in
+        `<artifact_dir>/checkpoint/`. Use a full-precision recorder for an exact resume."""
+        self._recorder = recorder
+        return self
+
+    def with_checkpointing_strategy(self, *strategies: CheckpointingStrategy) -> LearnerBuilder:
+        """Which checkpoints to keep (default: `KeepLastNCheckpoints(2)`); a checkpoint that
+        any strategy keeps stays."""
+        if not strategies:
+            raise ConfigError("LearnerBuilder.with_checkpointing_strategy: give at least one")
+        self._strategies = list(strategies)
+        return self
+
+    def checkpoint(self, epoch: int) -> LearnerBuilder:
+        """Resume from the checkpoint of `epoch`: training continues at epoch + 1."""
+        self._checkpoint = epoch
+        return self
+
+    # ---- build -------------------------------------------------------------------------------
+    def build(self, model: Any, optim: Optimizer,
+              lr_scheduler: float | LrScheduler | Any) -> Learner:
+        """The learner for `model`, stepped by `optim` at the rates of `lr_scheduler` (a float
+        is a constant rate; a scheduler config is `.init()`-ed)."""
+        if self._checkpoint is not None and self._recorder is None:
+            raise ConfigError("LearnerBuilder.checkpoint: resuming needs the recorder the "
+                              "checkpoints were saved with; add .with_file_checkpointer(...)")
+        for name in ("train_step", "valid_step"):
+            if not callable(getattr(model, name, None)):
+                raise ConfigError(f"LearnerBuilder.build: {type(model).__name__} has no "
+                                  f"{name}(batch) method; see pyrite.train.TrainOutput")
+        if self._devices:
+            target = resolve_device(self._devices[0])
+            if not target.is_autodiff:
+                target = resolve_device(f"autodiff<{target.name}>")
+            if model.devices() != [target]:
+                model = model.fork(target)
+        return Learner(self, model, optim, as_scheduler(lr_scheduler))
+
+
+class Learner:
+    """Trains a model: `learner.fit(train_loader, valid_loader) -> model`. Built by
+    `LearnerBuilder`; after `fit`, `learner.summary` holds the summary table."""
+
+    def __init__(self, builder: LearnerBuilder, model: Any, optim: Optimizer,
+                 scheduler: LrScheduler) -> None:
+        self.artifact_dir = builder.artifact_dir
+        self.model, self.optim, self.scheduler = model, optim, scheduler
+        self.metrics = builder._metrics
+        self.loggers: list[MetricLogger] = (builder._loggers if builder._loggers is not None
+                                            else [FileMetricLogger(self.artifact_dir)])
+        self.renderer = builder._renderer if builder._renderer is not None else default_renderer()
+        self.grad_accumulation = builder._grad_accumulation
+        self.num_epochs = builder._num_epochs
+        self.resume_from = builder._checkpoint
+        self.strategies = builder._strategies
+        self.app_logger = builder._app_logger
+        self.print_summary = builder._summary
+        self.interrupter = builder._interrupter
+        self.summary: LearnerSummary | None = None
+        self.checkpointers: dict[str, FileCheckpointer] | None = None
+        if builder._recorder is not None:
+            folder = self.artifact_dir / "checkpoint"
+            self.checkpointers = {name: FileCheckpointer(folder, builder._recorder, name)
+                                  for name in ("model", "optim", "scheduler")}
+
+    # ---- checkpoints -------------------------------------------------------------------------
+    def _save_checkpoint(self, epoch: int) -> None:
+        if self.checkpointers is None:
+            return
+        cp = self.checkpointers
+        cp["model"].save(epoch, self.model.into_record())
+        cp["optim"].save(epoch, self.optim.to_record())
+        cp["scheduler"].save(epoch, self.scheduler.to_record())
+        log.info("checkpoint: saved epoch %d in %s", epoch, cp["model"].directory)
+        epochs = cp["model"].epochs()
+        keep: set[int] = set()
+        for strategy in self.strategies:
+            keep |= strategy.keep(epochs, self._read_metric)
+        for old in epochs:
+            if old not in keep:
+                for checkpointer in cp.values():
+                    checkpointer.delete(old)
+                log.info("checkpoint: deleted epoch %d", old)
+
+    def _restore_checkpoint(self, epoch: int) -> None:
+        assert self.checkpointers is not None  # build() checked
+        cp = self.checkpointers
+        source = str(cp["model"].path(epoch))
+        self.model = self.model.load_record(cp["model"].restore(epoch), source=source)
+        self.optim.load_record(cp["optim"].restore(epoch))
+        self.scheduler.load_record(cp["scheduler"].restore(epoch))
+        log.info("checkpoint: resumed from epoch %d", epoch)
+
+    def _read_metric(self, name: str, split: str, epoch: int) -> float:
+        for logger in self.loggers:
+            values = logger.read(name, epoch, split)
+            if values:
+                return epoch_value(values)
+        return float("nan")
+
+    # ---- fit ---------------------------------------------------------------------------------
+    def fit(self, train_loader: Any, valid_loader: Any | None = None) -> Any:
+        """Train for the configured epochs (from the resumed checkpoint + 1); return the model.
+
+        Ctrl-C (or `interrupter.stop()`) ends training after the current step: the
+        checkpoint of the current epoch is written and the model is returned.
+        """
+        self.artifact_dir.mkdir(parents=True, exist_ok=True)
+        if self.app_logger is not None:
+            self.app_logger.install()
+        try:
+            with SigintHandler(self.interrupter):
+                return self._fit(train_loader, valid_loader)
+        finally:
+            for logger in self.loggers:
+                logger.close()
+            self.renderer.close()
+            if self.app_logger is not None:
+                self.app_logger.uninstall()
+
+    def _fit(self, train_loader: Any, valid_loader: Any | None) -> Any:
+        start = 1
+        if self.resume_from is not None:
+            self._restore_checkpoint(self.resume_from)
+            start = self.resume_from + 1
+        for loader in (train_loader, valid_loader):
+            # each epoch's shuffle order continues as if training had not stopped
+            if hasattr(loader, "set_epoch"):
+                loader.set_epoch(start - 1)
+        log.info("fit: epochs %d..%d, optimizer %r, scheduler %r, metrics train %s valid %s",
+                 start, self.num_epochs, self.optim, self.scheduler,
+                 [m.name for m, _ in self.metrics["train"]],
+                 [m.name for m, _ in self.metrics["valid"]])
+        runner = EpochRunner(self)
+        for epoch in range(start, self.num_epochs + 1):
+            self.model = runner.train(epoch, train_loader)
+            stopped = self.interrupter.should_stop()
+            if valid_loader is not None and not stopped:
+                runner.valid(epoch, valid_loader)
+            for logger in self.loggers:
+                logger.end_epoch(epoch)
+            self._save_checkpoint(epoch)
+            if stopped or self.interrupter.should_stop():  # during validation, too
+                log.warning("fit: %s during epoch %d; checkpoint %d holds the model so far",
+                            self.interrupter.reason, epoch, epoch)
+                break
+        self._summarize(range(1, self.num_epochs + 1))
+        log.info("fit: done")
+        return self.model
+
+    def _summarize(self, epochs: range) -> None:
+        numeric = {split: [m.name for m, is_numeric in metrics if is_numeric]
+                   for split, metrics in self.metrics.items()}
+        if not any(numeric.values()):
+            return
+        reader = next((lg for lg in self.loggers), None)
+        if reader is None:
+            return
+        self.summary = LearnerSummary.from_logger(reader, numeric, epochs)
+        log.info("summary:\n%s", self.summary.table())
+        if self.print_summary:
+            print(self.summary)

@@ -1,0 +1,7 @@
+"""`python -m pyrite.demos.mnist train mnist` / `... infer mnist --index 42`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

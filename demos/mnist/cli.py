@@ -1,0 +1,86 @@
+"""`pyrite train mnist` and `pyrite infer mnist`: the guide as commands.
+
+`add_parser(subparsers)` registers both on the `pyrite` command (see pyrite/cli.py); each sets
+`run` to the function that carries it out. `python -m pyrite.demos.mnist ...` runs them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from pyrite.dataset.download import data_root
+
+DEFAULT_ARTIFACTS = "/tmp/pyrite-guide"
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from pyrite.record import BinFileRecorder
+
+    from .inference import evaluate
+    from .training import CONFIG, TrainingConfig, export_record, train
+    config = TrainingConfig.load(args.config or CONFIG)
+    if args.epochs is not None:
+        config = config.with_num_epochs(args.epochs)
+    if args.lr is not None:
+        config = config.with_learning_rate(args.lr)
+    if args.seed is not None:
+        config = config.with_seed(args.seed)
+    model = train(args.artifacts, config, args.device, resume=args.resume)
+    print(f"Trained model: {Path(args.artifacts) / 'model.bin'}")
+    if args.export:
+        path = export_record(model.valid(), args.export)
+        # measured on the exported record, loaded as inference loads it
+        accuracy = evaluate(model.valid().load_file(path, BinFileRecorder()))
+        print(f"Exported {path} (half precision): {accuracy:.2f} % on the 10,000 test images")
+    return 0
+
+
+def _run_infer(args: argparse.Namespace) -> int:
+    from .inference import infer
+    artifacts = args.artifacts
+    if artifacts is None and Path(DEFAULT_ARTIFACTS, "model.bin").exists():
+        artifacts = DEFAULT_ARTIFACTS
+    infer(args.index, artifacts, args.device)
+    return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `train mnist` and `infer mnist` to the `pyrite` command."""
+    data = f"MNIST files are read from {data_root(None) / 'mnist'} (set PYRITE_DATA to change)"
+
+    train = subparsers.add_parser("train", help="train a guide model (mnist)",
+                                  description=f"Train the Burn guide's MNIST model. {data}.")
+    train.add_argument("task", choices=["mnist"])
+    train.add_argument("--epochs", type=int, help="number of epochs (config: 10)")
+    train.add_argument("--lr", type=float, help="Adam learning rate (config's by default)")
+    train.add_argument("--seed", type=int, help="random seed (config: 42)")
+    train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS,
+                       help=f"artifact directory (default {DEFAULT_ARTIFACTS})")
+    train.add_argument("--config", help="TrainingConfig JSON file (default: the committed "
+                       "demos/mnist/config.json)")
+    train.add_argument("--export", metavar="PATH", help="also save the trained model in half "
+                       "precision (.bin) at PATH, as the shipped record, and report its accuracy")
+    train.add_argument("--resume", type=int, metavar="EPOCH",
+                       help="continue from the checkpoint of EPOCH in the artifact directory")
+    train.add_argument("--device", default=os.environ.get("PYRITE_TRAIN_DEVICE",
+                                                          "autodiff<numpy>"))
+    train.set_defaults(run=_run_train)
+
+    infer = subparsers.add_parser("infer", help="predict with a guide model (mnist)",
+                                  description="Classify one MNIST test digit: the artifact "
+                                  "directory's model if trained, else the shipped record.")
+    infer.add_argument("task", choices=["mnist"])
+    infer.add_argument("--index", type=int, default=42, help="test image index (0..9999)")
+    infer.add_argument("--artifacts", help=f"artifact directory (default {DEFAULT_ARTIFACTS} "
+                       f"when it holds a model, else the shipped record)")
+    infer.add_argument("--device", default="numpy")
+    infer.set_defaults(run=_run_infer)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pyrite.demos.mnist")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.run(args))

@@ -1,0 +1,67 @@
+"""Inference with the trained guide model: the artifact dir's model when there is one, else
+the record shipped with pyrite (`mnist.bin`, half precision)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyrite.dataset import MnistDataset
+from pyrite.record import BinFileRecorder
+
+from .data import MnistBatcher
+from .model import Model
+from .training import CONFIG, TrainingConfig
+
+#: the committed record: trained by `pyrite train mnist` (see docs/training.md), saved in half
+#: precision with pyrite's binary format (no msgpack needed, loads in the browser)
+SHIPPED = Path(__file__).with_name("mnist.bin")
+
+
+def load_model(artifact_dir: str | Path | None = None, device: str = "numpy") -> Model:
+    """The trained model: `<artifact_dir>/model.bin` with its config.json if present, else the
+    shipped record."""
+    if artifact_dir is not None:
+        folder = Path(artifact_dir)
+        if (folder / "model.bin").exists() and (folder / "config.json").exists():
+            config = TrainingConfig.load(folder / "config.json")
+            return config.model.init(device).load_file(folder / "model.bin",
+                                                       BinFileRecorder())
+    if not SHIPPED.exists():
+        raise FileNotFoundError(f"no trained model: {artifact_dir or '(no artifact dir)'} holds "
+                                f"no model.bin and {SHIPPED} is missing; run `pyrite train mnist`")
+    return default_config().model.init(device).load_file(SHIPPED, BinFileRecorder())
+
+
+def default_config() -> TrainingConfig:
+    """The committed training config (its model is the shipped record's)."""
+    return TrainingConfig.load(CONFIG)
+
+
+def infer(index: int, artifact_dir: str | Path | None = None, device: str = "numpy"
+          ) -> tuple[int, int]:
+    """(predicted, expected) for MNIST test image `index`; prints them as the book does."""
+    model = load_model(artifact_dir, device)
+    item = MnistDataset.test().get(index)
+    if item is None:
+        raise IndexError(f"infer: index {index} is outside the test set (0..9999)")
+    batch = MnistBatcher(device)([item])
+    predicted = int(model.forward(batch.images).argmax(1).reshape((1,)).into_scalar())
+    expected = int(item["label"])
+    print(f"Predicted {predicted} Expected {expected}")
+    return predicted, expected
+
+
+def evaluate(model: Model, device: str = "numpy", batch_size: int = 500) -> float:
+    """Accuracy in percent on the full 10,000-image test set."""
+    dataset = MnistDataset.test()
+    batcher = MnistBatcher(device)
+    correct = 0
+    for start in range(0, dataset.len(), batch_size):
+        items = [dataset.get(i) for i in range(start, min(start + batch_size, dataset.len()))]
+        batch = batcher(items)  # type: ignore[arg-type]
+        hits = model.forward(batch.images).argmax(1).reshape((len(items),)) == batch.targets
+        correct += int(hits.int().sum().into_scalar())
+    return 100.0 * correct / dataset.len()
+
+
+__all__ = ["SHIPPED", "default_config", "evaluate", "infer", "load_model"]
