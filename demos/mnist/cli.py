@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 from pyrite.dataset.download import data_root
@@ -38,10 +39,17 @@ def _run_train(args: argparse.Namespace) -> int:
 
 
 def _run_infer(args: argparse.Namespace) -> int:
-    from .inference import infer
+    from .inference import evaluate, infer, load_model
     artifacts = args.artifacts
     if artifacts is None and Path(DEFAULT_ARTIFACTS, "model.bin").exists():
         artifacts = DEFAULT_ARTIFACTS
+    if args.all:
+        start = time.perf_counter()
+        accuracy = evaluate(load_model(artifacts, args.device), args.device)
+        took = time.perf_counter() - start
+        print(f"Accuracy {accuracy:.2f} % on the 10,000 test images "
+              f"({args.device}, {took:.1f} s, {10_000 / took:.0f} images/s)")
+        return 0
     infer(args.index, artifacts, args.device)
     return 0
 
@@ -75,6 +83,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     infer.add_argument("--index", type=int, default=42, help="test image index (0..9999)")
     infer.add_argument("--artifacts", help=f"artifact directory (default {DEFAULT_ARTIFACTS} "
                        f"when it holds a model, else the shipped record)")
+    infer.add_argument("--all", action="store_true",
+                       help="classify the whole test set and print the accuracy")
     infer.add_argument("--device", default="numpy")
     infer.set_defaults(run=_run_infer)
 
