@@ -56,7 +56,7 @@ def cases(shape: tuple[int, ...], torch: Any) -> dict[str, dict[str, Callable[[]
                        "torch": lambda: ta * 2.0},
         "exp": {"numpy": lambda: np.exp(a), "pyrite": lambda: pa.exp(),
                 "torch": lambda: ta.exp()},
-        "relu": {"numpy": lambda: np.where(a <= 0, np.float32(0), a),
+        "relu": {"numpy": lambda: np.maximum(a, np.float32(0)),
                  "pyrite": lambda: activation.relu(pa), "torch": lambda: torch.relu(ta)},
         "sum": {"numpy": lambda: a.sum(), "pyrite": lambda: pa.sum(), "torch": lambda: ta.sum()},
         "sum_dim": {"numpy": lambda: a.sum(axis=-1, keepdims=True),

@@ -27,6 +27,10 @@ def _import_numpy() -> Any:
             "numpy: the numpy backend needs numpy, which is not installed. "
             "Install it with `pip install numpy` (or `pip install pyrite[numpy]`), "
             "or use another device such as 'webgpu'.") from exc
+    if int(numpy.__version__.split(".")[0]) < 2:
+        raise BackendUnavailable(f"numpy: the numpy backend needs numpy >= 2 (its scalar "
+                                 f"promotion rules), found {numpy.__version__}; "
+                                 f"pip install -U 'numpy>=2'")
     return numpy
 
 
@@ -91,20 +95,18 @@ class NumpyBackend(NumpyModuleOps, Backend):
         return self._dtypes[x.dtype]
 
     def same_shape_and_dtype(self, a: Prim, b: Prim) -> bool:
-        # numpy's builtin dtypes are singletons, so `is` answers the common case cheaply
-        return a.shape == b.shape and (a.dtype is b.dtype or a.dtype == b.dtype)
+        # numpy's builtin dtypes are singletons, so `is` answers the common case cheaply; a
+        # False here only sends the op through the front end's full check
+        return a.shape == b.shape and a.dtype is b.dtype
 
     # ---- elementwise -----------------------------------------------------------------------
     def unary(self, op: Op, x: Prim) -> Prim:
         return self._fns[op](x)
 
     def binary(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim:
-        out = self._fns[op](a, b)
-        dt = a.dtype
-        if out.dtype is not dt and op.out_kind is None and out.dtype != dt:
-            # numpy promotes some mixed cases (int8 % python int); keep the lhs dtype
-            out = out.astype(dt)
-        return out
+        # No dtype fix-up needed: operands share a dtype, and a Python scalar is weak under
+        # numpy 2's promotion rules (NEP 50) and range-checked by the front end.
+        return self._fns[op](a, b)
 
     def where(self, mask: Prim, a: Prim, b: Prim) -> Prim:
         return self.np.where(mask, a, b)
