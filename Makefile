@@ -33,10 +33,16 @@ $(VENV)/.installed: pyproject.toml
 test: setup
 	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu} $(BIN)/python -m pytest -q -p no:cacheprovider
 
+# MNIST is read from $PYRITE_DATA/mnist; beside a checkout with ../shared, that copy is used.
+DATA := $(if $(PYRITE_DATA),$(PYRITE_DATA),$(if $(wildcard ../shared/data/mnist),$(abspath ../shared/data),))
+
 demo: setup
 	$(BIN)/pyrite info backends
 	$(BIN)/pyrite info ops
 	$(BIN)/python examples/tour.py
+	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --index 42
+	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --all
+	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --all --device webgpu
 
 bench: setup
 	$(BIN)/python benchmarks/ops_cpu.py --out benchmarks/results/ops_cpu.json
