@@ -32,7 +32,8 @@ def _run_train(args: argparse.Namespace) -> int:
     print(f"Trained model: {Path(args.artifacts) / 'model.bin'}")
     if args.export:
         path = export_record(model.valid(), args.export)
-        # measured on the exported record, loaded as inference loads it
+        # measured on the exported record, loaded as inference loads it, on the inference side
+        # of the device it was trained on
         accuracy = evaluate(model.valid().load_file(path, BinFileRecorder()))
         print(f"Exported {path} (half precision): {accuracy:.2f} % on the 10,000 test images")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyrite
 from pyrite.dataset import MnistDataset
 from pyrite.record import BinFileRecorder
 
@@ -51,17 +52,20 @@ def infer(index: int, artifact_dir: str | Path | None = None, device: str = "num
     return predicted, expected
 
 
-def evaluate(model: Model, device: str = "numpy", batch_size: int = 500) -> float:
-    """Accuracy in percent on the full 10,000-image test set."""
+def evaluate(model: Model, device: str | pyrite.Backend | None = None, batch_size: int = 500,
+             limit: int | None = None) -> float:
+    """Accuracy in percent on the 10,000-image test set (its first `limit` images if given),
+    with batches on `device`, by default the model's own."""
     dataset = MnistDataset.test()
-    batcher = MnistBatcher(device)
+    batcher = MnistBatcher(device if device is not None else model.devices()[0])
+    total = dataset.len() if limit is None else min(limit, dataset.len())
     correct = 0
-    for start in range(0, dataset.len(), batch_size):
-        items = [dataset.get(i) for i in range(start, min(start + batch_size, dataset.len()))]
+    for start in range(0, total, batch_size):
+        items = [dataset.get(i) for i in range(start, min(start + batch_size, total))]
         batch = batcher(items)  # type: ignore[arg-type]
         hits = model.forward(batch.images).argmax(1).reshape((len(items),)) == batch.targets
         correct += int(hits.int().sum().into_scalar())
-    return 100.0 * correct / dataset.len()
+    return 100.0 * correct / total
 
 
 __all__ = ["SHIPPED", "default_config", "evaluate", "infer", "load_model"]

@@ -82,3 +82,13 @@ def test_custom_training_loop_example_runs(mnist_env: None,
         "[Train - Epoch 1 - Iteration 0", "[Train - Epoch 1 - Iteration 1",
         "[Valid - Epoch 1 - Iteration 0", "[Valid - Epoch 1 - Iteration 1"]
     assert " | Accuracy " in lines[0]
+
+
+@needs_mnist
+@pytest.mark.skipif(not SHIPPED.exists(), reason="the trained record is not committed yet")
+def test_evaluate_batches_on_the_models_own_device(mnist_env: None, tmp_path: Path,
+                                                   backend: pyrite.Backend) -> None:
+    # export after training on webgpu once evaluated with numpy batches: a device mismatch
+    from pyrite.demos.mnist.inference import evaluate, load_model
+    model = load_model(tmp_path, backend.name)
+    assert evaluate(model, limit=200) >= 97.0
