@@ -24,23 +24,28 @@ import pyrite
 from pyrite import activation
 
 
-def best_ns(fn: Callable[[], Any], budget_s: float, repeats: int = 5) -> float:
-    """Best per-call time over `repeats` loops sized to fill `budget_s` in total."""
-    fn()
-    start = time.perf_counter()
-    calls = 0
-    while time.perf_counter() - start < budget_s / (repeats * 4) or calls < 3:
+def best_ns(impls: dict[str, Callable[[], Any]], budget_s: float,
+            rounds: int = 15) -> dict[str, float]:
+    """Best per-call time of each peer, in nanoseconds. The peers take turns, round after round
+    (each round a timed loop per peer), so a noisy neighbour on a shared machine slows all of
+    them alike; the minimum over rounds is the figure least disturbed by it."""
+    loops = {}
+    for name, fn in impls.items():
         fn()
-        calls += 1
-    per = (time.perf_counter() - start) / calls
-    loop = max(1, int(budget_s / repeats / per))
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(loop):
+        start, calls = time.perf_counter(), 0
+        while time.perf_counter() - start < budget_s / (rounds * 4 * len(impls)) or calls < 3:
             fn()
-        best = min(best, (time.perf_counter() - t0) / loop)
-    return best * 1e9
+            calls += 1
+        per = (time.perf_counter() - start) / calls
+        loops[name] = max(1, int(budget_s / (rounds * len(impls)) / per))
+    best = {name: float("inf") for name in impls}
+    for _ in range(rounds):
+        for name, fn in impls.items():
+            t0 = time.perf_counter()
+            for _ in range(loops[name]):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - t0) / loops[name])
+    return {name: t * 1e9 for name, t in best.items()}
 
 
 def cases(shape: tuple[int, ...], torch: Any) -> dict[str, dict[str, Callable[[], Any]]]:
@@ -80,7 +85,7 @@ def run(shape: tuple[int, ...], torch: Any, budget_s: float,
     for name, impls in cases(shape, torch).items():
         if skip and name in skip:
             continue
-        times = {peer: best_ns(fn, budget_s) for peer, fn in impls.items()}
+        times = best_ns(impls, budget_s * len(impls))
         row: dict[str, Any] = {f"{peer}_ns": round(t, 1) for peer, t in times.items()}
         row["pyrite_over_numpy"] = round(times["pyrite"] / times["numpy"], 3)
         if "torch" in times:
