@@ -11,9 +11,10 @@ from __future__ import annotations
 import array
 import os
 from collections.abc import Sequence
+from typing import cast
 
 from ..backend.base import Backend, Range
-from ..backend.module_ops import ModuleOps
+from ..backend.module_ops import ModuleOps, Pads, Pair
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
 from ..data import TensorData
@@ -27,9 +28,6 @@ from .kernels import Kernels
 from .memory import BufferPool, PoolStats
 from .runtime import AdapterInfo, Runtime
 from .tensor import GpuTensor
-
-Pair = tuple[int, int]
-Pads = tuple[tuple[int, int], tuple[int, int]]
 
 _STORED = {DType.F32: DType.F32, DType.F64: DType.F32, DType.F16: DType.F16,
            DType.I32: DType.I32, DType.I64: DType.I32, DType.I16: DType.I32, DType.I8: DType.I32,
@@ -77,7 +75,7 @@ class WebGpu(Backend):
     def adapter_info(self) -> dict[str, object]:
         """What `pyrite info backends` prints: the adapter in use and every adapter seen."""
         from .info import adapters
-        found = {"in use": str(self.adapter)}
+        found: dict[str, object] = {"in use": str(self.adapter)}
         for row in adapters():
             limits = row["limits"]
             found[f"adapter #{row['index']}"] = (
@@ -246,17 +244,20 @@ class WebGpu(Backend):
         return reduction.softmax(self.kernels, x, dim, log=True)
 
     # ---- module ops overridden for speed (f32; other dtypes take the composites) -----------
+    # The composites return this backend's primitives, typed `Prim` (Any) in ModuleOps: the
+    # casts below name them.
     def conv2d(self, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
                padding: Pads, dilation: Pair, groups: int) -> GpuTensor:
         if not _f32(x, weight, bias):
-            return ModuleOps.conv2d(self, x, weight, bias, stride, padding, dilation, groups)
+            return cast(GpuTensor, ModuleOps.conv2d(self, x, weight, bias, stride, padding,
+                                                    dilation, groups))
         return conv.conv2d(self.kernels, x, weight, bias, stride, padding, dilation, groups)
 
     def conv2d_input_grad(self, grad: GpuTensor, weight: GpuTensor, input_shape: tuple[int, ...],
                           stride: Pair, padding: Pads, dilation: Pair, groups: int) -> GpuTensor:
         if not _f32(grad, weight):
-            return ModuleOps.conv2d_input_grad(self, grad, weight, input_shape, stride, padding,
-                                               dilation, groups)
+            return cast(GpuTensor, ModuleOps.conv2d_input_grad(self, grad, weight, input_shape,
+                                                               stride, padding, dilation, groups))
         return conv.conv2d_input_grad(self.kernels, grad, weight, input_shape, stride, padding,
                                       dilation, groups)
 
@@ -264,8 +265,9 @@ class WebGpu(Backend):
                            stride: Pair, padding: Pads, dilation: Pair, groups: int,
                            saved: object = None) -> GpuTensor:
         if not _f32(x, grad):
-            return ModuleOps.conv2d_weight_grad(self, x, grad, weight_shape, stride, padding,
-                                                dilation, groups, saved)
+            return cast(GpuTensor, ModuleOps.conv2d_weight_grad(self, x, grad, weight_shape,
+                                                                stride, padding, dilation, groups,
+                                                                saved))
         return conv.conv2d_weight_grad(self.kernels, x, grad, weight_shape, stride, padding,
                                        dilation, groups)
 
@@ -278,7 +280,8 @@ class WebGpu(Backend):
     def max_pool2d(self, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
                    dilation: Pair) -> GpuTensor:
         if not _f32(x):
-            return ModuleOps.max_pool2d(self, x, kernel, stride, padding, dilation)
+            return cast(GpuTensor, ModuleOps.max_pool2d(self, x, kernel, stride, padding,
+                                                        dilation))
         return pool.max_pool2d_with_indices(self.kernels, x, kernel, stride, padding,
                                             dilation)[0]
 
@@ -295,7 +298,8 @@ class WebGpu(Backend):
     def avg_pool2d(self, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
                    count_include_pad: bool) -> GpuTensor:
         if not _f32(x):
-            return ModuleOps.avg_pool2d(self, x, kernel, stride, padding, count_include_pad)
+            return cast(GpuTensor, ModuleOps.avg_pool2d(self, x, kernel, stride, padding,
+                                                        count_include_pad))
         return pool.avg_pool2d(self.kernels, x, kernel, stride, padding, count_include_pad)
 
     def avg_pool2d_grad(self, grad: GpuTensor, input_shape: tuple[int, ...], kernel: Pair,
@@ -306,12 +310,12 @@ class WebGpu(Backend):
 
     def adaptive_avg_pool2d(self, x: GpuTensor, output_size: Pair) -> GpuTensor:
         if not _f32(x):
-            return ModuleOps.adaptive_avg_pool2d(self, x, output_size)
+            return cast(GpuTensor, ModuleOps.adaptive_avg_pool2d(self, x, output_size))
         return pool.adaptive_avg_pool2d(self.kernels, x, output_size)
 
     def adaptive_avg_pool2d_grad(self, grad: GpuTensor, input_shape: tuple[int, ...]) -> GpuTensor:
         if not _f32(grad):
-            return ModuleOps.adaptive_avg_pool2d_grad(self, grad, input_shape)
+            return cast(GpuTensor, ModuleOps.adaptive_avg_pool2d_grad(self, grad, input_shape))
         return pool.adaptive_avg_pool2d_grad(self.kernels, grad, input_shape)
 
 

@@ -13,14 +13,12 @@ composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
 
 from __future__ import annotations
 
-from ..backend.module_ops import conv_out_size
+from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
 from .codegen import WORKGROUP, KernelKey, render
 from .kernels import Kernels
 from .tensor import GpuTensor
 
-Pair = tuple[int, int]
-Pads = tuple[tuple[int, int], tuple[int, int]]
 _REDUCE_WORKGROUP = 64  # invocations summing one weight's N*OH*OW terms
 _F32 = (DType.F32, DType.F32, DType.F32)
 
@@ -31,8 +29,10 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
     [C_in, H, W, C_out, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, cg, cog]."""
     _, c_in, h, w = x_shape
     c_out, cg, kh, kw = w_shape
-    return [c_in, h, w, c_out, *out_hw, kh, kw, *stride, padding[0][0], padding[1][0],
-            *dilation, cg, c_out // groups]
+    # the kernels take exactly two spatial dims (H, W): one word per dim
+    (oh, ow), (sh, sw), (dh, dw) = out_hw, stride, dilation
+    (pt, _), (pl, _) = padding
+    return [c_in, h, w, c_out, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, cg, c_out // groups]
 
 
 def _pipeline(k: Kernels, template: str, workgroup: int) -> object:
@@ -73,7 +73,7 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         # transposed kernel: the forward kernel does it faster than the gather below
         pads = tuple((r - p[0], r - p[1]) for p, r in zip(padding, reach, strict=True))
         return conv2d(k, grad, _transposed(k, weight, groups), None, (1, 1),
-                      pads, dilation, groups)  # type: ignore[arg-type]
+                      pads, dilation, groups)
     grad, weight = k.contiguous(grad), k.contiguous(weight)
     out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
     if out.numel == 0:

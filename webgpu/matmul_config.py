@@ -87,7 +87,7 @@ class TileConfig:
     def dispatch(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
         return (-(-n // self.bn), -(-m // self.bm), batch)
 
-    def cache_key(self, aligned: bool) -> tuple:
+    def cache_key(self, aligned: bool) -> tuple[str, int, int, int, int, int, int, bool]:
         return (
             "matmul_tiled",
             self.bm,
@@ -99,7 +99,7 @@ class TileConfig:
             bool(aligned),
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | int | list[int]]:
         return {
             "name": self.name,
             "bm": self.bm,

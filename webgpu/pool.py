@@ -10,14 +10,11 @@ materialised. The backend sends other dtypes to the composites of `pyrite.backen
 
 from __future__ import annotations
 
-from ..backend.module_ops import conv_out_size
+from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
 from .codegen import WORKGROUP, KernelKey, render
 from .kernels import Kernels
 from .tensor import GpuTensor
-
-Pair = tuple[int, int]
-Pads = tuple[tuple[int, int], tuple[int, int]]
 
 
 def _run(k: Kernels, template: str, entry: str, words: list[int],
@@ -30,7 +27,8 @@ def _run(k: Kernels, template: str, entry: str, words: list[int],
              k.grid(-(-words[0] // WORKGROUP)))
 
 
-def _out_size(x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair) -> Pair:
+def _out_size(x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
+              dilation: Pair) -> tuple[int, int]:
     h, w = x.shape[2:]
     return conv_out_size((h + sum(padding[0]), w + sum(padding[1])), kernel, stride, dilation)
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..dtype import Kind
 
 if TYPE_CHECKING:
+    from ..dtype import DType
     from ..tensor import Tensor
 
 Prim = Any
@@ -40,6 +41,12 @@ Pads = tuple[tuple[int, int], ...]  # (before, after) per spatial dim
 
 class ModuleOps:
     """Mixin of `Backend`: default compositions of the module ops."""
+
+    if TYPE_CHECKING:  # primitives of `Backend` (abstract there) that the composites call
+        def full(self, shape: tuple[int, ...], value: float | int | bool,
+                 dtype: DType) -> Prim: ...
+
+        def dtype(self, x: Prim) -> DType: ...
 
     # ---- helpers -----------------------------------------------------------------------------
     def _ft(self, prim: Prim, kind: Kind = Kind.FLOAT) -> Tensor:
@@ -289,7 +296,7 @@ class ModuleOps:
 
 # ---- shared arithmetic (also used by the front end and the overrides) ---------------------------
 def conv_out_size(padded: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
-                  dilation: tuple[int, ...]) -> Pair:
+                  dilation: tuple[int, ...]) -> tuple[int, int]:
     """Output size per spatial dim of a window op over an already padded input."""
     oh, ow = ((p - d * (k - 1) - 1) // s + 1
               for p, k, s, d in zip(padded, kernel, stride, dilation, strict=True))

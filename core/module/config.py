@@ -11,7 +11,8 @@ and positionally, options after a `KW_ONLY` marker, as STYLE.md asks:
 
         def init(self, device=None) -> Mlp: ...
 
-Every field gets a `with_<field>(value)` builder returning a changed copy; `save(path)` and
+Every field gets a `with_<field>(value)` builder returning a changed copy (made at class
+creation; `Config`'s docstring says how a type checker sees them); `save(path)` and
 `Config.load(path)` write and read JSON (atomically); nested configs nest in the JSON. A field
 declared as a base class (`initializer: Initializer`) holding a subclass is written with the
 class name as a tag, `{"KaimingUniform": {"gain": 0.57, ...}}`, as Burn's serde does for enums.
@@ -28,10 +29,11 @@ import json
 import os
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Self, dataclass_transform
+from typing import TYPE_CHECKING, Any, Self, dataclass_transform
 
 from ..errors import ConfigError
 
@@ -57,7 +59,15 @@ class Config:
     DemoConfig(d_model=512, dropout=0.2)
     >>> DemoConfig.from_json(c.to_json()) == c
     True
+
+    The `with_<field>` builders are made at class creation, where a type checker cannot see
+    them: for it alone (under `TYPE_CHECKING`), a `__getattr__` types any attribute it does not
+    find on a config as a builder, `(value) -> Self`. At run time there is no `__getattr__`, and
+    a missing attribute is still an AttributeError.
     """
+
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Callable[[Any], Self]: ...
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

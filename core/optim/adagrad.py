@@ -52,7 +52,7 @@ class AdaGradRule:
         if state is None:
             total, time = square, 1
         else:
-            total = state["sum"] + square  # type: ignore[operator]
+            total = state["sum"] + square
             time = int(state["time"]) + 1
         clr = lr / (1.0 + (time - 1) * self.lr_decay)
         delta = grad / (total.sqrt() + self.epsilon)

@@ -92,8 +92,8 @@ class AdamRule:
             v = grad * grad * (1.0 - b2)
             time = 1
         else:
-            m = state["moment_1"] * b1 + grad * (1.0 - b1)  # type: ignore[operator]
-            v = state["moment_2"] * b2 + grad * grad * (1.0 - b2)  # type: ignore[operator]
+            m = state["moment_1"] * b1 + grad * (1.0 - b1)
+            v = state["moment_2"] * b2 + grad * grad * (1.0 - b2)
             time = int(state["time"]) + 1
         m_hat = m / (1.0 - b1 ** time)
         v_hat = v / (1.0 - b2 ** time)

@@ -14,7 +14,7 @@ The learning rate is an argument of `step`, not part of the optimizer: scheduler
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from ..backend.autodiff import Gradients
 from ..data import TensorData
@@ -128,7 +128,9 @@ class Optimizer:
                               f"optimizer is {self.name}; build the optimizer the checkpoint "
                               f"was saved with")
         self._states = {}
-        self._pending = {str(pid): dict(state) for pid, state in params.items()}
+        # each param's state is the dict that to_record wrote
+        self._pending = {str(pid): dict(cast(Mapping[str, Any], state))
+                         for pid, state in params.items()}
         return self
 
     def num_states(self) -> int:

@@ -60,19 +60,19 @@ class RmsPropRule:
         state = state or {}
         square_avg = grad * grad * (1.0 - a)
         if "square_avg" in state:
-            square_avg = state["square_avg"] * a + square_avg  # type: ignore[operator]
+            square_avg = state["square_avg"] * a + square_avg
         new: State = {"square_avg": square_avg}
         avg = square_avg
         if self.centered:
             grad_avg = grad * (1.0 - a)
             if "grad_avg" in state:
-                grad_avg = state["grad_avg"] * a + grad_avg  # type: ignore[operator]
+                grad_avg = state["grad_avg"] * a + grad_avg
             new["grad_avg"] = grad_avg
             avg = square_avg - grad_avg * grad_avg
         delta = grad / (avg.sqrt() + self.epsilon)
         if self.momentum > 0:
             if "momentum_buffer" in state:
-                delta = state["momentum_buffer"] * self.momentum + delta  # type: ignore[operator]
+                delta = state["momentum_buffer"] * self.momentum + delta
             new["momentum_buffer"] = delta
         return tensor - delta * lr, new
 

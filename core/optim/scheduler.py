@@ -287,8 +287,11 @@ class NoamLrScheduler(LrScheduler):
     def step(self) -> float:
         self.step_count += 1
         k = float(self.step_count)
-        warm = min(k ** -0.5, k * self.warmup_steps ** -1.5)
-        return self.init_lr * self.model_size ** -0.5 * warm
+        # typeshed types float ** float as Any (a negative base gives a complex); these bases
+        # are positive, so the powers are floats
+        scale: float = self.model_size ** -0.5
+        warm: float = min(k ** -0.5, k * self.warmup_steps ** -1.5)
+        return self.init_lr * scale * warm
 
     def _get(self) -> Any:
         return self.step_count

@@ -257,7 +257,7 @@ class Learner:
             start = self.resume_from + 1
         for loader in (train_loader, valid_loader):
             # each epoch's shuffle order continues as if training had not stopped
-            if hasattr(loader, "set_epoch"):
+            if loader is not None and hasattr(loader, "set_epoch"):
                 loader.set_epoch(start - 1)
         log.info("fit: epochs %d..%d, optimizer %r, scheduler %r, metrics train %s valid %s",
                  start, self.num_epochs, self.optim, self.scheduler,

@@ -12,7 +12,7 @@ batches), so the table covers the epochs of earlier runs too when training was r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .logger import MetricLogger, epoch_value
@@ -37,7 +37,7 @@ class LearnerSummary:
     model: str = ""
 
     @classmethod
-    def from_logger(cls, logger: MetricLogger, metrics: dict[str, Sequence[str]],
+    def from_logger(cls, logger: MetricLogger, metrics: Mapping[str, Sequence[str]],
                     epochs: Iterable[int], *, model: str = "") -> LearnerSummary:
         epochs = list(epochs)
         rows = []

@@ -29,11 +29,11 @@ class MnistBatcher:
         self.device = pyrite.device(device)
 
     def __call__(self, items: list[dict[str, bytes | int]]) -> MnistBatch:
-        raw = b"".join(bytes(item["image"]) for item in items)  # type: ignore[arg-type]
+        raw = b"".join(bytes(item["image"]) for item in items)
         pixels = pyrite.from_data(TensorData(raw, shape=(len(items), SIDE, SIDE), dtype="u8"),
                                   device=self.device)
         images = (pixels.float() / 255.0 - MEAN) / STD
         # labels in the device's own int dtype (i64 on numpy, i32 on webgpu)
-        targets = pyrite.tensor([int(item["label"]) for item in items],  # type: ignore[arg-type]
+        targets = pyrite.tensor([int(item["label"]) for item in items],
                                 device=self.device)
         return MnistBatch(images, targets)

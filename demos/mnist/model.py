@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING
 
-from pyrite import Tensor
+from pyrite import Backend, Tensor
 from pyrite.module import Config, Module
 from pyrite.nn.activation import Relu
 from pyrite.nn.conv import Conv2dConfig
@@ -42,14 +42,14 @@ class ModelConfig(Config):
     _: KW_ONLY
     dropout: float = 0.5
 
-    def init(self, device: str | None = None) -> Model:
+    def init(self, device: str | Backend | None = None) -> Model:
         return Model(self, device)
 
 
 class Model(Module):
     """Shapes: images (batch, 28, 28) -> logits (batch, num_classes)."""
 
-    def __init__(self, config: ModelConfig, device: str | None = None) -> None:
+    def __init__(self, config: ModelConfig, device: str | Backend | None = None) -> None:
         self.conv1 = Conv2dConfig(1, 8, (3, 3)).init(device)
         self.conv2 = Conv2dConfig(8, 16, (3, 3)).init(device)
         self.pool = AdaptiveAvgPool2dConfig((8, 8)).init()
@@ -71,7 +71,8 @@ class Model(Module):
         x = self.linear1(x)
         x = self.dropout(x)
         x = self.activation(x)
-        return self.linear2(x)  # (batch, num_classes)
+        logits: Tensor = self.linear2(x)  # (batch, num_classes)
+        return logits
 
     def forward_classification(self, images: Tensor, targets: Tensor) -> ClassificationOutput:
         output = self.forward(images)

@@ -76,9 +76,9 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
         builder = builder.checkpoint(resume)
     learner = builder.build(config.model.init(ad), config.optimizer.init(),
                             config.learning_rate)
-    model = learner.fit(train_loader, valid_loader)
+    model: Model = learner.fit(train_loader, valid_loader)
     model.save_file(artifact_dir / "model", BinFileRecorder())
-    return model  # type: ignore[no-any-return]
+    return model
 
 
 def export_record(model: Model, path: str | Path) -> Path:
