@@ -174,8 +174,9 @@ class NumericOps:
 
     # ---- reductions --------------------------------------------------------------------------
     def _reduce_dim(self: Tensor, op: R.Reduction, dim: int) -> Tensor:
-        self._need(op.name, NUMERIC)
-        d = norm_dim(op.name, dim, self.ndim)
+        name = _dim_name(op)
+        self._need(name, NUMERIC)
+        d = norm_dim(name, dim, self.ndim)
         kind = Kind.INT if op.returns_index else None
         return self._new(self._backend.reduce(op, self._prim, d), kind)
 
@@ -233,9 +234,10 @@ class NumericOps:
         return (self._accumulator().sum_dim(d) / self.shape[d]).cast(self.dtype)
 
     def _extreme(self: Tensor, op: R.Reduction, dim: int) -> Tensor:
-        d = norm_dim(op.name, dim, self.ndim)
+        name = _dim_name(op)
+        d = norm_dim(name, dim, self.ndim)
         if self.shape[d] == 0:
-            raise ShapeError(f"{op.name}: dim {dim} is empty (shape {self.shape})")
+            raise ShapeError(f"{name}: dim {dim} is empty (shape {self.shape})")
         return self._reduce_dim(op, d)
 
     def max_dim(self: Tensor, dim: int) -> Tensor:
@@ -409,3 +411,8 @@ class NumericOps:
             return self
         return self._new(self._backend.cast(self._prim, self._backend.default_dtype(Kind.BOOL)),
                          Kind.BOOL)
+
+
+def _dim_name(op: R.Reduction) -> str:
+    """The API name of a reduction along a dim, for errors: sum_dim, max_dim, argmax."""
+    return op.name if op.returns_index else f"{op.name}_dim"

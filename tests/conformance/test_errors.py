@@ -100,7 +100,7 @@ CASES = [
      "=arange_step: step must not be 0"),
     # ---- dims and indices
     ("sum-dim", lambda b: _f(b, 2, 3).sum_dim(2), DimError,
-     "=sum: dim 2 is out of range for a tensor of rank 2 (valid: -2..1)"),
+     "=sum_dim: dim 2 is out of range for a tensor of rank 2 (valid: -2..1)"),
     ("argmax-dim", lambda b: _f(b, 2, 3).argmax(-3), DimError,
      "=argmax: dim -3 is out of range for a tensor of rank 2"),
     ("permute", lambda b: _f(b, 2, 3).permute([0, 0]), DimError,
