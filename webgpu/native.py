@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ _POWER = ("high-performance", "low-power")
 _TYPE_RANK = {"high-performance": ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"],
               "low-power": ["IntegratedGPU", "DiscreteGPU", "VirtualGPU", "CPU"]}
 _MAX_PENDING = 256  # dispatches per batch before an automatic submit
+_MAX_BIND_GROUPS = 4096  # cached bind groups (least recently used dropped first)
 _NO_ADAPTER_FIX = ("On Linux without a GPU, `apt-get install mesa-vulkan-drivers` gives a software "
                    "adapter (lavapipe); in Chromium start with --enable-unsafe-webgpu. "
                    "Or use Device(\"numpy\").")
@@ -137,7 +139,14 @@ class NativeRuntime:
         self._usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
                        | wgpu.BufferUsage.COPY_DST)
         self._pipelines: dict[Hashable, Any] = {}
+        self._layouts: dict[int, Any] = {}  # id(pipeline) -> its bind group layout
+        # (pipeline, bindings) -> bind group: training repeats the same bindings every step
+        # (the pool hands back the same buffers), and a bind group costs a driver call to make.
+        # The key holds the buffers, so their ids stay unique while cached; destroying any
+        # buffer empties the cache.
+        self._groups: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._encoder: Any = None
+        self._pass: Any = None  # the open compute pass: dispatches share one until a copy
         self._pending = 0
         self._fence: Any = None
 
@@ -163,6 +172,8 @@ class NativeRuntime:
             data=data, usage=usage.UNIFORM if uniform else usage.STORAGE)
 
     def destroy_buffer(self, buffer: Buffer) -> None:
+        self.flush()  # pending work may still use it, and cached bind groups name it
+        self._groups.clear()
         buffer.destroy()  # type: ignore[attr-defined]  # a GPUBuffer
 
     def write_buffer(self, buffer: Buffer, offset: int, data: bytes) -> None:
@@ -204,36 +215,58 @@ class NativeRuntime:
         return found
 
     def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
-        pairs = bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings)
+        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
+        key = (pipeline, *pairs)
+        found = self._groups.get(key)
+        if found is not None:
+            self._groups.move_to_end(key)
+            return found
         entries = [{"binding": i, "resource": {"buffer": b, "offset": 0,
                                                "size": b.size}}  # type: ignore[attr-defined]
                    for i, b in pairs]
-        layout = pipeline.get_bind_group_layout(0)  # type: ignore[attr-defined]
-        return self._device.create_bind_group(layout=layout, entries=entries)
+        layout = self._layouts.get(id(pipeline))
+        if layout is None:  # pipelines live as long as the runtime: their ids are stable
+            layout = self._layouts[id(pipeline)] = \
+                pipeline.get_bind_group_layout(0)  # type: ignore[attr-defined]
+        found = self._device.create_bind_group(layout=layout, entries=entries)
+        self._groups[key] = found
+        if len(self._groups) > _MAX_BIND_GROUPS:
+            self._groups.popitem(last=False)
+        return found
 
     def _batch(self) -> Any:
         if self._encoder is None:
             self._encoder = self._device.create_command_encoder()
         return self._encoder
 
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
     def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
                  workgroups: tuple[int, int, int]) -> None:
-        cpass = self._batch().begin_compute_pass()
+        # One compute pass for consecutive dispatches: WebGPU makes each dispatch its own
+        # usage scope, so a dispatch still sees the writes of the ones before it.
+        if self._pass is None:
+            self._pass = self._batch().begin_compute_pass()
+        cpass = self._pass
         cpass.set_pipeline(pipeline)
         cpass.set_bind_group(0, bind_group)
         cpass.dispatch_workgroups(*workgroups)
-        cpass.end()
         self._pending += 1
         if self._pending >= _MAX_PENDING:
             self.flush()
 
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
                     size: int) -> None:
+        self._end_pass()  # copies are encoder commands, outside any pass
         self._batch().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
         self._pending += 1
 
     def flush(self) -> None:
         if self._encoder is not None:
+            self._end_pass()
             encoder, self._encoder, self._pending = self._encoder, None, 0
             self._device.queue.submit([encoder.finish()])
 
