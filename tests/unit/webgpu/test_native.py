@@ -55,3 +55,32 @@ def test_runtime_satisfies_the_protocol_and_adapters_lists_limits(gpu):
     rows = adapters()
     assert rows and all("max-storage-buffer-binding-size" in r["limits"] for r in rows)
     assert gpu.adapter.name in {r["name"] for r in rows}
+
+
+_COPY = """
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@compute @workgroup_size(1) fn main(@builtin(global_invocation_id) i: vec3<u32>) {
+  dst[i.x] = src[i.x];
+}
+"""
+
+
+def test_bind_groups_are_cached_until_a_buffer_is_destroyed(gpu):
+    runtime = gpu.kernels.runtime
+    inner = getattr(runtime, "inner", runtime)  # the lost-device guard wraps the native runtime
+    pipeline = inner.pipeline("test-copy", _COPY)
+    a, b = inner.create_buffer(16), inner.create_buffer(16)
+    first = inner.bind_group(pipeline, [a, b])
+    assert inner.bind_group(pipeline, [a, b]) is first  # same pipeline and buffers: cached
+    assert inner.bind_group(pipeline, [b, a]) is not first
+    inner.destroy_buffer(inner.create_buffer(16))
+    assert inner.bind_group(pipeline, [a, b]) is not first  # destroying emptied the cache
+
+
+def test_dispatches_in_one_pass_see_each_others_writes(gpu, down):
+    x = gpu.full((1000,), 1.0, gpu.float_dtype)
+    from pyrite.backend import binary as B
+    for _ in range(50):  # 50 dependent dispatches, one compute pass, one submit
+        x = gpu.binary(B.ADD, x, x)
+    assert down(x)[0] == 2.0 ** 50
