@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from torch_guide import guide_model
 
 import pyrite
 from pyrite.demos.mnist import MnistBatcher, ModelConfig
@@ -77,32 +78,9 @@ def pyrite_runner(images: np.ndarray, labels: np.ndarray) -> Any:
 
 # ---- torch --------------------------------------------------------------------------------------
 def torch_runner(images: np.ndarray, labels: np.ndarray, torch: Any) -> Any:
-    nn = torch.nn
-    torch.manual_seed(0)
-
-    class Model(nn.Module):  # the guide model, layer for layer
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 8, 3)
-            self.conv2 = nn.Conv2d(8, 16, 3)
-            self.pool = nn.AdaptiveAvgPool2d((8, 8))
-            self.dropout = nn.Dropout(0.5)
-            self.linear1 = nn.Linear(1024, 512)
-            self.linear2 = nn.Linear(512, 10)
-            self.activation = nn.ReLU()
-
-        def forward(self, images: Any) -> Any:
-            b, h, w = images.shape
-            x = images.reshape(b, 1, h, w)
-            x = self.dropout(self.conv1(x))
-            x = self.activation(self.dropout(self.conv2(x)))
-            x = self.pool(x).reshape(b, 16 * 8 * 8)
-            x = self.activation(self.dropout(self.linear1(x)))
-            return self.linear2(x)
-
-    model = Model().train()
+    model = guide_model(torch).train()
     optim = torch.optim.Adam(model.parameters(), lr=LR, eps=1e-5)
-    loss_fn = nn.CrossEntropyLoss()
+    loss_fn = torch.nn.CrossEntropyLoss()
     x = (torch.from_numpy(images.astype(np.float32)) / 255.0 - 0.1307) / 0.3081
     y = torch.from_numpy(labels)
     batches = [(x[s:s + BATCH], y[s:s + BATCH]) for s in range(0, len(images), BATCH)]

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from torch_guide import guide_model
 
 import pyrite
 import pyrite.webgpu
@@ -93,30 +94,7 @@ def pyrite_infer(device_name: str, data: list[tuple[Any, Any]]) -> tuple[Step, C
 
 # ---- torch --------------------------------------------------------------------------------------
 def torch_model(torch: Any) -> Any:
-    nn = torch.nn
-
-    class Model(nn.Module):  # the guide model, layer for layer
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 8, 3)
-            self.conv2 = nn.Conv2d(8, 16, 3)
-            self.pool = nn.AdaptiveAvgPool2d((8, 8))
-            self.dropout = nn.Dropout(0.5)
-            self.linear1 = nn.Linear(1024, 512)
-            self.linear2 = nn.Linear(512, 10)
-            self.activation = nn.ReLU()
-
-        def forward(self, images: Any) -> Any:
-            b, h, w = images.shape
-            x = images.reshape(b, 1, h, w)
-            x = self.dropout(self.conv1(x))
-            x = self.activation(self.dropout(self.conv2(x)))
-            x = self.pool(x).reshape(b, 16 * 8 * 8)
-            x = self.activation(self.dropout(self.linear1(x)))
-            return self.linear2(x)
-
-    torch.manual_seed(0)
-    return Model().cuda()
+    return guide_model(torch).cuda()
 
 
 def torch_train(torch: Any, data: list[tuple[Any, Any]]) -> tuple[Step, Callable[[], None]]:
