@@ -7,9 +7,9 @@ BIN := $(VENV)/bin
 APT_PACKAGES := mesa-vulkan-drivers chromium
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/pyrite-xdg-XXXXXX)
 
-.PHONY: setup system-packages venv test demo bench lint typecheck clean
+.PHONY: setup system-packages venv browser-deps test demo bench lint typecheck clean
 
-setup: system-packages venv
+setup: system-packages venv browser-deps
 
 # Debian packages: Vulkan on the CPU (lavapipe) for the WebGPU backend, Chromium for the
 # browser tests. Installed only when missing; needs root (CI and these machines run as root).
@@ -23,15 +23,23 @@ system-packages:
 
 venv: $(VENV)/.installed
 
+# The Pyodide distribution pinned in wasm/package.json (pages and the Pyodide tests load it).
+browser-deps: wasm/node_modules/.installed
+
+wasm/node_modules/.installed: wasm/package.json wasm/package-lock.json
+	command -v npm >/dev/null || { echo "npm is needed: apt-get install nodejs npm"; exit 1; }
+	cd wasm && npm ci --no-audit --no-fund
+	touch $@
+
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 	$(BIN)/pip install -q -e ".[dev,webgpu,server,data]"
 	touch $@
 
-# The suite installs Vulkan on the CPU itself, so a missing WebGPU adapter is a failure here.
+# Set-up installs Vulkan on the CPU and Pyodide, so a missing WebGPU adapter or Pyodide fails.
 test: setup
-	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu} $(BIN)/python -m pytest -q -p no:cacheprovider
+	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu,pyodide} $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # MNIST is read from $PYRITE_DATA/mnist; beside a checkout with ../shared, that copy is used.
 DATA := $(if $(PYRITE_DATA),$(PYRITE_DATA),$(if $(wildcard ../shared/data/mnist),$(abspath ../shared/data),))
