@@ -264,7 +264,9 @@ class Learner:
                  [m.name for m, _ in self.metrics["train"]],
                  [m.name for m, _ in self.metrics["valid"]])
         runner = EpochRunner(self)
+        last = start - 1  # the last epoch that ran (stays below `start` if none did)
         for epoch in range(start, self.num_epochs + 1):
+            last = epoch
             self.model = runner.train(epoch, train_loader)
             stopped = self.interrupter.should_stop()
             if valid_loader is not None and not stopped:
@@ -276,7 +278,7 @@ class Learner:
                 log.warning("fit: %s during epoch %d; checkpoint %d holds the model so far",
                             self.interrupter.reason, epoch, epoch)
                 break
-        self._summarize(range(1, self.num_epochs + 1))
+        self._summarize(range(1, last + 1))  # an interrupted fit sums up what it ran
         log.info("fit: done")
         return self.model
 

@@ -146,6 +146,7 @@ def test_ctrl_c_finishes_the_step_checkpoints_and_returns(tmp_path: Path, tiny: 
     saved = model.load_file(tmp_path / "checkpoint/model-1.mpk")
     np.testing.assert_array_equal(saved.w.val.numpy(), model.w.val.numpy())
     assert "interrupted (Ctrl-C) during epoch 1" in (tmp_path / "experiment.log").read_text()
+    assert learner.summary is not None and learner.summary.epochs == 1  # not num_epochs
 
 
 def test_interrupter_handle_and_in_memory_logger(tmp_path: Path, tiny: Any,
