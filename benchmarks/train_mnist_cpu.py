@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from torch_guide import guide_model
+from common import cpu_name, guide_model
 
 import pyrite
 from pyrite.demos.mnist import MnistBatcher, ModelConfig
@@ -153,16 +153,6 @@ def profile(step: Any, steps: int, top: int = 20) -> dict[str, Any]:
             "by_layer_share": {k: round(v / total, 3)
                                for k, v in sorted(layers.items(), key=lambda kv: -kv[1])},
             "top_functions_by_own_time": short}
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main() -> None:

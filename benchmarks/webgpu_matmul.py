@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import wgpu
+from common import cuda_torch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -242,18 +243,6 @@ def time_webgpu(r: Runner, cfg, n: int, args) -> dict:
     }
 
 
-def torch_peer():
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return torch
-
-
 def time_torch(torch, n: int, args) -> dict:
     g = torch.Generator(device="cuda").manual_seed(n)
     a = torch.randn(n, n, device="cuda", dtype=torch.float32, generator=g)
@@ -351,7 +340,7 @@ def main() -> int:
     for c in bad:
         print("  FAIL", c)
 
-    torch = None if args.no_torch else torch_peer()
+    torch = None if args.no_torch else cuda_torch()
     peer_info = {}
     if torch is not None:
         peer_info["torch"] = {

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from torch_guide import guide_model
+from common import cpu_name, cuda_torch, guide_model
 
 import pyrite
 import pyrite.webgpu
@@ -189,28 +189,6 @@ def profile(runner: tuple[Step, Callable[[], None]], steps: int, top: int = 15) 
                  "calls_per_step": round(n / steps, 1)} for t, n, w in rows[:top]]}
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
-def _cuda_torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return torch
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20, help="timed steps per repeat")
@@ -228,7 +206,7 @@ def main() -> None:
     images, labels, source = load_images(max(args.batch, args.infer_batch) * 8)
     train_data = _split(images, labels, args.batch)
     infer_data = _split(images, labels, args.infer_batch)
-    torch = None if "torch" in skip else _cuda_torch()
+    torch = None if "torch" in skip else cuda_torch()
     gpu = pyrite.device("webgpu")
     import wgpu
     results: dict[str, Any] = {

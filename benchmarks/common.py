@@ -1,9 +1,36 @@
-"""The Burn guide's MNIST model in PyTorch, layer for layer as `pyrite.demos.mnist.Model`: the
-peer of the MNIST benchmarks (torch is imported by the caller, never by pyrite)."""
+"""What several benchmarks share: the machine's CPU name, PyTorch CUDA as a peer (TF32 off), and
+the Burn guide's MNIST model in PyTorch, layer for layer as `pyrite.demos.mnist.Model` (torch is
+imported here or by the caller, never by pyrite)."""
 
 from __future__ import annotations
 
+import platform
+from pathlib import Path
 from typing import Any
+
+
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (platform.processor() elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def cuda_torch() -> Any:
+    """torch with fp32 matmul and convolution kept in fp32 (TF32 off), or None without CUDA."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
 
 
 def guide_model(torch: Any) -> Any:
