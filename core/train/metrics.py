@@ -19,6 +19,20 @@ def _classification(metric: str, item: Any) -> tuple[Any, Any]:
     return output, targets.reshape((output.shape[0],))
 
 
+def _percent(hits: Any, targets: Any, pad_token: int | None) -> tuple[float, int]:
+    """(percent of rows hit, rows counted), leaving out rows whose target is `pad_token`."""
+    if pad_token is None:
+        total = int(hits.shape[0])
+        correct = int(hits.int().sum().into_scalar())
+    else:
+        keep = targets != pad_token
+        total = int(keep.int().sum().into_scalar())
+        correct = int((hits & keep).int().sum().into_scalar())
+    if total == 0:
+        return math.nan, 0
+    return 100.0 * correct / total, total
+
+
 class Accuracy(Metric):
     """Percent of rows whose largest logit is the target class; targets equal to
     `pad_token` are left out, as in Burn's `AccuracyMetric::with_pad_token`."""
@@ -34,16 +48,7 @@ class Accuracy(Metric):
     def _measure(self, item: Any, metadata: MetricMetadata) -> tuple[float, int]:
         output, targets = _classification(self.name, item)
         hits = output.argmax(1).reshape((output.shape[0],)) == targets
-        if self.pad_token is None:
-            total = output.shape[0]
-            correct = int(hits.int().sum().into_scalar())
-        else:
-            keep = targets != self.pad_token
-            total = int(keep.int().sum().into_scalar())
-            correct = int((hits & keep).int().sum().into_scalar())
-        if total == 0:
-            return math.nan, 0
-        return 100.0 * correct / total, total
+        return _percent(hits, targets, self.pad_token)
 
 
 class TopKAccuracy(Metric):
@@ -65,16 +70,7 @@ class TopKAccuracy(Metric):
         top = output.topk_with_indices(k, 1)[1]  # (batch, k)
         hits = (top == targets.reshape((output.shape[0], 1))).any_dim(1).reshape(
             (output.shape[0],))
-        if self.pad_token is None:
-            total = output.shape[0]
-            correct = int(hits.int().sum().into_scalar())
-        else:
-            keep = targets != self.pad_token
-            total = int(keep.int().sum().into_scalar())
-            correct = int((hits & keep).int().sum().into_scalar())
-        if total == 0:
-            return math.nan, 0
-        return 100.0 * correct / total, total
+        return _percent(hits, targets, self.pad_token)
 
     def __repr__(self) -> str:
         return f"TopKAccuracy({self.k})"
