@@ -28,3 +28,8 @@ def webgpu_adapter() -> str:
 def required_backends() -> set[str]:
     """PYRITE_REQUIRE: backends whose absence fails the tests instead of skipping them."""
     return {f.strip() for f in os.environ.get("PYRITE_REQUIRE", "").split(",") if f.strip()}
+
+
+def web_dir() -> str:
+    """PYRITE_WEB_DIR: where `pyrite serve` builds the web bundle; empty: unset."""
+    return os.environ.get("PYRITE_WEB_DIR", "").strip()

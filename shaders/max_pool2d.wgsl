@@ -13,6 +13,9 @@
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<storage, read_write> index: array<i32>;
 
+// -inf from its bits at run time (Tint rejects an inf constant expression)
+fn pyrite_bits(b: u32) -> f32 { return bitcast<f32>(b); }
+
 fn is_nan(v: f32) -> bool {
   return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
 }
@@ -28,13 +31,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
   let ox = idx % ow;
   let oy = (idx / ow) % oh;
   let base = (idx / (ow * oh)) * h * wd;
-  var best = bitcast<f32>(0xff800000u);
+  var best = pyrite_bits(0xff800000u);
   var at = (oy * sh - pt) * wd + ox * sw - pl;
   for (var i = 0; i < kh; i++) {
     let iy = oy * sh - pt + i * dh;
     for (var j = 0; j < kw; j++) {
       let ix = ox * sw - pl + j * dw;
-      var v = bitcast<f32>(0xff800000u);
+      var v = pyrite_bits(0xff800000u);
       if (iy >= 0 && iy < h && ix >= 0 && ix < wd) {
         v = x[base + iy * wd + ix];
       }

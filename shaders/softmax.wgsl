@@ -51,7 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     r = r / size;
   }
   let out_step = info[5];
-  var m = bitcast<f32>(0xff800000u);
+  var m = pyrite_bits(0xff800000u);
   for (var k = i32(lid); k < len; k += {{ workgroup }}) {
     m = max(m, f32(src[base + k * stride]));
   }

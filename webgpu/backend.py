@@ -34,6 +34,16 @@ _STORED = {DType.F32: DType.F32, DType.F64: DType.F32, DType.F16: DType.F16,
            DType.U8: DType.I32, DType.BOOL: DType.BOOL}
 
 
+def _default_runtime(adapter: str | None) -> Runtime:
+    """The browser's WebGPU inside Pyodide, else wgpu-py's adapter chosen by `adapter`."""
+    from .browser import BrowserRuntime, in_browser
+    if in_browser():
+        power = adapter if adapter in ("high-performance", "low-power") else None
+        return BrowserRuntime.create_sync(power)
+    from .native import NativeRuntime
+    return NativeRuntime(adapter)
+
+
 class WebGpu(Backend):
     """Tensors on a WebGPU device; `adapter` as in PYRITE_WEBGPU_ADAPTER ("gl", "vulkan,1")."""
 
@@ -56,8 +66,7 @@ class WebGpu(Backend):
         """The launch context, built (adapter requested) on first use."""
         if self._kernels is None:
             if self._runtime is None:
-                from .native import NativeRuntime
-                self._runtime = NativeRuntime(self._adapter_choice)
+                self._runtime = _default_runtime(self._adapter_choice)
             guarded = GuardedRuntime(self._runtime)
             self._kernels = Kernels(guarded, BufferPool(guarded))
         return self._kernels
@@ -76,6 +85,10 @@ class WebGpu(Backend):
         """What `pyrite info backends` prints: the adapter in use and every adapter seen."""
         from .info import adapters
         found: dict[str, object] = {"in use": str(self.adapter)}
+        describe = getattr(self.kernels.runtime.inner, "describe", None)
+        if describe is not None:  # the browser: one adapter, described by the page
+            found.update(describe())
+            return found
         for row in adapters():
             limits = row["limits"]
             found[f"adapter #{row['index']}"] = (

@@ -105,8 +105,8 @@ def identity(name: str, dtype: DType) -> str:
     """A registry reduction identity ('0', '1', 'lowest', 'highest') as a compute literal."""
     floating = dtype.kind is Kind.FLOAT
     values = {"0": ("0.0", "0"), "1": ("1.0", "1"),
-              "lowest": ("bitcast<f32>(0xff800000u)", "i32(-2147483647 - 1)"),
-              "highest": ("bitcast<f32>(0x7f800000u)", "2147483647")}
+              "lowest": ("pyrite_bits(0xff800000u)", "i32(-2147483647 - 1)"),
+              "highest": ("pyrite_bits(0x7f800000u)", "2147483647")}
     return values[name][0 if floating else 1]
 
 
@@ -117,9 +117,16 @@ def nan_test(var: str, dtype: DType) -> str:
     return "false"
 
 
+#: f32 from its bits at run time. Tint (Chrome's WGSL compiler) rejects a constant expression
+#: whose value is inf or NaN, such as `bitcast<f32>(0xff800000u)`; a function call is never a
+#: constant expression, so kernels spell such values `pyrite_bits(0xff800000u)`.
+BITS_FN = "fn pyrite_bits(b: u32) -> f32 { return bitcast<f32>(b); }\n"
+
+
 def header(dtypes: tuple[DType, ...]) -> str:
-    """`enable f16;` when a kernel touches f16 buffers."""
-    return "enable f16;\n" if DType.F16 in dtypes else ""
+    """What every generated kernel starts with: `enable f16;` when it touches f16 buffers, and
+    the `pyrite_bits` helper."""
+    return ("enable f16;\n" if DType.F16 in dtypes else "") + BITS_FN
 
 
 # ---- templates ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ _POW_WGSL = """
 fn pyrite_pow(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return 1.0; }
   if (a >= 0.0) { return pow(a, b); }
-  if (b != floor(b)) { return bitcast<f32>(0x7fc00000u); }
+  if (b != floor(b)) { return pyrite_bits(0x7fc00000u); }
   let m = pow(-a, b);
   return select(m, -m, (i32(b) & 1) == 1);
 }

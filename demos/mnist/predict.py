@@ -1,0 +1,56 @@
+"""One drawn digit in, ten probabilities out: what the drawing page, `/api/predict/mnist` and
+the tests all call, so the page and the server run the same Python model code.
+
+Input: 784 grey levels (0..255, row-major 28x28, white digit on black as in MNIST), already
+cropped, scaled and centred by the page (`demos/mnist/page/app.js`). They are normalised
+exactly as in training (`MnistBatcher`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyrite
+from pyrite import TensorData
+
+from .data import MEAN, SIDE, STD
+from .model import Model
+
+PIXELS = SIDE * SIDE
+
+
+def check_pixels(pixels: object) -> list[float]:
+    """The pixels as floats, or a ValueError that says what a valid input looks like."""
+    if not isinstance(pixels, Sequence) or isinstance(pixels, (str, bytes)):
+        raise ValueError(f"mnist: 'pixels' must be a list of {PIXELS} numbers (28x28 grey "
+                         f"levels 0..255, row-major), got {type(pixels).__name__}")
+    if len(pixels) != PIXELS:
+        raise ValueError(f"mnist: 'pixels' must hold {PIXELS} numbers (28x28), got "
+                         f"{len(pixels)}")
+    out: list[float] = []
+    for i, p in enumerate(pixels):
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 255:
+            raise ValueError(f"mnist: pixel {i} is {p!r}; every pixel must be a number in "
+                             f"0..255")
+        out.append(float(p))
+    return out
+
+
+def predict(model: Model, pixels: Sequence[float]) -> dict[str, object]:
+    """`{"label": int, "probabilities": [10 floats]}` for one 28x28 image.
+
+    >>> from pyrite.demos.mnist.inference import load_model
+    >>> out = predict(load_model(), [0.0] * 784)
+    >>> len(out["probabilities"]), 0 <= out["label"] <= 9
+    (10, True)
+    """
+    values = check_pixels(pixels)
+    device = model.devices()[0]
+    x = pyrite.from_data(TensorData(values, shape=(1, SIDE, SIDE), dtype="f32"), device=device)
+    x = (x / 255.0 - MEAN) / STD
+    probs = model.forward(x).softmax(1).reshape((-1,)).to_list()
+    label = max(range(len(probs)), key=probs.__getitem__)
+    return {"label": label, "probabilities": probs}
+
+
+__all__ = ["PIXELS", "check_pixels", "predict"]

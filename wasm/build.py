@@ -1,0 +1,232 @@
+"""Build the web bundle: the folder a page loads pyrite from (see DESIGN.md, "Browser").
+
+    python -m pyrite.wasm build [--out DIR]
+
+writes, with every URL relative to `pyrite.js`:
+
+    pyrite.js, worker.js        the loader (an ES module) and the Web Worker that runs Python
+    manifest.json               what the worker fetches, each file with its sha256
+    wheels/<hash>/NAME.whl      the pure-Python pyrite wheel for the page, and micropip
+    models/NAME.<hash>.bin      the demo models' records
+
+The pyrite wheel is made here from the installed package's own files (no pip, no network):
+`core` + `webgpu` + `shaders` + `wasm`'s Python + `demos`' Python, without the server (it needs
+Starlette), the records (served apart, cached by hash) and the pages. Zip entries carry a fixed
+date, so the same sources give the same bytes and the same hash: a repeat visit finds its
+cached copy. The Pyodide runtime itself is served from the npm package (`/pyodide/`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyrite
+from pyrite import config
+
+HERE = Path(__file__).resolve().parent
+PYODIDE_DIR = HERE / "node_modules" / "pyodide"
+#: the packages of the browser wheel: import name -> folder, with the files each ships
+_PACKAGES = ("pyrite", "pyrite.webgpu", "pyrite.shaders", "pyrite.wasm", "pyrite.demos")
+_SKIP_DIRS = {"__pycache__", "node_modules", "page", "server"}
+_SHIPPED_SUFFIXES = {".py", ".wgsl", ".json"}
+_SKIP_FILES = {"package.json", "package-lock.json"}
+_ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
+#: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
+#: file names; fetched once from PyPI into the cache folder
+_PAGE_WHEELS = ("micropip",)
+
+
+@dataclass(frozen=True)
+class Built:
+    """One file of the bundle: its path relative to the bundle root and its sha256."""
+
+    path: str
+    sha256: str
+    size: int
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _package_root(name: str) -> Path:
+    module = __import__(name, fromlist=["__file__"])
+    return Path(module.__file__).resolve().parent
+
+
+def _package_files() -> list[tuple[str, Path]]:
+    """(archive name, file) for every file of the browser wheel, sorted."""
+    files: list[tuple[str, Path]] = []
+    nested = {p.split(".", 1)[1] for p in _PACKAGES if "." in p}  # walked on their own
+    for name in _PACKAGES:
+        root = _package_root(name)
+        prefix = name.replace(".", "/")
+        skip = _SKIP_DIRS | (nested if name == "pyrite" else set())
+        for folder, dirs, names in os.walk(root):
+            here = Path(folder)
+            rel = here.relative_to(root)
+            # nested packages of `pyrite` that live in their own folders are added by name
+            dirs[:] = sorted(d for d in dirs if d not in skip and
+                             (here / d / "__init__.py").exists())
+            for file in sorted(names):
+                path = here / file
+                if path.suffix in _SHIPPED_SUFFIXES and file not in _SKIP_FILES:
+                    files.append((f"{prefix}/{rel.as_posix()}/{file}".replace("/./", "/"),
+                                  path))
+    return sorted(files)
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def build_wheel(out_dir: Path) -> Path:
+    """The pure-Python pyrite wheel for the page, written into `out_dir`."""
+    version = pyrite.__version__
+    dist = f"pyrite-{version}.dist-info"
+    entries: list[tuple[str, bytes]] = [(n, p.read_bytes()) for n, p in _package_files()]
+    entries += [
+        (f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: pyrite\nVersion: {version}\n"
+                             f"Summary: pyrite for the browser (core, webgpu, shaders, demos)\n"
+                             f"Requires-Python: >=3.11\n".encode()),
+        (f"{dist}/WHEEL", b"Wheel-Version: 1.0\nGenerator: pyrite.wasm.build\n"
+                          b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+        (f"{dist}/entry_points.txt", b"[pyrite.backends]\nwebgpu = pyrite.webgpu:create\n"),
+    ]
+    record = "\n".join(_record_line(n, d) for n, d in entries) + f"\n{dist}/RECORD,,\n"
+    entries.append((f"{dist}/RECORD", record.encode()))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"pyrite-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, _ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    return path
+
+
+def _lock() -> dict[str, dict[str, object]]:
+    lock = PYODIDE_DIR / "pyodide-lock.json"
+    if not lock.exists():
+        raise FileNotFoundError(f"wasm: {lock} is missing: install the pinned Pyodide first "
+                                f"(`make setup`, or `npm ci` in {HERE})")
+    packages: dict[str, dict[str, object]] = json.loads(lock.read_text())["packages"]
+    return packages
+
+
+def pyodide_version() -> str:
+    """The version of the installed Pyodide npm package."""
+    return str(json.loads((PYODIDE_DIR / "package.json").read_text())["version"])
+
+
+def page_wheel(name: str, cache: Path) -> Path:
+    """The wheel of a pure-Python dependency at the version the Pyodide lock file pins, from
+    `cache` or else downloaded once from PyPI with pip. (PyPI's file is not byte-equal to the
+    one Pyodide's own build ships, so its sha256 is the bundle's own, in the manifest.)"""
+    entry = _lock()[name]
+    file_name = str(entry["file_name"])
+    path = cache / file_name
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            run = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                 "--only-binary=:all:", "--python-version", "3.14", "-d", tmp,
+                 f"{name}=={entry['version']}"], capture_output=True, text=True)
+            got = Path(tmp) / file_name
+            if run.returncode != 0 or not got.exists():
+                raise RuntimeError(f"wasm: could not fetch {file_name} from PyPI for the page "
+                                   f"({run.stderr.strip()[-400:]}); put the file in {cache}")
+            os.replace(got, path)
+    return path
+
+
+def default_cache() -> Path:
+    """Where fetched page wheels are kept: $XDG_CACHE_HOME/pyrite or ~/.cache/pyrite."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pyrite" / "page-wheels"
+
+
+def default_bundle() -> Path:
+    """Where `build` writes and `pyrite serve` reads the bundle by default: $PYRITE_WEB_DIR, or
+    `web` in pyrite's cache folder."""
+    given = config.web_dir()
+    if given:
+        return Path(given)
+    return default_cache().parent / "web"
+
+
+def _place(out: Path, folder: str, name: str, data: bytes, hashed_name: bool) -> Built:
+    """Write `data` under `out/folder`, named by its hash, and describe it."""
+    sha = _sha256(data)
+    if hashed_name:
+        stem, _, suffix = name.partition(".")
+        rel = f"{folder}/{stem}.{sha[:16]}.{suffix}"
+    else:
+        rel = f"{folder}/{sha[:16]}/{name}"
+    target = out / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return Built(rel, sha, len(data))
+
+
+def build(out: Path | str, cache: Path | None = None) -> dict[str, object]:
+    """Write the web bundle into `out` (replacing an older one atomically) and return its
+    manifest."""
+    from pyrite.demos import registry
+
+    out = Path(out)
+    cache = cache or default_cache()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".web-", dir=out.parent))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            wheel = build_wheel(Path(tmp))
+            built = [_place(stage, "wheels", wheel.name, wheel.read_bytes(), False)]
+        wheels = []
+        for name in _PAGE_WHEELS:
+            dep = page_wheel(name, cache)
+            wheels.append({"name": name, **vars(_place(stage, "wheels", dep.name,
+                                                       dep.read_bytes(), False))})
+        wheels.append({"name": "pyrite", **vars(built[0])})
+        models: dict[str, object] = {}
+        for name in registry.names():
+            model = registry.get(name)
+            placed = _place(stage, "models", f"{name}.bin", model.record.read_bytes(), True)
+            models[name] = {**vars(placed), "description": model.description,
+                            "inputs": model.inputs}
+        for script in ("pyrite.js", "worker.js"):
+            shutil.copyfile(HERE / script, stage / script)
+        manifest: dict[str, object] = {
+            "pyrite": pyrite.__version__,
+            "pyodide": {"version": pyodide_version(), "url": "pyodide/"},
+            "wheels": wheels,
+            "models": models,
+        }
+        (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        old = out.with_name(out.name + ".old")
+        if out.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(out, old)
+        os.replace(stage, out)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return manifest
+
+
+__all__ = ["PYODIDE_DIR", "build", "build_wheel", "default_bundle", "default_cache", "page_wheel",
+           "pyodide_version"]

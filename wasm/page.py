@@ -1,0 +1,128 @@
+"""The Python side of a page: what `worker.js` calls inside Pyodide (see pyrite.js's API).
+
+`start(device)` chooses and builds the device (`webgpu` through the browser's WebGPU, `numpy`
+when the page could load numpy, `auto` for the first that works) and says what it got;
+`load_model(name, record)` builds a demo model from its record's bytes; `predict(name, inputs)`
+runs it with the same code as natively (`pyrite.demos.registry`) and says where the time went.
+Every function returns JSON-able values; errors propagate as Python exceptions, which the worker
+turns into rejected promises carrying the Python message.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pyrite
+from pyrite.errors import BackendUnavailable
+from pyrite.module import Module
+
+_DEVICES = ("webgpu", "numpy")
+_models: dict[str, Module] = {}
+_state: dict[str, Any] = {"device": None}
+
+
+def _runtime_stats(backend: pyrite.Backend) -> dict[str, float] | None:
+    kernels = getattr(backend, "_kernels", None)
+    inner = getattr(getattr(kernels, "runtime", None), "inner", None)
+    stats = getattr(inner, "stats", None)
+    return dict(stats) if stats is not None else None
+
+
+async def _webgpu() -> pyrite.Backend:
+    from pyrite.webgpu import WebGpu
+    from pyrite.webgpu.browser import BrowserRuntime
+
+    runtime = await BrowserRuntime.create()
+    backend = WebGpu(runtime=runtime)
+    pyrite.register_backend("webgpu", lambda: backend)
+    return pyrite.device("webgpu")
+
+
+def _numpy() -> pyrite.Backend:
+    try:
+        import numpy  # noqa: F401 - present only when the page loaded Pyodide's numpy
+    except ImportError as exc:
+        raise BackendUnavailable("numpy is not loaded in this page (the npm Pyodide package "
+                                 "does not carry it; serve a full Pyodide distribution with "
+                                 "`pyrite serve --pyodide-packages DIR_OR_URL`)") from exc
+    return pyrite.device("numpy")
+
+
+async def start(device: str = "auto") -> dict[str, object]:
+    """Build the page's device; `auto` tries webgpu, then numpy. Says what it got and why
+    the others were not used."""
+    wanted = _DEVICES if device == "auto" else (device,)
+    if device != "auto" and device not in _DEVICES:
+        raise ValueError(f"device {device!r} is not available in a page; use one of "
+                         f"{', '.join(_DEVICES)} or 'auto'")
+    tried: dict[str, str] = {}
+    for name in wanted:
+        try:
+            backend = await _webgpu() if name == "webgpu" else _numpy()
+        except BackendUnavailable as exc:
+            tried[name] = str(exc)
+            continue
+        _state["device"] = name
+        os.environ["PYRITE_BACKEND"] = name  # tensors made without a device go there
+        return {"device": name, "unavailable": tried, **info(backend)}
+    raise BackendUnavailable("; ".join(f"{k}: {v}" for k, v in tried.items()))
+
+
+def device() -> pyrite.Backend:
+    name = _state["device"]
+    if name is None:
+        raise RuntimeError("pyrite is not started in this page: call pyrite.load() first")
+    return pyrite.device(name)
+
+
+def info(backend: pyrite.Backend | None = None) -> dict[str, object]:
+    """The device in use: adapter, features and limits for webgpu (the page's `pyrite info`)."""
+    import sys
+
+    backend = backend or device()
+    out: dict[str, object] = {"device": backend.name, "python": sys.version.split()[0],
+                              "pyrite": pyrite.__version__}
+    describe = getattr(backend, "adapter_info", None)
+    if describe is not None:
+        out["adapter"] = describe()
+    return out
+
+
+def load_model(name: str, record: bytes | memoryview) -> dict[str, object]:
+    """Build demo model `name` on the page's device from its record's bytes."""
+    from pyrite.demos import registry
+
+    start = time.perf_counter()
+    model = registry.get(name).load(device(), bytes(record))
+    _models[name] = model
+    return {"model": name, "device": device().name, "params": model.num_params(),
+            "ms": (time.perf_counter() - start) * 1000}
+
+
+def predict(name: str, inputs: Any) -> dict[str, object]:
+    """Run model `name` (loaded before) on `inputs` (a dict, as `/api/predict` takes).
+
+    Adds `backend`, `ms` (the whole call) and, on webgpu, what the runtime counted during
+    it: `dispatches`, `submits`, `readbacks` and `readback_ms` (submitting, the GPU's work and
+    the wait for the mapped result; the rest of `ms` is Python and its calls into WebGPU)."""
+    from pyrite.demos import registry
+
+    model = _models.get(name)
+    if model is None:
+        raise KeyError(f"model {name!r} is not loaded in this page; load it first "
+                       f"(pyrite.load({{models: [{name!r}]}}))")
+    backend = device()
+    before = _runtime_stats(backend)
+    start = time.perf_counter()
+    out = registry.get(name).predict(model, inputs)
+    out["ms"] = (time.perf_counter() - start) * 1000
+    out["backend"] = f"{backend.name} (page)"
+    after = _runtime_stats(backend)
+    if before is not None and after is not None:
+        out.update({k: after[k] - before[k] for k in after})
+    return out
+
+
+__all__ = ["device", "info", "load_model", "predict", "start"]

@@ -1,0 +1,146 @@
+// pyrite.js: pyrite in a web page. An ES module, no bundler needed:
+//
+//   import * as pyrite from "/pyrite.js";
+//   const got = await pyrite.load({ device: "webgpu", models: ["mnist"], onProgress: console.log });
+//   const out = await pyrite.predict("mnist", { pixels });   // {label, probabilities, ms, backend}
+//   const value = await pyrite.run("import pyrite\npyrite.tensor([1.0, 2.0]).sum().into_scalar()");
+//
+// Python runs in one Web Worker (worker.js) that owns Pyodide, so the page never blocks. Every
+// URL (Pyodide, wheels, records) is read from manifest.json, relative to this file, so the same
+// folder works wherever it is served. Python exceptions reject the promise with an Error whose
+// message is the Python message (`error.pythonType`, `error.traceback` hold the rest).
+// `events` reports "progress" while loading, "stdout"/"stderr" for what Python prints and "call"
+// after each call ({op, ms, backend}); `lastCall` holds the latest of those.
+
+const BASE = new URL(".", import.meta.url);
+export const events = new EventTarget();
+export let lastCall = null;
+
+let worker = null;
+let loading = null;
+let loaded = null;
+let nextId = 1;
+const pending = new Map();
+
+function emit(type, detail) {
+  events.dispatchEvent(new CustomEvent(type, { detail }));
+}
+
+function startWorker() {
+  const w = new Worker(new URL("worker.js", BASE), { type: "module" });
+  w.onmessage = (event) => {
+    const msg = event.data;
+    if (msg.id === undefined) {
+      emit(msg.type, msg);
+      return;
+    }
+    const call = pending.get(msg.id);
+    if (!call) return;
+    pending.delete(msg.id);
+    const roundTrip = performance.now() - call.start;
+    if (msg.ok) {
+      call.resolve({ value: msg.value, workerMs: msg.ms, roundTripMs: roundTrip });
+    } else {
+      const err = new Error(msg.error.message);
+      err.name = msg.error.type === "Error" ? "Error" : "PythonError";
+      err.pythonType = msg.error.type;
+      err.traceback = msg.error.traceback || null;
+      call.reject(err);
+    }
+  };
+  w.onerror = (event) => {
+    const err = new Error(`pyrite worker failed: ${event.message || "could not start (is worker.js served?)"}`);
+    for (const call of pending.values()) call.reject(err);
+    pending.clear();
+  };
+  return w;
+}
+
+function request(type, payload = {}) {
+  if (!worker) worker = startWorker();
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, start: performance.now() });
+    worker.postMessage({ id, type, ...payload });
+  });
+}
+
+function record(op, answer, backend) {
+  lastCall = { op, ms: answer.roundTripMs, workerMs: answer.workerMs, backend };
+  emit("call", lastCall);
+}
+
+/**
+ * Start Python in the worker and get the device ready.
+ * @param {object} options
+ * @param {"auto"|"webgpu"|"numpy"} [options.device="auto"]  "auto": WebGPU, else numpy if the
+ *   page can load it; the answer says which ran and why the others did not.
+ * @param {string[]} [options.models=[]]  demo models to load (names from manifest.json).
+ * @param {string} [options.pyodidePackages]  URL of a full Pyodide distribution's packages
+ *   (where numpy can be loaded from; the npm package has none).
+ * @param {(event: object) => void} [options.onProgress]  called at each loading stage.
+ * @returns {Promise<{device, adapter, models, timings, unavailable}>}
+ */
+export async function load(options = {}) {
+  if (loaded) return loaded;
+  if (loading) return loading;
+  const { device = "auto", models = [], pyodidePackages = null, onProgress = null } = options;
+  const listener = onProgress ? (e) => onProgress(e.detail) : null;
+  if (listener) events.addEventListener("progress", listener);
+  loading = request("load", { config: { base: BASE.href, device, models, pyodidePackages } })
+    .then((answer) => {
+      loaded = answer.value;
+      record("load", answer, loaded.device);
+      return loaded;
+    })
+    .finally(() => {
+      loading = null;
+      if (listener) events.removeEventListener("progress", listener);
+    });
+  return loading;
+}
+
+function ready() {
+  if (!loaded) throw new Error("pyrite is not loaded: await pyrite.load() first");
+  return loaded;
+}
+
+/** Run Python code in the worker; resolves to the value of its last expression (as JS). */
+export async function run(code) {
+  const answer = await request("run", { code });
+  record("run", answer, loaded ? loaded.device : null);
+  return answer.value;
+}
+
+/**
+ * Predict with a loaded demo model: the same Python code as `pyrite serve`'s /api/predict.
+ * Resolves to the model's output plus `backend`, `ms` (in Python) and `roundTripMs`.
+ */
+export async function predict(model, inputs) {
+  ready();
+  const answer = await request("predict", { model, inputs });
+  const out = answer.value;
+  out.roundTripMs = answer.roundTripMs;
+  record("predict", answer, out.backend);
+  return out;
+}
+
+/** The device in use: adapter, features and limits (the page's `pyrite info backends`). */
+export async function info() {
+  ready();
+  return (await request("info")).value;
+}
+
+/** The manifest of the bundle this module was loaded from (versions, wheels, models). */
+export async function manifest() {
+  const response = await fetch(new URL("manifest.json", BASE), { cache: "no-cache" });
+  if (!response.ok) throw new Error(`pyrite: manifest.json answered ${response.status}`);
+  return response.json();
+}
+
+/** Whether this browser exposes WebGPU at all (before loading anything). */
+export async function hasWebGPU() {
+  if (!("gpu" in navigator)) return { ok: false, reason: "this browser has no navigator.gpu (WebGPU)" };
+  const adapter = await navigator.gpu.requestAdapter();
+  return adapter ? { ok: true } : { ok: false, reason: "WebGPU is present but gave no adapter (GPU blocklisted or disabled)" };
+}

@@ -1,0 +1,140 @@
+// pyrite's Web Worker: owns Pyodide and runs all of the page's Python, so the page's main
+// thread never blocks. pyrite.js starts it and talks to it with messages:
+//   {id, type: "load", config}  boot Pyodide, install the wheels, start the device, load models
+//   {id, type: "run", code}     run Python (runPythonAsync: the sync tensor API works via JSPI)
+//   {id, type: "predict", model, inputs}, {id, type: "info"}
+// and it answers {id, ok: true, value, ms} or {id, ok: false, error: {type, message, traceback}}.
+// Unprompted it posts {type: "progress", stage, detail} while loading and {type: "stdout"|"stderr",
+// text} for what Python prints. Every URL comes from the manifest, relative to the bundle root.
+
+let pyodide = null;
+let page = null; // the Python module pyrite.wasm.page
+let manifest = null;
+let base = null;
+
+const post = (msg) => self.postMessage(msg);
+const progress = (stage, detail = {}) => post({ type: "progress", stage, ...detail });
+
+async function fetchChecked(url, sha256, label) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${label}: ${url} answered ${response.status}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (sha256) {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+    if (hex !== sha256) throw new Error(`${label}: ${url} does not match its sha256 in the manifest (a stale or corrupt copy; reload the page)`);
+  }
+  return bytes;
+}
+
+async function load(config) {
+  const t0 = performance.now();
+  const timings = {};
+  base = new URL(config.base);
+  progress("manifest");
+  manifest = await (await fetch(new URL("manifest.json", base), { cache: "no-cache" })).json();
+  const wanted = config.models || [];
+  for (const name of wanted) {
+    if (!manifest.models[name]) throw new Error(`unknown model ${JSON.stringify(name)}; this bundle has: ${Object.keys(manifest.models).join(", ")}`);
+  }
+  // the records download while Pyodide boots
+  const records = wanted.map((name) => {
+    const m = manifest.models[name];
+    return fetchChecked(new URL(m.path, base), m.sha256, `model ${name}`);
+  });
+  progress("pyodide", { version: manifest.pyodide.version });
+  const indexURL = new URL(manifest.pyodide.url, base).href;
+  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
+  const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
+  if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
+  pyodide = await loadPyodide(options);
+  timings.pyodideMs = performance.now() - t0;
+
+  progress("wheels", { wheels: manifest.wheels.map((w) => w.name) });
+  const t1 = performance.now();
+  const micropip = manifest.wheels.find((w) => w.name === "micropip");
+  await pyodide.loadPackage(new URL(micropip.path, base).href, { messageCallback: () => {} });
+  const urls = manifest.wheels.filter((w) => w.name !== "micropip").map((w) => new URL(w.path, base).href);
+  pyodide.globals.set("_pyrite_wheels", pyodide.toPy(urls));
+  await pyodide.runPythonAsync("import micropip\nawait micropip.install(_pyrite_wheels, deps=False)\ndel _pyrite_wheels");
+  if (config.device === "numpy" || (config.device === "auto" && config.pyodidePackages)) {
+    try { await pyodide.loadPackage("numpy", { messageCallback: () => {} }); } catch (e) { progress("numpy-unavailable", { message: String(e) }); }
+  }
+  page = pyodide.pyimport("pyrite.wasm.page");
+  timings.installMs = performance.now() - t1;
+
+  progress("device", { device: config.device });
+  const t2 = performance.now();
+  const started = toJs(await page.start(config.device));
+  timings.deviceMs = performance.now() - t2;
+
+  const t3 = performance.now();
+  const models = {};
+  for (const [i, name] of wanted.entries()) {
+    progress("model", { model: name });
+    const bytes = await records[i];
+    models[name] = toJs(await page.load_model.callPromising(name, bytes));
+  }
+  timings.modelsMs = performance.now() - t3;
+  timings.totalMs = performance.now() - t0;
+  progress("ready");
+  return { ...started, models, timings, pyodide: manifest.pyodide.version };
+}
+
+function toJs(value) {
+  if (value && typeof value.toJs === "function") {
+    const out = value.toJs({ dict_converter: Object.fromEntries, create_pyproxies: false });
+    value.destroy?.();
+    return out;
+  }
+  return value;
+}
+
+function describeError(err) {
+  // a Python exception arrives as a PythonError whose message is the whole traceback
+  const text = String(err && err.message ? err.message : err);
+  if (err && err.type) {
+    // the message starts at the traceback's last line naming the exception (it may span lines)
+    const lines = text.trim().split("\n");
+    const prefix = new RegExp(`^([\\w.]+\\.)?${err.type}:\\s*`);
+    let at = lines.length - 1;
+    while (at > 0 && !prefix.test(lines[at])) at--;
+    const message = prefix.test(lines[at]) ? lines.slice(at).join("\n").replace(prefix, "") : text;
+    return { type: err.type, message: message.trim(), traceback: text };
+  }
+  return { type: err && err.name ? err.name : "Error", message: text };
+}
+
+const handlers = {
+  load: (msg) => load(msg.config),
+  run: async (msg) => {
+    if (!pyodide) throw new Error("pyrite is not loaded: call pyrite.load() first");
+    return toJs(await pyodide.runPythonAsync(msg.code));
+  },
+  predict: async (msg) => {
+    if (!page) throw new Error("pyrite is not loaded: call pyrite.load() first");
+    const inputs = pyodide.toPy(msg.inputs);
+    try {
+      return toJs(await page.predict.callPromising(msg.model, inputs));
+    } finally {
+      inputs.destroy();
+    }
+  },
+  info: async () => {
+    if (!page) throw new Error("pyrite is not loaded: call pyrite.load() first");
+    return toJs(await page.info.callPromising());
+  },
+};
+
+self.onmessage = async (event) => {
+  const msg = event.data;
+  const handler = handlers[msg.type];
+  const start = performance.now();
+  try {
+    if (!handler) throw new Error(`unknown request ${msg.type}`);
+    const value = await handler(msg);
+    post({ id: msg.id, ok: true, value, ms: performance.now() - start });
+  } catch (err) {
+    post({ id: msg.id, ok: false, error: describeError(err), ms: performance.now() - start });
+  }
+};

@@ -1,0 +1,389 @@
+"""The runtime over the browser's WebGPU (`navigator.gpu`) inside Pyodide: every JavaScript
+call of the backend lives in this file.
+
+It keeps the contract of `runtime.py` exactly as `native.py` does, so `WebGpu`, its kernels and
+its WGSL templates run unchanged in a page. What differs from wgpu-py, and how it is bridged:
+
+- Descriptors are JS objects with camelCase keys, built from Python dicts by `_obj`.
+- Bytes cross as typed arrays: `writeBuffer` takes a `Uint8Array` made from the bytes, a
+  mapped range comes back as an `ArrayBuffer` read with `to_bytes()`.
+- The browser answers asynchronously (adapter, device, `mapAsync`, error scopes). The
+  synchronous tensor API (`to_data`, `into_scalar`, `to_list`) waits with
+  `pyodide.ffi.run_sync`, which needs JSPI: Python must run under `runPythonAsync` (pyrite.js
+  runs everything so). `read_buffer_async` awaits instead, for callers without JSPI.
+- Errors: a failed adapter or device request raises `BackendUnavailable`; `device.lost`
+  marks the runtime lost and the next call raises `DeviceLostError`; an allocation of 1 MiB or
+  more is checked at once through an out-of-memory error scope (`DeviceMemoryError`), smaller
+  ones and any validation error the browser reports on its own (`uncapturederror`) are raised
+  at the next flush or readback. `GuardedRuntime` (guard.py) does the rest, as natively.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from ..errors import BackendUnavailable, DeviceLostError, DeviceMemoryError, PyriteError
+from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Limits, Pipeline
+
+_MAX_PENDING = 256  # dispatches per batch before an automatic submit
+_MAX_BIND_GROUPS = 4096
+_CHECKED_ALLOCATION = 1 << 20  # allocations from this size on are checked for OOM at once
+_NO_WEBGPU = ("This browser exposes no WebGPU (navigator.gpu is missing). Use a browser with "
+              "WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+ on Windows), or in Chromium "
+              "start with --enable-unsafe-webgpu; or use the server's /api/predict.")
+_NO_JSPI = ("webgpu: waiting for the GPU needs JSPI (JavaScript Promise Integration): run Python "
+            "with runPythonAsync (pyrite.js does) in a browser with JSPI (Chrome 137+), or use "
+            "the async API (`await tensor.to_data_async()`)")
+#: the contract's limits, by their WebGPU (camelCase) names
+_LIMIT_NAMES = {
+    "max_buffer_size": "maxBufferSize",
+    "max_storage_buffer_binding_size": "maxStorageBufferBindingSize",
+    "max_storage_buffers_per_shader_stage": "maxStorageBuffersPerShaderStage",
+    "max_compute_workgroups_per_dimension": "maxComputeWorkgroupsPerDimension",
+    "max_compute_invocations_per_workgroup": "maxComputeInvocationsPerWorkgroup",
+    "max_compute_workgroup_storage_size": "maxComputeWorkgroupStorageSize",
+}
+_REQUESTED_LIMITS = (*_LIMIT_NAMES.values(), "maxComputeWorkgroupSizeX")
+
+
+def in_browser() -> bool:
+    """True inside Pyodide (the browser's Python), where this runtime is the one to use."""
+    return sys.platform == "emscripten"
+
+
+def _ffi() -> Any:
+    try:
+        import js  # type: ignore[import-not-found]  # Pyodide's module of JS globals
+        import pyodide.ffi as ffi  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise BackendUnavailable("webgpu: the browser runtime runs only inside Pyodide; "
+                                 "natively pyrite uses wgpu-py") from exc
+    return js, ffi
+
+
+def _obj(value: object) -> Any:
+    """A Python dict/list tree as plain JS objects and arrays (descriptors)."""
+    js, ffi = _ffi()
+    return ffi.to_js(value, dict_converter=js.Object.fromEntries)
+
+
+def _wait(promise: Any) -> Any:
+    """The promise's value, waiting through JSPI; a clear error where JSPI is unavailable."""
+    _, ffi = _ffi()
+    can = getattr(ffi, "can_run_sync", None)
+    if can is not None and not can():
+        raise BackendUnavailable(_NO_JSPI)
+    try:
+        return ffi.run_sync(promise)
+    except RuntimeError as exc:
+        if "run_sync" in str(exc) or "stack switching" in str(exc).lower():
+            raise BackendUnavailable(_NO_JSPI) from exc
+        raise
+
+
+def _absent(value: Any) -> bool:
+    """JS `null` and `undefined` (JsNull and None in Python)."""
+    return value is None or type(value).__name__ == "JsNull"
+
+
+class _Buf:
+    """A GPUBuffer and its size: hashable by identity (bind groups are cached by buffer)."""
+
+    __slots__ = ("js", "size")
+
+    def __init__(self, handle: Any, size: int) -> None:
+        self.js = handle
+        self.size = size
+
+
+class BrowserRuntime:
+    """A `navigator.gpu` device and its queue with one pending command encoder.
+
+    Build it with `BrowserRuntime.create()` (async, any caller) or `create_sync()` (under
+    JSPI); `WebGpu()` in a page calls `create_sync()` itself, so `device("webgpu")` works.
+    """
+
+    def __init__(self, adapter: Any, device: Any, info: AdapterInfo) -> None:
+        js, ffi = _ffi()
+        self._js = js
+        self._ffi = ffi
+        self._adapter_js = adapter
+        self._device = device
+        self._queue = device.queue
+        self._adapter = info
+        self._limits = Limits(**{k: int(getattr(device.limits, v))
+                                 for k, v in _LIMIT_NAMES.items()})
+        self._features = frozenset(str(f) for f in device.features)
+        usage = js.GPUBufferUsage
+        self._usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        self._read_usage = usage.MAP_READ | usage.COPY_DST
+        self._map_read = js.GPUMapMode.READ
+        self._pipelines: dict[Hashable, Any] = {}
+        self._layouts: dict[int, Any] = {}
+        self._groups: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._encoder: Any = None
+        self._pass: Any = None
+        self._pending = 0
+        #: counters for the page's timings: dispatches, submits, readbacks, readback_ms
+        self.stats: dict[str, float] = {"dispatches": 0, "submits": 0, "readbacks": 0,
+                                        "readback_ms": 0.0}
+        self.lost_reason: str | None = None
+        self._errors: list[str] = []  # uncaptured errors not yet raised
+        self._keep = [ffi.create_proxy(self._on_error)]  # JS holds these callbacks
+        device.addEventListener("uncapturederror", self._keep[0])
+        device.lost.then(ffi.create_once_callable(self._on_lost))
+
+    # ---- construction ----------------------------------------------------------------------
+    @classmethod
+    async def create(cls, power_preference: str | None = None) -> BrowserRuntime:
+        """Request an adapter and a device (awaiting the browser)."""
+        js, _ = _ffi()
+        gpu = getattr(js.navigator, "gpu", None)
+        if gpu is None:
+            raise BackendUnavailable(f"webgpu: {_NO_WEBGPU}")
+        options = {"powerPreference": power_preference} if power_preference else {}
+        adapter = await gpu.requestAdapter(_obj(options))
+        device = await cls._device_request(adapter)
+        return cls(adapter, device, cls._info(adapter))
+
+    @classmethod
+    def create_sync(cls, power_preference: str | None = None) -> BrowserRuntime:
+        """As `create`, waiting through JSPI (for `WebGpu()` built from synchronous code)."""
+        js, _ = _ffi()
+        gpu = getattr(js.navigator, "gpu", None)
+        if gpu is None:
+            raise BackendUnavailable(f"webgpu: {_NO_WEBGPU}")
+        options = {"powerPreference": power_preference} if power_preference else {}
+        adapter = _wait(gpu.requestAdapter(_obj(options)))
+        device = _wait(cls._device_request(adapter))
+        return cls(adapter, device, cls._info(adapter))
+
+    @staticmethod
+    def _device_request(adapter: Any) -> Any:
+        if _absent(adapter):
+            raise BackendUnavailable(
+                "webgpu: the browser has WebGPU but gave no adapter (GPU blocklisted or "
+                "disabled; in Chromium check chrome://gpu, or start with "
+                "--enable-unsafe-webgpu); use the server's /api/predict instead")
+        features = [f for f in ("shader-f16",) if adapter.features.has(f)]
+        limits = {name: getattr(adapter.limits, name) for name in _REQUESTED_LIMITS}
+        return adapter.requestDevice(_obj({"label": "pyrite", "requiredFeatures": features,
+                                           "requiredLimits": limits}))
+
+    @staticmethod
+    def _info(adapter: Any) -> AdapterInfo:
+        info = adapter.info
+        name = " ".join(p for p in (str(info.vendor or ""), str(info.architecture or "")) if p)
+        kind = "CPU" if "swiftshader" in name.lower() else "GPU"
+        return AdapterInfo(0, name or "browser adapter", str(info.vendor or ""),
+                           "WebGPU (browser)", kind, str(info.description or ""))
+
+    # ---- what the device is ----------------------------------------------------------------
+    @property
+    def adapter(self) -> AdapterInfo:
+        return self._adapter
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
+    def features(self) -> frozenset[str]:
+        return self._features
+
+    def describe(self) -> dict[str, object]:
+        """Adapter, features and every limit the browser reports (the page's `pyrite info`)."""
+        limits = {}
+        for name in dir(self._adapter_js.limits):
+            if name.startswith("max") or name.startswith("min"):
+                limits[name] = int(getattr(self._adapter_js.limits, name))
+        return {"adapter": str(self._adapter), "vendor": self._adapter.vendor,
+                "description": self._adapter.description,
+                "features": sorted(str(f) for f in self._adapter_js.features),
+                "limits": limits}
+
+    # ---- errors the browser reports on its own ---------------------------------------------
+    def _on_error(self, event: Any) -> None:
+        self._errors.append(str(event.error.message))
+
+    def _on_lost(self, info: Any) -> None:
+        self.lost_reason = f"{info.reason}: {info.message}".strip(": ") or "lost"
+
+    def _check(self) -> None:
+        if self.lost_reason is not None:
+            raise DeviceLostError(f"webgpu: the device was lost ({self.lost_reason})")
+        if self._errors:
+            errors, self._errors = self._errors, []
+            text = "; ".join(errors)
+            if "memory" in text.lower():
+                raise DeviceMemoryError(f"webgpu: the device is out of memory ({text}); free "
+                                        f"tensors or use smaller batches")
+            raise PyriteError(f"webgpu: the browser's WebGPU reported an error (a pyrite bug; "
+                              f"PYRITE_DEBUG=wgsl prints kernels): {text}")
+
+    # ---- buffers ---------------------------------------------------------------------------
+    def create_buffer(self, size: int) -> Buffer:
+        self._check()
+        desc = _obj({"size": size, "usage": self._usage})
+        if size < _CHECKED_ALLOCATION:
+            return _Buf(self._device.createBuffer(desc), size)
+        self._device.pushErrorScope("out-of-memory")
+        handle = self._device.createBuffer(desc)
+        error = _wait(self._device.popErrorScope())
+        if not _absent(error):
+            handle.destroy()
+            raise DeviceMemoryError(f"webgpu: could not allocate {size} bytes "
+                                    f"({error.message}); free tensors or use smaller batches")
+        return _Buf(handle, size)
+
+    def create_buffer_with_data(self, data: bytes, *, uniform: bool = False) -> Buffer:
+        usage = self._js.GPUBufferUsage
+        size = max(4, (len(data) + 3) // 4 * 4)
+        handle = self._device.createBuffer(_obj({
+            "size": size, "usage": (usage.UNIFORM if uniform else usage.STORAGE) | usage.COPY_DST,
+        }))
+        self._queue.writeBuffer(handle, 0, self._bytes(data))
+        return _Buf(handle, size)
+
+    def destroy_buffer(self, buffer: Buffer) -> None:
+        self.flush()
+        self._groups.clear()
+        buffer.js.destroy()  # type: ignore[attr-defined]
+
+    def _bytes(self, data: bytes) -> Any:
+        return self._ffi.to_js(memoryview(data))  # a Uint8Array copy of the bytes
+
+    def write_buffer(self, buffer: Buffer, offset: int, data: bytes) -> None:
+        self.flush()
+        self._queue.writeBuffer(buffer.js, offset, self._bytes(data))  # type: ignore[attr-defined]
+
+    def _staged(self, buffer: Buffer, offset: int, size: int) -> Any:
+        staging = self._device.createBuffer(_obj({"size": size, "usage": self._read_usage}))
+        self._end_pass()
+        self._batch().copyBufferToBuffer(buffer.js, offset, staging, 0,  # type: ignore[attr-defined]
+                                         size)
+        self.flush()
+        return staging
+
+    def _mapped(self, staging: Any) -> bytes:
+        data: bytes = staging.getMappedRange().to_bytes()
+        staging.unmap()
+        staging.destroy()
+        return data
+
+    def read_buffer(self, buffer: Buffer, offset: int, size: int) -> bytes:
+        start = time.perf_counter()
+        self.flush()
+        if size == 0:
+            return b""
+        staging = self._staged(buffer, offset, size)
+        try:
+            _wait(staging.mapAsync(self._map_read))
+        except Exception:
+            staging.destroy()
+            self._check()
+            raise
+        self._check()
+        data = self._mapped(staging)
+        self.stats["readbacks"] += 1
+        self.stats["readback_ms"] += (time.perf_counter() - start) * 1000
+        return data
+
+    async def read_buffer_async(self, buffer: Buffer, offset: int, size: int) -> bytes:
+        self.flush()
+        if size == 0:
+            return b""
+        staging = self._staged(buffer, offset, size)
+        try:
+            await staging.mapAsync(self._map_read)
+        except Exception:
+            staging.destroy()
+            self._check()
+            raise
+        self._check()
+        return self._mapped(staging)
+
+    # ---- pipelines and dispatch ------------------------------------------------------------
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
+        found = self._pipelines.get((key, entry_point))
+        if found is None:
+            self._check()
+            device = self._device
+            device.pushErrorScope("validation")
+            module = device.createShaderModule(_obj({"code": source}))
+            found = device.createComputePipeline(_obj({
+                "layout": "auto", "compute": {"module": module, "entryPoint": entry_point}}))
+            error = _wait(device.popErrorScope())
+            if not _absent(error):
+                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
+                                  f"PYRITE_DEBUG=wgsl prints its source): {error.message}")
+            self._pipelines[(key, entry_point)] = found
+        return found
+
+    def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
+        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
+        # JS handles are unhashable: pipelines live as long as the runtime, so their ids are
+        # stable; buffers are _Buf wrappers, hashable by identity and held by the key
+        key = (id(pipeline), *pairs)
+        found = self._groups.get(key)
+        if found is not None:
+            self._groups.move_to_end(key)
+            return found
+        layout = self._layouts.get(id(pipeline))
+        if layout is None:  # pipelines live as long as the runtime: their ids are stable
+            layout = self._layouts[id(pipeline)] = \
+                pipeline.getBindGroupLayout(0)  # type: ignore[attr-defined]
+        entries = [{"binding": i, "resource": {"buffer": b.js}}  # type: ignore[attr-defined]
+                   for i, b in pairs]
+        found = self._device.createBindGroup(_obj({"layout": layout, "entries": entries}))
+        self._groups[key] = found
+        if len(self._groups) > _MAX_BIND_GROUPS:
+            self._groups.popitem(last=False)
+        return found
+
+    def _batch(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self._device.createCommandEncoder()
+        return self._encoder
+
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
+                 workgroups: tuple[int, int, int]) -> None:
+        if self._pass is None:
+            self._pass = self._batch().beginComputePass()
+        cpass = self._pass
+        cpass.setPipeline(pipeline)
+        cpass.setBindGroup(0, bind_group)
+        cpass.dispatchWorkgroups(*workgroups)
+        self._pending += 1
+        self.stats["dispatches"] += 1
+        if self._pending >= _MAX_PENDING:
+            self.flush()
+
+    def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
+                    size: int) -> None:
+        self._end_pass()
+        self._batch().copyBufferToBuffer(src.js, src_offset, dst.js,  # type: ignore[attr-defined]
+                                         dst_offset, size)
+        self._pending += 1
+
+    def flush(self) -> None:
+        self._check()
+        if self._encoder is not None:
+            self._end_pass()
+            encoder, self._encoder, self._pending = self._encoder, None, 0
+            self._queue.submit(self._ffi.to_js([encoder.finish()]))
+            self.stats["submits"] += 1
+
+    def sync(self) -> None:
+        self.flush()
+        _wait(self._queue.onSubmittedWorkDone())
+        self._check()
