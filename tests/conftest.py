@@ -6,7 +6,9 @@ PYRITE_REQUIRE, in which case they fail."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +38,21 @@ def _get(name: str) -> pyrite.Backend:
     return found  # type: ignore[return-value]
 
 
+def _page_backend() -> pyrite.Backend:
+    """`page-webgpu`: the backend calls of a case run in Chromium, on the page's WebGPU."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from browser import harness, page_backend
+
+    why = harness.unavailable()
+    if why is not None:
+        raise pyrite.BackendUnavailable(why)
+    _SESSIONS.append(harness.PageSession("webgpu"))
+    return page_backend.PageBackend(page_backend.PageChannel(_SESSIONS[-1].page))
+
+
+_SESSIONS: list[object] = []
+PAGE = "page-webgpu"
+pyrite.register_backend(PAGE, _page_backend)
 BASE = pyrite.backend_names()
 
 
@@ -54,3 +71,8 @@ def ad_backend(request: pytest.FixtureRequest) -> pyrite.Backend:
 @pytest.fixture(autouse=True)
 def _seeded() -> None:
     pyrite.seed(0, device="numpy")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for page_session in _SESSIONS:
+        page_session.close()  # type: ignore[attr-defined]

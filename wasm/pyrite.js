@@ -113,6 +113,16 @@ export async function run(code) {
 }
 
 /**
+ * Call a Python function by its dotted name with JSON-able arguments, e.g.
+ * `await pyrite.call("pyrite.wasm.remote.call", request)`; resolves to its result (as JS).
+ */
+export async function call(name, ...args) {
+  const answer = await request("call", { name, args });
+  record("call", answer, loaded ? loaded.device : null);
+  return answer.value;
+}
+
+/**
  * Predict with a loaded demo model: the same Python code as `pyrite serve`'s /api/predict.
  * Resolves to the model's output plus `backend`, `ms` (in Python) and `roundTripMs`.
  */

@@ -3,6 +3,7 @@
 //   {id, type: "load", config}  boot Pyodide, install the wheels, start the device, load models
 //   {id, type: "run", code}     run Python (runPythonAsync: the sync tensor API works via JSPI)
 //   {id, type: "predict", model, inputs}, {id, type: "info"}
+//   {id, type: "call", name: "module.function", args}  call a Python function (JSPI enabled)
 // and it answers {id, ok: true, value, ms} or {id, ok: false, error: {type, message, traceback}}.
 // Unprompted it posts {type: "progress", stage, detail} while loading and {type: "stdout"|"stderr",
 // text} for what Python prints. Every URL comes from the manifest, relative to the bundle root.
@@ -118,6 +119,21 @@ const handlers = {
       return toJs(await page.predict.callPromising(msg.model, inputs));
     } finally {
       inputs.destroy();
+    }
+  },
+  call: async (msg) => {
+    if (!pyodide) throw new Error("pyrite is not loaded: call pyrite.load() first");
+    const dot = msg.name.lastIndexOf(".");
+    if (dot < 1) throw new Error(`call: ${JSON.stringify(msg.name)} is not "module.function"`);
+    const module = pyodide.pyimport(msg.name.slice(0, dot));
+    const fn = module[msg.name.slice(dot + 1)];
+    if (!fn) throw new Error(`call: ${msg.name.slice(0, dot)} has no ${msg.name.slice(dot + 1)}`);
+    const args = msg.args.map((a) => pyodide.toPy(a));
+    try {
+      return toJs(await fn.callPromising(...args));
+    } finally {
+      for (const a of args) a?.destroy?.();
+      module.destroy();
     }
   },
   info: async () => {

@@ -23,6 +23,7 @@ from .codegen import (
     Operand,
     convert,
     elementwise_source,
+    nan_test,
     scalar_bits,
     storage_itemsize,
 )
@@ -176,4 +177,8 @@ def _expression(op: Op, dtype: DType, names: tuple[str, ...]) -> tuple[str, str]
         expr = f"i32(round({expr}))"
     for name, arg in zip(names, args, strict=True):
         expr = expr.replace(name, arg)
+    if op.arity == 1 and dtype.kind is Kind.FLOAT and op.out_kind is None:
+        # WGSL leaves a builtin's result on NaN indeterminate (SwiftShader's exp(NaN) is inf):
+        # a NaN input gives NaN, as in numpy
+        expr = f"select({expr}, v0, {nan_test('v0', dtype)})"
     return expr, op.prelude

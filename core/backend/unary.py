@@ -29,11 +29,23 @@ fn pyrite_erf(x: f32) -> f32 {
 }
 """
 
+# WGSL leaves log of 0, of a negative number and of inf "indeterminate" (Chrome's SwiftShader
+# gives -88.0 for log(0)); numpy's -inf, NaN and inf are spelled out.
+_LOG_WGSL = """
+fn pyrite_log(x: f32) -> f32 {
+  let inf = pyrite_bits(0x7f800000u);
+  if (x > 0.0 && x < inf) { return log(x); }
+  if (x == 0.0) { return -inf; }
+  if (x == inf) { return inf; }
+  return pyrite_bits(0x7fc00000u);
+}
+"""
+
 EXP = unary("exp", numpy="exp", wgsl="exp({x})",
             grad=lambda x, out, g: g * out)
-LOG = unary("log", numpy="log", wgsl="log({x})",
+LOG = unary("log", numpy="log", wgsl="pyrite_log({x})", prelude=_LOG_WGSL,
             grad=lambda x, out, g: g / x)
-LOG1P = unary("log1p", numpy="log1p", wgsl="log(1.0 + {x})",
+LOG1P = unary("log1p", numpy="log1p", wgsl="pyrite_log(1.0 + {x})", prelude=_LOG_WGSL,
               grad=lambda x, out, g: g / (x + 1.0))
 SQRT = unary("sqrt", numpy="sqrt", wgsl="sqrt({x})",
              grad=lambda x, out, g: g * 0.5 / out)
