@@ -23,8 +23,8 @@ from typing import Any
 import pyrite
 from pyrite import distribution, errors
 from pyrite.backend import reduce as reductions
-from pyrite.backend.registry import REGISTRY, Op
 from pyrite.backend.reduce import Reduction
+from pyrite.backend.registry import REGISTRY, Op
 from pyrite.data import TensorData
 from pyrite.dtype import DType, Kind
 
