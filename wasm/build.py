@@ -61,7 +61,7 @@ def _sha256(data: bytes) -> str:
 
 def _package_root(name: str) -> Path:
     module = __import__(name, fromlist=["__file__"])
-    return Path(module.__file__).resolve().parent
+    return Path(str(module.__file__)).resolve().parent
 
 
 def _package_files() -> list[tuple[str, Path]]:

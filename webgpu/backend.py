@@ -85,7 +85,7 @@ class WebGpu(Backend):
         """What `pyrite info backends` prints: the adapter in use and every adapter seen."""
         from .info import adapters
         found: dict[str, object] = {"in use": str(self.adapter)}
-        describe = getattr(self.kernels.runtime.inner, "describe", None)
+        describe = getattr(getattr(self.kernels.runtime, "inner", None), "describe", None)
         if describe is not None:  # the browser: one adapter, described by the page
             found.update(describe())
             return found

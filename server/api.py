@@ -1,0 +1,83 @@
+"""The JSON API: `/healthz`, `/api/config`, `/api/models` and `/api/predict/{model}`.
+
+Errors are JSON (see errors.py): an unknown model is a 404 naming the known ones, a body that
+is not JSON or not a valid input is a 400 saying what a valid one is, an oversized body a 413.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+import pyrite
+from pyrite.demos import registry
+
+from .body import DEFAULT_MAX_BODY, parse_json, read_body
+from .errors import ModelLoadError, error_response
+from .predictor import Predictor
+
+log = logging.getLogger("pyrite.server")
+
+
+class Api:
+    """The API's endpoints over one `Predictor`; `routes()` gives them to the app.
+
+    `pyodide_packages` is the URL pages should load Pyodide's packages from (None: nowhere).
+    """
+
+    def __init__(self, predictor: Predictor, *, max_body: int = DEFAULT_MAX_BODY,
+                 pyodide_packages: str | None = None) -> None:
+        self.predictor = predictor
+        self.max_body = max_body
+        self.pyodide_packages = pyodide_packages
+        self.names = registry.names()
+
+    def routes(self) -> list[BaseRoute]:
+        """The API's routes; other methods on them get a JSON 405."""
+        return [
+            Route("/healthz", self.health, methods=["GET"]),
+            Route("/api/config", self.config, methods=["GET"]),
+            Route("/api/models", self.models, methods=["GET"]),
+            Route("/api/predict/{model}", self.predict, methods=["POST"]),
+        ]
+
+    async def health(self, request: Request) -> Response:
+        """`{"status": "ok", "version": ...}`."""
+        return JSONResponse({"status": "ok", "version": pyrite.__version__})
+
+    async def config(self, request: Request) -> Response:
+        """Where pages find Pyodide and its packages, and the models the API runs."""
+        return JSONResponse({"pyodide": "/pyodide/", "pyodide_packages": self.pyodide_packages,
+                             "models": self.names})
+
+    async def models(self, request: Request) -> Response:
+        """Each model's name, description, input and prediction URL."""
+        demos = [registry.get(name) for name in self.names]
+        return JSONResponse({"models": [
+            {"name": d.name, "description": d.description, "inputs": d.inputs,
+             "predict": f"/api/predict/{d.name}"} for d in demos]})
+
+    async def predict(self, request: Request) -> Response:
+        """The model's prediction for the JSON body, run natively off the event loop."""
+        name = request.path_params["model"]
+        if name not in self.names:
+            raise HTTPException(404, f"unknown model {name!r}; known models: "
+                                f"{', '.join(self.names)} (see /api/models)")
+        example = registry.get(name).inputs
+        inputs = parse_json(await read_body(request, self.max_body), example)
+        try:
+            result = await run_in_threadpool(self.predictor.predict, name, inputs)
+        except ModelLoadError as exc:
+            log.error("%s", exc, exc_info=exc.__cause__)
+            return error_response(503, str(exc))
+        except ValueError as exc:
+            return error_response(400, str(exc))
+        return JSONResponse(result)
+
+
+__all__ = ["Api"]

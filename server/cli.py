@@ -1,0 +1,89 @@
+"""`pyrite serve`: the demos, the web bundle, Pyodide and the prediction API on one port.
+
+`add_parser(subparsers)` joins it to the `pyrite` command (entry point group
+`pyrite.commands`); `python -m pyrite.server [options]` runs the same thing.
+Without `--web DIR` the web bundle is built at startup into $PYRITE_WEB_DIR
+(default ~/.cache/pyrite/web) by `pyrite.wasm.build.build`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pyrite.demos import registry
+
+from . import bundle, folders
+from .app import create_app
+from .body import DEFAULT_MAX_BODY
+from .errors import ServeSetupError
+from .run import serve
+
+_DESCRIPTION = ("Serve pyrite's demo pages, the web bundle, the Pyodide runtime and a JSON API "
+                "that runs the demo models natively (see docs/server.md).")
+LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on "
+                        "(default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
+    parser.add_argument("--port", type=int, default=8000,
+                        help="port (default 8000; 0 picks a free one, printed at startup)")
+    parser.add_argument("--web", type=Path, metavar="DIR", help="serve this built web bundle "
+                        f"(default: build one into {bundle.default_dir()}, set by "
+                        "PYRITE_WEB_DIR)")
+    parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime "
+                        f"folder (default {folders.default_pyodide_dir()}, from `make setup`)")
+    parser.add_argument("--pyodide-packages", metavar="DIR_OR_URL", help="a full Pyodide "
+                        "distribution's packages (numpy, ...): a folder to serve at "
+                        "/pyodide-packages/, or a URL pages load them from")
+    parser.add_argument("--api-device", default="numpy", help="device that /api/predict runs "
+                        "models on (default numpy)")
+    parser.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
+                        help=f"largest request body accepted (default {DEFAULT_MAX_BODY})")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info",
+                        help="uvicorn's log level (default info)")
+
+
+def _web_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given
+    where = bundle.default_dir()
+    print(f"pyrite serve: building the web bundle in {where}", flush=True)
+    return bundle.build(where)  # the builder replaces an older bundle there atomically
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build or check what is served, then serve it until stopped."""
+    pages = folders.demo_pages(registry.names())
+    try:
+        app = create_app(_web_dir(args.web), pyodide_dir=args.pyodide,
+                         pyodide_packages=args.pyodide_packages, api_device=args.api_device,
+                         max_body=args.max_body, demo_pages=pages)
+        return serve(app, args.host, args.port, pages=sorted(pages), log_level=args.log_level)
+    except ServeSetupError as exc:
+        print(f"pyrite serve: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C before serving (while building the bundle)
+        print("pyrite serve: interrupted", file=sys.stderr)
+        return 130
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `serve` to the `pyrite` command."""
+    parser = subparsers.add_parser("serve", help="serve the demos, the web bundle and the API",
+                                   description=_DESCRIPTION)
+    _add_options(parser)
+    parser.set_defaults(run=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m pyrite.server [options]`: the same as `pyrite serve [options]`."""
+    parser = argparse.ArgumentParser(prog="python -m pyrite.server",
+                                     description=_DESCRIPTION)
+    _add_options(parser)
+    return run(parser.parse_args(argv))
+
+
+__all__ = ["add_parser", "main", "run"]

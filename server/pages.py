@@ -1,0 +1,114 @@
+"""The HTML side: the home page listing the demos, and each demo's page folder.
+
+`/{demo}` is `demos/{demo}/page/index.html`; the page's other files are at
+`/demos/{demo}/{path}` (so `/demos/{demo}/` serves the index too, with its relative links
+working). The pages themselves live with their demos; this module only routes to them.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+import pyrite
+
+from .folders import PAGE_INDEX
+from .static import StaticFolder
+
+_HOME = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>pyrite demos</title>
+<link rel="icon" href="data:,">
+<style>
+  body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 3rem auto;
+         padding: 0 1rem; color: #222; }}
+  h1 {{ margin-bottom: 0; }}
+  .tagline {{ color: #666; margin-top: 0; }}
+  li {{ margin: .5rem 0; }}
+  a {{ color: #0b5fff; }}
+  footer {{ margin-top: 3rem; color: #666; font-size: .875rem; }}
+</style>
+</head>
+<body>
+<h1>pyrite</h1>
+<p class="tagline">Deep learning in Python, on the CPU, the GPU and in this browser.</p>
+<h2>Demos</h2>
+<ul>
+{items}
+</ul>
+<footer>pyrite {version} &middot; <a href="/api/models">API: models</a> &middot;
+<a href="/api/config">config</a> &middot; <a href="/healthz">health</a></footer>
+</body>
+</html>
+"""
+
+
+def home_html(demos: Mapping[str, str]) -> str:
+    """The home page for demos given as `{name: description}`.
+
+    >>> '<a href="/mnist">mnist</a>' in home_html({"mnist": "digits"})
+    True
+    """
+    items = "\n".join(f'<li><a href="/{html.escape(name)}">{html.escape(name)}</a>: '
+                      f"{html.escape(text)}</li>" for name, text in sorted(demos.items()))
+    return _HOME.format(items=items or "<li>no demos installed</li>",
+                        version=html.escape(pyrite.__version__))
+
+
+class Pages:
+    """The home page and the demo pages, from `{name: page folder}` and `{name: description}`."""
+
+    def __init__(self, folders: Mapping[str, Path], descriptions: Mapping[str, str]) -> None:
+        self.folders = {name: StaticFolder(path, index=PAGE_INDEX, label=f"the {name} demo page")
+                        for name, path in folders.items()}
+        self._home = home_html({name: descriptions.get(name, "") for name in folders})
+
+    def routes(self) -> list[BaseRoute]:
+        """`/`, and `/{demo}`, `/{demo}/` (redirect) for each demo, `/demos/{demo}/{path}`."""
+        routes: list[BaseRoute] = [Route("/", self.home, methods=["GET"])]
+        for name in self.folders:
+            routes.append(Route(f"/{name}", self._page(name), methods=["GET"]))
+            routes.append(Route(f"/{name}/", self.redirect, methods=["GET"]))
+        routes.append(Route("/demos/{demo}/{path:path}", self.demo_file, methods=["GET"]))
+        return routes
+
+    async def home(self, request: Request) -> Response:
+        """The home page: each demo with its description and link."""
+        return HTMLResponse(self._home, headers={"Cache-Control": "no-cache"})
+
+    def _page(self, name: str) -> Callable[[Request], Awaitable[Response]]:
+        folder = self.folders[name]
+
+        async def page(request: Request) -> Response:
+            if folder.find(PAGE_INDEX) is None:
+                raise HTTPException(404, f"the {name} demo has no page: "
+                                    f"{folder.root / PAGE_INDEX} is missing (or not a plain "
+                                    f"file inside its folder)")
+            return folder.response(request, PAGE_INDEX)
+
+        page.__doc__ = f"The {name} demo's {PAGE_INDEX}."
+        return page
+
+    async def redirect(self, request: Request) -> Response:
+        """`/{demo}/` -> `/{demo}`, the page's one address."""
+        return RedirectResponse(request.url.path.rstrip("/"), status_code=308)
+
+    async def demo_file(self, request: Request) -> Response:
+        """A file of a demo's page folder (a 404 for an unknown demo)."""
+        folder = self.folders.get(request.path_params["demo"])
+        if folder is None:
+            raise HTTPException(404, f"no demo called {request.path_params['demo']!r}; the "
+                                f"demos are: {', '.join(sorted(self.folders))}")
+        return folder.response(request, request.path_params["path"])
+
+
+__all__ = ["Pages", "home_html"]
