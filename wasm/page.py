@@ -15,11 +15,12 @@ import time
 from typing import Any
 
 import pyrite
-from pyrite.errors import BackendUnavailable
+from pyrite.errors import BackendUnavailable, DeviceLostError
 from pyrite.module import Module
 
 _DEVICES = ("webgpu", "numpy")
 _models: dict[str, Module] = {}
+_records: dict[str, bytes] = {}  # kept to rebuild the models after a device loss
 _state: dict[str, Any] = {"device": None}
 
 
@@ -30,14 +31,14 @@ def _runtime_stats(backend: pyrite.Backend) -> dict[str, float] | None:
     return dict(stats) if stats is not None else None
 
 
-async def _webgpu() -> pyrite.Backend:
-    from pyrite.webgpu import WebGpu
-    from pyrite.webgpu.browser import BrowserRuntime
+def _webgpu() -> pyrite.Backend:
+    # the same path as natively: `device("webgpu")` builds WebGpu(), whose runtime is the
+    # browser's (BrowserRuntime.create_sync, waiting through JSPI)
+    import pyrite.webgpu  # noqa: F401 - registers the device
 
-    runtime = await BrowserRuntime.create()
-    backend = WebGpu(runtime=runtime)
-    pyrite.register_backend("webgpu", lambda: backend)
-    return pyrite.device("webgpu")
+    backend = pyrite.device("webgpu")
+    backend.kernels  # type: ignore[attr-defined]  # noqa: B018 - request the device now
+    return backend
 
 
 def _numpy() -> pyrite.Backend:
@@ -50,7 +51,7 @@ def _numpy() -> pyrite.Backend:
     return pyrite.device("numpy")
 
 
-async def start(device: str = "auto") -> dict[str, object]:
+def start(device: str = "auto") -> dict[str, object]:
     """Build the page's device; `auto` tries webgpu, then numpy. Says what it got and why
     the others were not used."""
     wanted = _DEVICES if device == "auto" else (device,)
@@ -60,7 +61,7 @@ async def start(device: str = "auto") -> dict[str, object]:
     tried: dict[str, str] = {}
     for name in wanted:
         try:
-            backend = await _webgpu() if name == "webgpu" else _numpy()
+            backend = _webgpu() if name == "webgpu" else _numpy()
         except BackendUnavailable as exc:
             tried[name] = str(exc)
             continue
@@ -95,7 +96,8 @@ def load_model(name: str, record: bytes | memoryview) -> dict[str, object]:
     from pyrite.demos import registry
 
     start = time.perf_counter()
-    model = registry.get(name).load(device(), bytes(record))
+    _records[name] = bytes(record)
+    model = registry.get(name).load(device(), _records[name])
     _models[name] = model
     return {"model": name, "device": device().name, "params": model.num_params(),
             "ms": (time.perf_counter() - start) * 1000}
@@ -106,13 +108,39 @@ def predict(name: str, inputs: Any) -> dict[str, object]:
 
     Adds `backend`, `ms` (the whole call) and, on webgpu, what the runtime counted during
     it: `dispatches`, `submits`, `readbacks` and `readback_ms` (submitting, the GPU's work and
-    the wait for the mapped result; the rest of `ms` is Python and its calls into WebGPU)."""
-    from pyrite.demos import registry
-
-    model = _models.get(name)
-    if model is None:
+    the wait for the mapped result; the rest of `ms` is Python and its calls into WebGPU).
+    If the GPU device was lost, a new one is requested, the loaded models are rebuilt from
+    their records and the prediction runs again; `recovered` then says what happened.
+    """
+    if name not in _models:
         raise KeyError(f"model {name!r} is not loaded in this page; load it first "
                        f"(pyrite.load({{models: [{name!r}]}}))")
+    try:
+        return _predict(name, inputs)
+    except DeviceLostError as exc:
+        _recover()
+        out = _predict(name, inputs)
+        out["recovered"] = f"the GPU device was lost and has been restored: {exc}"
+        return out
+
+
+def _recover() -> None:
+    """A new device for the page after a loss, with every loaded model rebuilt on it."""
+    from pyrite.demos import registry
+
+    backend = device()
+    reset = getattr(backend, "reset", None)
+    if reset is None:
+        raise BackendUnavailable(f"{backend.name} cannot be restarted in this page")
+    reset()
+    for name, record in _records.items():
+        _models[name] = registry.get(name).load(backend, record)
+
+
+def _predict(name: str, inputs: Any) -> dict[str, object]:
+    from pyrite.demos import registry
+
+    model = _models[name]
     backend = device()
     before = _runtime_stats(backend)
     start = time.perf_counter()

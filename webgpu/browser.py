@@ -15,7 +15,9 @@ its WGSL templates run unchanged in a page. What differs from wgpu-py, and how i
   marks the runtime lost and the next call raises `DeviceLostError`; an allocation of 1 MiB or
   more is checked at once through an out-of-memory error scope (`DeviceMemoryError`), smaller
   ones and any validation error the browser reports on its own (`uncapturederror`) are raised
-  at the next flush or readback. `GuardedRuntime` (guard.py) does the rest, as natively.
+  at the next flush or readback; a kernel's compile errors (an error scope per pipeline, not
+  awaited when it is made) are raised at the next readback, before its result is used.
+  `GuardedRuntime` (guard.py) does the rest, as natively.
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ class BrowserRuntime:
                                         "readback_ms": 0.0}
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
+        self._scopes: list[tuple[Hashable, Any]] = []  # (kernel, its compile error promise)
         self._keep = [ffi.create_proxy(self._on_error)]  # JS holds these callbacks
         device.addEventListener("uncapturederror", self._keep[0])
         device.lost.then(ffi.create_once_callable(self._on_lost))
@@ -213,6 +216,18 @@ class BrowserRuntime:
     def _on_lost(self, info: Any) -> None:
         self.lost_reason = f"{info.reason}: {info.message}".strip(": ") or "lost"
 
+    def _check_compiled(self) -> None:
+        """Raise the first kernel compile error the browser reported (waits for the answers,
+        which have arrived by the time a readback completes)."""
+        scopes, self._scopes = self._scopes, []
+        if not scopes:
+            return
+        found = _wait(self._js.Promise.all(self._ffi.to_js([p for _, p in scopes])))
+        for (key, _), error in zip(scopes, found, strict=True):
+            if not _absent(error):
+                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
+                                  f"PYRITE_DEBUG=wgsl prints its source): {error.message}")
+
     def _check(self) -> None:
         if self.lost_reason is not None:
             raise DeviceLostError(f"webgpu: the device was lost ({self.lost_reason})")
@@ -285,8 +300,10 @@ class BrowserRuntime:
             _wait(staging.mapAsync(self._map_read))
         except Exception:
             staging.destroy()
+            self._check_compiled()
             self._check()
             raise
+        self._check_compiled()
         self._check()
         data = self._mapped(staging)
         self.stats["readbacks"] += 1
@@ -304,6 +321,12 @@ class BrowserRuntime:
             staging.destroy()
             self._check()
             raise
+        scopes, self._scopes = self._scopes, []
+        for key, pending in scopes:
+            error = await pending
+            if not _absent(error):
+                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
+                                  f"PYRITE_DEBUG=wgsl prints its source): {error.message}")
         self._check()
         return self._mapped(staging)
 
@@ -317,10 +340,9 @@ class BrowserRuntime:
             module = device.createShaderModule(_obj({"code": source}))
             found = device.createComputePipeline(_obj({
                 "layout": "auto", "compute": {"module": module, "entryPoint": entry_point}}))
-            error = _wait(device.popErrorScope())
-            if not _absent(error):
-                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
-                                  f"PYRITE_DEBUG=wgsl prints its source): {error.message}")
+            # not awaited here (a round trip to the GPU process per kernel): checked with the
+            # next readback, before its result is used
+            self._scopes.append((key, device.popErrorScope()))
             self._pipelines[(key, entry_point)] = found
         return found
 
@@ -386,4 +408,5 @@ class BrowserRuntime:
     def sync(self) -> None:
         self.flush()
         _wait(self._queue.onSubmittedWorkDone())
+        self._check_compiled()
         self._check()

@@ -83,6 +83,9 @@ class Server:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         shutil.rmtree(self.web, ignore_errors=True)
 
 
@@ -112,7 +115,7 @@ class PageSession:
     """A server, a browser and one page with pyrite loaded on `device`: what `page-webgpu`
     (the conformance suite in the page) runs on. `close()` ends all three."""
 
-    def __init__(self, device: str = "webgpu") -> None:
+    def __init__(self, device: str = "webgpu", models: list[str] | None = None) -> None:
         self.server = Server()
         try:
             self.browser = Browser()
@@ -121,8 +124,9 @@ class PageSession:
             self.page.on("console", lambda m: self.console.append(m.text))
             self.page.goto(f"{self.server.url}/")
             self.loaded = self.page.evaluate(
-                "async (device) => { window.pyriteModule = await import('/pyrite.js');"
-                " return await window.pyriteModule.load({device}); }", device)
+                "async ([device, models]) => { window.pyriteModule = await import('/pyrite.js');"
+                " return await window.pyriteModule.load({device, models}); }",
+                [device, models or []])
         except BaseException:
             self.close()
             raise

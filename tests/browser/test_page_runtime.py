@@ -1,0 +1,122 @@
+"""pyrite.js in a real page: loading, the worker, Python errors, device loss, the page's
+`pyrite info`, async readback, and the same numbers as natively."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pyrite.demos import registry
+
+from . import harness
+
+pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
+                                reason=str(harness.unavailable()))
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[harness.PageSession]:
+    page_session = harness.PageSession("webgpu", models=["mnist"])
+    yield page_session
+    page_session.close()
+
+
+def run(session: harness.PageSession, code: str) -> Any:
+    return session.page.evaluate("(code) => window.pyriteModule.run(code)", code)
+
+
+def failure(session: harness.PageSession, script: str, arg: Any = None) -> dict[str, str]:
+    """What a rejected call of `script` (JS taking `arg`, returning a promise) carried."""
+    return session.page.evaluate(
+        "async ([script, arg]) => { try { await (new Function('p', 'arg', script))"
+        "(window.pyriteModule, arg); return null; } catch (e) {"
+        " return {name: e.name, message: e.message, type: e.pythonType}; } }", [script, arg])
+
+
+def test_load_reports_device_adapter_and_timings(session: harness.PageSession) -> None:
+    got = session.loaded
+    assert got["device"] == "webgpu"
+    assert got["models"]["mnist"]["params"] == 531178
+    adapter = got["adapter"]
+    assert "WebGPU (browser)" in adapter["in use"]
+    assert adapter["limits"]["maxBufferSize"] > 0  # the page's `pyrite info backends`
+    assert isinstance(adapter["features"], list)
+    assert set(got["timings"]) >= {"pyodideMs", "installMs", "deviceMs", "modelsMs", "totalMs"}
+
+
+def test_sync_and_async_readback(session: harness.PageSession) -> None:
+    assert run(session, "import pyrite\npyrite.tensor([[1.0, 2.0], [3.0, 4.5]]).sum()"
+                        ".into_scalar()") == 10.5
+    # the async API awaits mapAsync instead of blocking (callers without JSPI)
+    assert run(session, "import pyrite\nt = pyrite.arange(0, 6).reshape([2, 3]) * 2\n"
+                        "(await t.to_data_async()).to_list()") == [[0, 2, 4], [6, 8, 10]]
+    assert run(session, "import pyrite\npyrite.device().name") == "webgpu"
+
+
+def test_python_exception_rejects_with_its_message(session: harness.PageSession) -> None:
+    err = failure(session, "return p.run(arg)", "raise ValueError('no such digit: 11')")
+    assert err == {"name": "PythonError", "message": "no such digit: 11", "type": "ValueError"}
+    err = failure(session, "return p.run(arg)",
+                  "import pyrite\npyrite.tensor([[1.0, 2.0]]) @ pyrite.tensor([[1.0, 2.0]])")
+    assert err["type"] == "ShapeError" and "inner sizes differ" in err["message"]
+    err = failure(session, "return p.predict('mnist', {pixels: [1, 2]})")
+    assert err["type"] == "ValueError" and "784" in err["message"]
+    err = failure(session, "return p.predict('nope', {})")
+    assert err["type"] == "KeyError" and "not loaded" in err["message"]
+    # the worker keeps working after each failure
+    assert run(session, "1 + 1") == 2
+
+
+def test_out_of_memory_is_a_device_memory_error(session: harness.PageSession) -> None:
+    err = failure(session, "return p.run(arg)",
+                  "import pyrite\npyrite.zeros((600_000_000,), device='webgpu')")
+    assert err["type"] == "DeviceMemoryError"
+    assert "smaller batch" in err["message"]
+    assert run(session, "import pyrite\npyrite.ones((3,)).sum().into_scalar()") == 3.0
+
+
+def test_page_prediction_equals_native(session: harness.PageSession) -> None:
+    pixels = [float((i * 37) % 256) if 200 < i < 600 else 0.0 for i in range(784)]
+    page = session.page.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",
+                                 pixels)
+    model = registry.get("mnist")
+    native = model.predict(model.load("numpy", model.record), {"pixels": pixels})
+    assert page["label"] == native["label"]
+    assert page["probabilities"] == pytest.approx(native["probabilities"], abs=1e-5)
+    assert page["backend"] == "webgpu (page)"
+    assert page["dispatches"] > 0 and page["readbacks"] == 1
+
+
+def test_device_loss_is_recovered_and_reported(session: harness.PageSession) -> None:
+    run(session, "import pyrite\npyrite.device('webgpu').kernels.runtime.inner._device"
+                 ".destroy()")
+    pixels = [0.0] * 784
+    out = session.page.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",
+                                pixels)
+    assert "device was lost" in out["recovered"]
+    again = session.page.evaluate("(px) => window.pyriteModule.predict('mnist', "
+                                  "{pixels: px})", pixels)
+    assert "recovered" not in again
+    assert again["probabilities"] == pytest.approx(out["probabilities"], abs=1e-6)
+    # a tensor made before the loss is gone, with an error that says so
+    err = failure(session, "return p.run(arg)",
+                  "import pyrite\nt = pyrite.ones((2,))\n"
+                  "pyrite.device('webgpu').kernels.runtime.inner._device.destroy()\n"
+                  "t.to_list()")
+    assert err["type"] == "DeviceLostError"
+    assert run(session, "import pyrite\npyrite.device('webgpu').reset()\n"
+                        "pyrite.ones((2,)).to_list()") == [1.0, 1.0]
+
+
+def test_main_thread_stays_responsive_while_python_runs(session: harness.PageSession) -> None:
+    ticks = session.page.evaluate("""async () => {
+        let ticks = 0;
+        const timer = setInterval(() => ticks++, 10);
+        await window.pyriteModule.run(
+            "import time\\nend = time.time() + 1.0\\nwhile time.time() < end: pass");
+        clearInterval(timer);
+        return ticks;
+    }""")
+    assert ticks >= 20  # a blocked main thread would tick at most once
