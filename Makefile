@@ -7,9 +7,9 @@ BIN := $(VENV)/bin
 APT_PACKAGES := mesa-vulkan-drivers chromium
 export XDG_RUNTIME_DIR ?= $(shell mktemp -d /tmp/pyrite-xdg-XXXXXX)
 
-.PHONY: setup system-packages venv browser-deps test demo bench lint typecheck clean
+.PHONY: setup system-packages venv browser-deps web-bundle test demo serve bench lint typecheck clean
 
-setup: system-packages venv browser-deps
+setup: system-packages venv browser-deps web-bundle
 
 # Debian packages: Vulkan on the CPU (lavapipe) for the WebGPU backend, Chromium for the
 # browser tests. Installed only when missing; needs root (CI and these machines run as root).
@@ -31,15 +31,21 @@ wasm/node_modules/.installed: wasm/package.json wasm/package-lock.json
 	cd wasm && npm ci --no-audit --no-fund
 	touch $@
 
+# The web bundle pages load (pyrite.js, the browser wheel, records, manifest); `pyrite serve`
+# rebuilds it at start, so this only makes sure it builds here.
+web-bundle: venv browser-deps
+	$(BIN)/python -m pyrite.wasm build
+
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
 	$(BIN)/pip install -q -e ".[dev,webgpu,server,data]"
 	touch $@
 
-# Set-up installs Vulkan on the CPU and Pyodide, so a missing WebGPU adapter or Pyodide fails.
+# Set-up installs Vulkan on the CPU, Pyodide and Chromium, so a missing WebGPU adapter, Pyodide
+# or browser fails the run instead of skipping tests.
 test: setup
-	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu,pyodide} $(BIN)/python -m pytest -q -p no:cacheprovider
+	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu,pyodide,browser} $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # MNIST is read from $PYRITE_DATA/mnist; beside a checkout with ../shared, that copy is used.
 DATA := $(if $(PYRITE_DATA),$(PYRITE_DATA),$(if $(wildcard ../shared/data/mnist),$(abspath ../shared/data),))
@@ -51,6 +57,12 @@ demo: setup
 	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --index 42
 	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --all
 	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --all --device webgpu
+	$(MAKE) --no-print-directory serve
+
+# The demo pages: prints each demo's URL, serves until Ctrl-C (PORT=0 picks a free port).
+PORT ?= 8000
+serve: setup
+	PYRITE_DATA=$(DATA) $(BIN)/pyrite serve --host 127.0.0.1 --port $(PORT)
 
 bench: setup
 	$(BIN)/python benchmarks/ops_cpu.py --out benchmarks/results/ops_cpu.json

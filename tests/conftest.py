@@ -32,7 +32,9 @@ def _available(name: str) -> object:
 def _get(name: str) -> pyrite.Backend:
     found = _available(name)
     if isinstance(found, Exception):
-        if name.split("<")[-1].rstrip(">") in config.required_backends():
+        required = config.required_backends()
+        base = name.split("<")[-1].rstrip(">")
+        if base in required or (base == PAGE and "browser" in required):
             pytest.fail(f"{name} is required (PYRITE_REQUIRE) but unavailable: {found}")
         pytest.skip(f"{name} unavailable: {found}")
     return found  # type: ignore[return-value]
