@@ -6,10 +6,12 @@ Chromium with WebGPU, driven by Playwright (never `playwright install`: the brow
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -37,69 +39,110 @@ def unavailable() -> str | None:
     return None
 
 
-class Server:
-    """`pyrite serve --port 0` in a subprocess; `url` once it answers /healthz."""
+def require_browser() -> None:
+    """Skip (or, with `browser` in PYRITE_REQUIRE, fail) when the browser tests cannot run."""
+    import pytest
 
-    def __init__(self, *args: str) -> None:
+    from pyrite import config
+
+    why = unavailable()
+    if why is None:
+        return
+    if "browser" in config.required_backends():
+        pytest.fail(f"the browser tests are required (PYRITE_REQUIRE) but cannot run: {why}")
+    pytest.skip(why)
+
+
+class Server:
+    """`pyrite serve --port 0` in a subprocess, its web bundle built into a temporary folder;
+    `url` (no trailing slash) once it answers /healthz. Its output is kept in `log`."""
+
+    def __init__(self, *args: str, start_s: float = 180.0) -> None:
         self.web = Path(tempfile.mkdtemp(prefix="pyrite-web-"))
         env = {**os.environ, "PYRITE_WEB_DIR": str(self.web / "bundle"),
                "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "pyrite.server", "--host", "127.0.0.1", "--port", "0",
              "--log-level", "warning", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        self.url = self._wait_for_url()
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
+        self.log: list[str] = []
+        self._url: queue.Queue[str] = queue.Queue()
+        # drained all along, so a chatty server never blocks on a full pipe
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        try:
+            self.url = self._wait_for_url(start_s)
+        except BaseException:
+            self.stop()
+            raise
 
-    def _wait_for_url(self, timeout: float = 120.0) -> str:
+    def _read(self) -> None:
         assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        seen = []
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
+        for line in iter(self.process.stdout.readline, ""):
+            self.log.append(line)
             if line.startswith("pyrite serve: http://"):
-                url = line.split("pyrite serve: ", 1)[1].split()[0].rstrip("/")
-                self._wait_healthy(url, deadline)
-                return url
-        self.stop()
-        raise RuntimeError("pyrite serve did not start:\n" + "".join(seen[-30:]))
+                self._url.put(line.split("pyrite serve: ", 1)[1].split()[0].rstrip("/"))
 
-    def _wait_healthy(self, url: str, deadline: float) -> None:
+    def _wait_for_url(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=5) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"{url}/healthz did not answer")
+                url = self._url.get(timeout=0.5)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            while time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(f"{url}/healthz", timeout=5) as r:
+                        if r.status == 200:
+                            return url
+                except OSError:
+                    time.sleep(0.1)
+        raise RuntimeError(f"pyrite serve did not start in {timeout:.0f} s (exit status "
+                           f"{self.process.poll()}):\n" + "".join(self.log[-30:]))
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._reader.join(timeout=5)
         if self.process.stdout is not None:
             self.process.stdout.close()
         shutil.rmtree(self.web, ignore_errors=True)
 
 
-class Browser:
-    """Playwright driving Debian's Chromium with WebGPU; `new_page()` gives pages."""
+_DRIVER: list[Any] = []  # Playwright's sync driver: one per process (it owns the loop)
 
-    def __init__(self, args: list[str] | None = None) -> None:
+
+def driver() -> Any:
+    """Playwright's driver, started on first use and shared by every browser of the run."""
+    if not _DRIVER:
         from playwright.sync_api import sync_playwright
 
         os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="pyrite-xdg-"))
-        self._playwright = sync_playwright().start()
-        self.browser = self._playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=CHROMIUM_ARGS if args is None else args)
+        _DRIVER.append(sync_playwright().start())
+    return _DRIVER[0]
+
+
+def stop_driver() -> None:
+    """Stop the shared driver (at the end of the test session)."""
+    if _DRIVER:
+        _DRIVER.pop().stop()
+
+
+class Browser:
+    """Debian's Chromium, headless, with WebGPU unless `webgpu=False`; `new_page()` gives
+    pages (default timeout 120 s: the machine may be busy)."""
+
+    def __init__(self, webgpu: bool = True) -> None:
+        args = CHROMIUM_ARGS if webgpu else [a for a in CHROMIUM_ARGS if "webgpu" not in a]
+        self.browser = driver().chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                args=args)
 
     def new_page(self, **options: Any) -> Any:
         page = self.browser.new_page(**options)
@@ -108,7 +151,6 @@ class Browser:
 
     def close(self) -> None:
         self.browser.close()
-        self._playwright.stop()
 
 
 class PageSession:
