@@ -75,9 +75,22 @@ def _check_range(values: Iterable[Any], target: DType, source: DType) -> None:
                                      f"(range {lo}..{hi}); clamp it first or use a wider dtype")
 
 
-def _pack(values: list[Any], target: DType, source: DType) -> bytes:
-    """Values as little-endian bytes of `target`, refusing any that do not fit."""
-    _check_range(values, target, source)
+def _widens(source: DType, target: DType) -> bool:
+    """Every value of `source` fits `target` (f16 -> f32, i8 -> i32, i32 -> f32, ...)."""
+    if Kind.BOOL in (source.kind, target.kind):
+        return False
+    if source.is_float and not target.is_float:
+        return False
+    lo, hi = source.bounds
+    target_lo, target_hi = target.bounds
+    return target_lo <= lo and hi <= target_hi
+
+
+def _pack(values: list[Any], target: DType, source: DType, *, stored: bool = False) -> bytes:
+    """Values as little-endian bytes of `target`, refusing any that do not fit. `stored`:
+    the values were read from `source` data, so a widening conversion needs no check."""
+    if not (stored and _widens(source, target)):
+        _check_range(values, target, source)
     cast = {Kind.INT: int, Kind.FLOAT: float, Kind.BOOL: bool}[target.kind]
     return struct.pack(f"<{len(values)}{target.fmt}", *(cast(v) for v in values))
 
@@ -206,7 +219,8 @@ class TensorData:
                 if finite.size:
                     _check_range([finite.min().item(), finite.max().item()], target, self.dtype)
             return TensorData(arr.astype(target.np_name))
-        return TensorData.raw(_pack(self.values(), target, self.dtype), self.shape, target)
+        return TensorData.raw(_pack(self.values(), target, self.dtype, stored=True), self.shape,
+                              target)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TensorData):

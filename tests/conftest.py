@@ -78,3 +78,5 @@ def _seeded() -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for page_session in _SESSIONS:
         page_session.close()  # type: ignore[attr-defined]
+    if "browser.harness" in sys.modules:
+        sys.modules["browser.harness"].stop_driver()
