@@ -25,6 +25,7 @@ class DemoModel:
     inputs: str  # what `predict` takes, for error messages and the API's docs
     load: Callable[[str | pyrite.Backend, Path | bytes], Module]
     run: Callable[[Module, dict[str, object]], dict[str, object]]
+    example: dict[str, object]  # a valid input (the bundle build runs it to list the kernels)
 
     def predict(self, model: Module, inputs: object) -> dict[str, object]:
         """Run the model on a JSON object; a ValueError names what a valid input is."""
@@ -34,14 +35,10 @@ class DemoModel:
 
 
 def _mnist() -> DemoModel:
-    from .mnist import inference, predict
+    from .mnist import predict  # only what inference needs (a page loads no training code)
 
     def load(device: str | pyrite.Backend, record: Path | bytes) -> Module:
-        from pyrite.record import BinBytesRecorder, BinFileRecorder
-        model = inference.default_config().model.init(device)
-        if isinstance(record, bytes):
-            return model.load_record(BinBytesRecorder().from_bytes(record))
-        return model.load_file(record, BinFileRecorder())
+        return predict.load(device, record)
 
     def run(model: Module, inputs: dict[str, object]) -> dict[str, object]:
         if "pixels" not in inputs:
@@ -50,7 +47,8 @@ def _mnist() -> DemoModel:
         return predict.predict(model, inputs["pixels"])  # type: ignore[arg-type]
 
     return DemoModel("mnist", "Burn's guide CNN trained on MNIST by pyrite (99.13 %)",
-                     inference.SHIPPED, '{"pixels": [784 numbers 0..255]}', load, run)
+                     predict.SHIPPED, '{"pixels": [784 numbers 0..255]}', load, run,
+                     {"pixels": [0.0] * predict.PIXELS})
 
 
 _BUILDERS: dict[str, Callable[[], DemoModel]] = {"mnist": _mnist}

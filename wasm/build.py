@@ -8,6 +8,7 @@ writes, with every URL relative to `pyrite.js`:
     manifest.json               what the worker fetches, each file with its sha256
     wheels/<hash>/NAME.whl      the pure-Python pyrite wheel for the page, and micropip
     models/NAME.<hash>.bin      the demo models' records
+    kernels/NAME.<hash>.json    the WGSL kernels each model runs (compiled while Pyodide boots)
 
 The pyrite wheel is made here from the installed package's own files (no pip, no network):
 `core` + `webgpu` + `shaders` + `wasm`'s Python + `demos`' Python, without the server (it needs
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import pyrite
 from pyrite import config
+from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
 HERE = Path(__file__).resolve().parent
 PYODIDE_DIR = HERE / "node_modules" / "pyodide"
@@ -168,6 +170,20 @@ def default_bundle() -> Path:
     return default_cache().parent / "web"
 
 
+def record_kernels(name: str) -> list[dict[str, str]]:
+    """The WGSL kernels demo model `name` compiles to load and predict once, found by running
+    it on a `RecordingRuntime` (no GPU): what the page compiles while Pyodide boots."""
+    from pyrite.demos import registry
+    from pyrite.webgpu import WebGpu
+    from pyrite.webgpu.recorder import RecordingRuntime
+
+    demo = registry.get(name)
+    runtime = RecordingRuntime()
+    model = demo.load(WebGpu(runtime=runtime, seed=0), demo.record)
+    demo.predict(model, demo.example)
+    return [{"entry": entry, "source": source} for entry, source in runtime.kernels]
+
+
 def _place(out: Path, folder: str, name: str, data: bytes, hashed_name: bool) -> Built:
     """Write `data` under `out/folder`, named by its hash, and describe it."""
     sha = _sha256(data)
@@ -205,13 +221,17 @@ def build(out: Path | str, cache: Path | None = None) -> dict[str, object]:
         for name in registry.names():
             model = registry.get(name)
             placed = _place(stage, "models", f"{name}.bin", model.record.read_bytes(), True)
+            kernels = json.dumps(record_kernels(name)).encode()
             models[name] = {**vars(placed), "description": model.description,
-                            "inputs": model.inputs}
+                            "inputs": model.inputs,
+                            "kernels": vars(_place(stage, "kernels", f"{name}.json", kernels,
+                                                   True))}
         for script in ("pyrite.js", "worker.js"):
             shutil.copyfile(HERE / script, stage / script)
         manifest: dict[str, object] = {
             "pyrite": pyrite.__version__,
             "pyodide": {"version": pyodide_version(), "url": "pyodide/"},
+            "gpu": {"features": list(REQUESTED_FEATURES), "limits": list(REQUESTED_LIMITS)},
             "wheels": wheels,
             "models": models,
         }
@@ -228,5 +248,5 @@ def build(out: Path | str, cache: Path | None = None) -> dict[str, object]:
     return manifest
 
 
-__all__ = ["PYODIDE_DIR", "build", "build_wheel", "default_bundle", "default_cache", "page_wheel",
+__all__ = ["PYODIDE_DIR", "build", "build_wheel", "record_kernels", "default_bundle", "default_cache", "page_wheel",
            "pyodide_version"]

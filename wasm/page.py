@@ -31,11 +31,19 @@ def _runtime_stats(backend: pyrite.Backend) -> dict[str, float] | None:
     return dict(stats) if stats is not None else None
 
 
-def _webgpu() -> pyrite.Backend:
-    # the same path as natively: `device("webgpu")` builds WebGpu(), whose runtime is the
-    # browser's (BrowserRuntime.create_sync, waiting through JSPI)
+def _webgpu(gpu: Any) -> pyrite.Backend:
+    # `gpu`: the adapter, device and precompiled pipelines pyrite.js prepared while Pyodide
+    # booted, or None; then the same path as natively: `device("webgpu")` builds WebGpu(),
+    # whose runtime is the browser's (BrowserRuntime.create_sync, waiting through JSPI)
     import pyrite.webgpu  # noqa: F401 - registers the device
 
+    if gpu is not None:
+        from pyrite.webgpu import WebGpu
+        from pyrite.webgpu.browser import BrowserRuntime
+
+        runtime = BrowserRuntime.from_js(gpu.adapter, gpu.device, gpu.pipelines)
+        prepared = WebGpu(runtime=runtime)
+        pyrite.register_backend("webgpu", lambda: prepared)
     backend = pyrite.device("webgpu")
     backend.kernels  # type: ignore[attr-defined]  # noqa: B018 - request the device now
     return backend
@@ -51,7 +59,7 @@ def _numpy() -> pyrite.Backend:
     return pyrite.device("numpy")
 
 
-def start(device: str = "auto") -> dict[str, object]:
+def start(device: str = "auto", gpu: Any = None) -> dict[str, object]:
     """Build the page's device; `auto` tries webgpu, then numpy. Says what it got and why
     the others were not used."""
     wanted = _DEVICES if device == "auto" else (device,)
@@ -61,7 +69,7 @@ def start(device: str = "auto") -> dict[str, object]:
     tried: dict[str, str] = {}
     for name in wanted:
         try:
-            backend = _webgpu() if name == "webgpu" else _numpy()
+            backend = _webgpu(gpu) if name == "webgpu" else _numpy()
         except BackendUnavailable as exc:
             tried[name] = str(exc)
             continue

@@ -28,6 +28,34 @@ async function fetchChecked(url, sha256, label) {
   return bytes;
 }
 
+// Request the GPU and compile the models' kernels (listed in the bundle, see
+// pyrite/webgpu/recorder.py) while Pyodide boots; Python then takes this device and these
+// pipelines (BrowserRuntime.from_js). Any failure here leaves it to Python, which reports it.
+async function startGpu(spec, kernelFiles) {
+  if (!self.navigator.gpu) return null;
+  const adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) return null;
+  const device = await adapter.requestDevice({
+    label: "pyrite",
+    requiredFeatures: spec.features.filter((f) => adapter.features.has(f)),
+    requiredLimits: Object.fromEntries(spec.limits.map((name) => [name, adapter.limits[name]])),
+  });
+  const pipelines = new Map();
+  for (const file of kernelFiles) {
+    const kernels = JSON.parse(new TextDecoder().decode(await file));
+    for (const { entry, source } of kernels) {
+      const key = `${entry}\n${source}`;
+      if (pipelines.has(key)) continue;
+      const pending = device.createComputePipelineAsync({
+        layout: "auto", compute: { module: device.createShaderModule({ code: source }), entryPoint: entry },
+      });
+      pending.catch(() => {}); // a failure is raised in Python when the kernel is used
+      pipelines.set(key, pending);
+    }
+  }
+  return { adapter, device, pipelines };
+}
+
 async function load(config) {
   const t0 = performance.now();
   const timings = {};
@@ -44,6 +72,11 @@ async function load(config) {
     const m = manifest.models[name];
     return fetchChecked(new URL(m.path, base), m.sha256, `model ${name}`);
   });
+  const gpu = config.device === "numpy" ? Promise.resolve(null) : startGpu(manifest.gpu,
+    wanted.map((name) => {
+      const k = manifest.models[name].kernels;
+      return fetchChecked(new URL(k.path, base), k.sha256, `kernels of ${name}`);
+    })).catch(() => null);
   progress("pyodide", { version: manifest.pyodide.version });
   const indexURL = new URL(manifest.pyodide.url, base).href;
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
@@ -71,7 +104,7 @@ async function load(config) {
 
   progress("device", { device: config.device });
   const t2 = performance.now();
-  const started = toJs(await page.start.callPromising(config.device));
+  const started = toJs(await page.start.callPromising(config.device, await gpu));
   timings.deviceMs = performance.now() - t2;
 
   const t3 = performance.now();

@@ -71,11 +71,13 @@ class WebGpu(Backend):
             self._kernels = Kernels(guarded, BufferPool(guarded))
         return self._kernels
 
-    def reset(self) -> None:
-        """Drop the device (after a DeviceLostError): the next op asks for a new one. Tensors
-        made before are unusable; reload parameters from records."""
+    def reset(self, runtime: Runtime | None = None) -> None:
+        """Drop the device (after a DeviceLostError): the next op uses `runtime`, or asks for a
+        new device as `WebGpu()` does (a runtime given at construction is not reused: its
+        device is the lost one). Tensors made before are unusable; reload parameters from
+        records."""
         self._kernels = None
-        self._runtime = self._given_runtime
+        self._given_runtime = self._runtime = runtime
 
     @property
     def adapter(self) -> AdapterInfo:

@@ -49,7 +49,10 @@ _LIMIT_NAMES = {
     "max_compute_invocations_per_workgroup": "maxComputeInvocationsPerWorkgroup",
     "max_compute_workgroup_storage_size": "maxComputeWorkgroupStorageSize",
 }
-_REQUESTED_LIMITS = (*_LIMIT_NAMES.values(), "maxComputeWorkgroupSizeX")
+#: what pyrite asks a device for: these features where the adapter has them, and the adapter's
+#: own value of these limits (pyrite.js requests the same when it starts the GPU itself)
+REQUESTED_FEATURES = ("shader-f16",)
+REQUESTED_LIMITS = (*_LIMIT_NAMES.values(), "maxComputeWorkgroupSizeX")
 
 
 def in_browser() -> bool:
@@ -109,8 +112,12 @@ class BrowserRuntime:
     JSPI); `WebGpu()` in a page calls `create_sync()` itself, so `device("webgpu")` works.
     """
 
-    def __init__(self, adapter: Any, device: Any, info: AdapterInfo) -> None:
+    def __init__(self, adapter: Any, device: Any, info: AdapterInfo,
+                 precompiled: Any = None) -> None:
         js, ffi = _ffi()
+        # a JS Map "entry\nsource" -> Promise<GPUComputePipeline>: kernels pyrite.js compiled
+        # while Pyodide booted (see recorder.py)
+        self._precompiled = precompiled
         self._js = js
         self._ffi = ffi
         self._adapter_js = adapter
@@ -154,6 +161,12 @@ class BrowserRuntime:
         return cls(adapter, device, cls._info(adapter))
 
     @classmethod
+    def from_js(cls, adapter: Any, device: Any, precompiled: Any = None) -> BrowserRuntime:
+        """A runtime over an adapter and device that JavaScript requested (pyrite.js does,
+        with REQUESTED_FEATURES and REQUESTED_LIMITS), and the pipelines it compiled."""
+        return cls(adapter, device, cls._info(adapter), precompiled)
+
+    @classmethod
     def create_sync(cls, power_preference: str | None = None) -> BrowserRuntime:
         """As `create`, waiting through JSPI (for `WebGpu()` built from synchronous code)."""
         js, _ = _ffi()
@@ -172,8 +185,8 @@ class BrowserRuntime:
                 "webgpu: the browser has WebGPU but gave no adapter (GPU blocklisted or "
                 "disabled; in Chromium check chrome://gpu, or start with "
                 "--enable-unsafe-webgpu); use the server's /api/predict instead")
-        features = [f for f in ("shader-f16",) if adapter.features.has(f)]
-        limits = {name: getattr(adapter.limits, name) for name in _REQUESTED_LIMITS}
+        features = [f for f in REQUESTED_FEATURES if adapter.features.has(f)]
+        limits = {name: getattr(adapter.limits, name) for name in REQUESTED_LIMITS}
         return adapter.requestDevice(_obj({"label": "pyrite", "requiredFeatures": features,
                                            "requiredLimits": limits}))
 
@@ -333,6 +346,8 @@ class BrowserRuntime:
     # ---- pipelines and dispatch ------------------------------------------------------------
     def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
         found = self._pipelines.get((key, entry_point))
+        if found is None and self._precompiled is not None:
+            found = self._take_precompiled(key, source, entry_point)
         if found is None:
             self._check()
             device = self._device
@@ -344,6 +359,20 @@ class BrowserRuntime:
             # next readback, before its result is used
             self._scopes.append((key, device.popErrorScope()))
             self._pipelines[(key, entry_point)] = found
+        return found
+
+    def _take_precompiled(self, key: Hashable, source: str, entry_point: str) -> Any:
+        name = f"{entry_point}\n{source}"
+        pending = self._precompiled.get(name)
+        if _absent(pending):
+            return None
+        self._precompiled.delete(name)
+        try:
+            found = _wait(pending)
+        except Exception as exc:  # noqa: BLE001 - a GPUPipelineError from the browser
+            raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
+                              f"PYRITE_DEBUG=wgsl prints its source): {exc}") from exc
+        self._pipelines[(key, entry_point)] = found
         return found
 
     def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:

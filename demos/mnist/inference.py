@@ -11,11 +11,8 @@ from pyrite.record import BinFileRecorder
 
 from .data import MnistBatcher
 from .model import Model
+from .predict import SHIPPED, load
 from .training import CONFIG, TrainingConfig
-
-#: the committed record: trained by `pyrite train mnist` (see docs/training.md), saved in half
-#: precision with pyrite's binary format (no msgpack needed, loads in the browser)
-SHIPPED = Path(__file__).with_name("mnist.bin")
 
 
 def load_model(artifact_dir: str | Path | None = None, device: str = "numpy") -> Model:
@@ -30,7 +27,7 @@ def load_model(artifact_dir: str | Path | None = None, device: str = "numpy") ->
     if not SHIPPED.exists():
         raise FileNotFoundError(f"no trained model: {artifact_dir or '(no artifact dir)'} holds "
                                 f"no model.bin and {SHIPPED} is missing; run `pyrite train mnist`")
-    return default_config().model.init(device).load_file(SHIPPED, BinFileRecorder())
+    return load(device)
 
 
 def default_config() -> TrainingConfig:

@@ -26,11 +26,11 @@ from pyrite.nn.activation import Relu
 from pyrite.nn.conv import Conv2dConfig
 from pyrite.nn.dropout import DropoutConfig
 from pyrite.nn.linear import LinearConfig
-from pyrite.nn.loss import CrossEntropyLossConfig
 from pyrite.nn.pool import AdaptiveAvgPool2dConfig
-from pyrite.train import ClassificationOutput, TrainOutput
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the Learner's types: imported where used, so inference (and a page)
+    from pyrite.train import ClassificationOutput, TrainOutput  # does not load pyrite.train
+
     from .data import MnistBatch
 
 
@@ -75,11 +75,16 @@ class Model(Module):
         return logits
 
     def forward_classification(self, images: Tensor, targets: Tensor) -> ClassificationOutput:
+        from pyrite.nn.loss import CrossEntropyLossConfig
+        from pyrite.train import ClassificationOutput
+
         output = self.forward(images)
         loss = CrossEntropyLossConfig().init(output.device)(output, targets)
         return ClassificationOutput(loss, output, targets)
 
     def train_step(self, batch: MnistBatch) -> TrainOutput[ClassificationOutput]:
+        from pyrite.train import TrainOutput
+
         item = self.forward_classification(batch.images, batch.targets)
         return TrainOutput(self, item.loss.backward(), item)
 

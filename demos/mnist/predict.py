@@ -8,15 +8,38 @@ exactly as in training (`MnistBatcher`'s MEAN and STD).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pyrite
 from pyrite import TensorData
 
 from .data import MEAN, SIDE, STD
-from .model import Model
+from .model import Model, ModelConfig
 
 PIXELS = SIDE * SIDE
+#: the committed record (`pyrite train mnist --export`, half precision, 99.13 %) and the
+#: training config that made it (its `model` part builds the model)
+SHIPPED = Path(__file__).with_name("mnist.bin")
+CONFIG = Path(__file__).with_name("config.json")
+
+
+def model_config() -> ModelConfig:
+    """The shipped record's model config (the `model` part of config.json)."""
+    return ModelConfig.from_dict(json.loads(CONFIG.read_text())["model"])
+
+
+def load(device: str | pyrite.Backend | None = None,
+         record: Path | bytes = SHIPPED) -> Model:
+    """The guide model on `device` with a binary record's weights (a file, or its bytes, as a
+    page fetches them); by default the shipped one. Loads only what inference needs."""
+    from pyrite.record import BinBytesRecorder, BinFileRecorder
+
+    model = model_config().init(device)
+    if isinstance(record, bytes):
+        return model.load_record(BinBytesRecorder().from_bytes(record))
+    return model.load_file(record, BinFileRecorder())
 
 
 def check_pixels(pixels: object) -> list[float]:
@@ -39,8 +62,7 @@ def check_pixels(pixels: object) -> list[float]:
 def predict(model: Model, pixels: Sequence[float]) -> dict[str, object]:
     """`{"label": int, "probabilities": [10 floats]}` for one 28x28 image.
 
-    >>> from pyrite.demos.mnist.inference import load_model
-    >>> out = predict(load_model(), [0.0] * 784)
+    >>> out = predict(load(), [0.0] * 784)
     >>> len(out["probabilities"]), 0 <= out["label"] <= 9
     (10, True)
     """
@@ -54,4 +76,4 @@ def predict(model: Model, pixels: Sequence[float]) -> dict[str, object]:
     return {"label": label, "probabilities": probs}
 
 
-__all__ = ["PIXELS", "check_pixels", "predict"]
+__all__ = ["CONFIG", "PIXELS", "SHIPPED", "check_pixels", "load", "model_config", "predict"]

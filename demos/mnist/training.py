@@ -21,9 +21,6 @@ from pyrite.train import Accuracy, CpuMemory, CpuUse, LearnerBuilder, LearningRa
 from .data import MnistBatcher
 from .model import Model, ModelConfig
 
-#: the committed training config (what produced the shipped record, `mnist.bin`)
-CONFIG = Path(__file__).with_name("config.json")
-
 
 class TrainingConfig(Config):
     """The book's TrainingConfig (its defaults; `learning_rate` is the constant Adam rate)."""

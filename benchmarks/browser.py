@@ -1,0 +1,390 @@
+"""The MNIST guide CNN in a web page, batch 1, in headless Chromium (WebGPU through SwiftShader
+where there is no GPU): pyrite against TensorFlow.js (webgpu, wasm) and ONNX Runtime Web
+(webgpu, wasm), all with the weights of pyrite's shipped record `demos/mnist/mnist.bin`.
+
+Per peer: cold start (a new browser with a fresh profile, from navigation to the first
+prediction read back to JS: the page's `performance.now()` and the wall clock from `page.goto`,
+`--cold` times, median), warm latency (one prediction with the probabilities read back to JS,
+`--runs` times after `--warmup`, in `--rounds` rounds: median and p90 of the round with the
+lowest median) and the largest difference of the probabilities from pyrite's numpy backend on
+the first `--verify` MNIST test digits and a noise image.
+
+Every page follows one contract (`browser/bench.js`): `window.bench = {ready, predict, info}`;
+a peer is a `Peer` record (name, page URL, the JS that awaits its first prediction and the JS
+that runs warm predictions). The pages are served at `/bench/` by a Starlette app on 127.0.0.1,
+next to pyrite's own app (`pyrite.server.app.create_app()`) at `/` when it imports; without it
+(or with `--peers-only`) only the peers run.
+
+    python benchmarks/browser.py [--peers tfjs-webgpu,ort-wasm] [--cold 3] [--runs 50]
+
+Set-up (benchmark-only): `pip install -r benchmarks/browser/requirements.txt` (onnx, to build
+the ONNX peer's model); the npm packages are installed by this script (`npm ci` in
+`benchmarks/browser/`) when `node_modules` is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from browser_assets import (
+    load_weights,
+    noise_image,
+    reference,
+    test_digits,
+    write_onnx,
+    write_tfjs_weights,
+)
+from common import cpu_name
+
+HERE = Path(__file__).resolve().parent
+WEB = HERE / "browser"
+BUILD = WEB / "build"  # generated weights (ignored by git)
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+NPM_PACKAGES = ["@tensorflow/tfjs", "@tensorflow/tfjs-backend-webgpu",
+                "@tensorflow/tfjs-backend-wasm", "onnxruntime-web"]
+
+# The contract's defaults: await the first prediction; run warm predictions, timed in the page.
+READY_JS = """async (timeoutMs) => {
+  const deadline = performance.now() + timeoutMs;
+  while (!window.bench) {
+    if (performance.now() > deadline) throw new Error("the page set no window.bench");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const timeout = new Promise((_, reject) => setTimeout(
+    () => reject(new Error(`no first prediction in ${timeoutMs} ms`)), timeoutMs));
+  return await Promise.race([window.bench.ready, timeout]);
+}"""
+PREDICT_JS = "(pixels) => window.bench.predict(pixels)"
+WARM_JS = """async ({pixels, warmup, runs}) => {
+  for (let i = 0; i < warmup; i++) await window.bench.predict(pixels);
+  const ms = [];
+  const t0 = performance.now();
+  for (let i = 0; i < runs; i++) ms.push((await window.bench.predict(pixels)).ms);
+  return {ms, totalMs: performance.now() - t0};
+}"""
+PAGE_INFO_JS = """async () => {
+  let adapter = null;
+  const a = navigator.gpu ? await navigator.gpu.requestAdapter() : null;
+  if (a) {
+    const i = a.info;
+    adapter = {vendor: i.vendor, architecture: i.architecture, device: i.device,
+               description: i.description, isFallbackAdapter: i.isFallbackAdapter ?? null};
+  }
+  return {userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated,
+          hardwareConcurrency: navigator.hardwareConcurrency, adapter,
+          bench: window.bench ? window.bench.info : null};
+}"""
+
+
+@dataclass(frozen=True)
+class Peer:
+    """One framework + backend: its page (a path on the server) and how to drive it."""
+
+    name: str
+    url: str
+    ready_js: str = READY_JS  # (timeoutMs) -> Promise<{coldMs}>: the first prediction is done
+    predict_js: str = PREDICT_JS  # (pixels) -> Promise<{probabilities, ms}>
+    warm_js: str = WARM_JS  # ({pixels, warmup, runs}) -> Promise<{ms: [], totalMs}>
+    timeout_s: float = 120.0
+    needs: str = ""  # a file under WEB the page fetches; the peer is skipped without it
+
+
+PEERS = [
+    Peer("tfjs-webgpu", "/bench/tfjs.html?backend=webgpu", needs="build/tfjs.bin"),
+    Peer("tfjs-wasm", "/bench/tfjs.html?backend=wasm", needs="build/tfjs.bin"),
+    Peer("ort-webgpu", "/bench/ort.html?ep=webgpu", needs="build/mnist.onnx"),
+    Peer("ort-wasm", "/bench/ort.html?ep=wasm", needs="build/mnist.onnx"),
+    # the package's default entry (`import "onnxruntime-web"`): WebGPU through JSEP, not the
+    # WebGPU EP compiled into the wasm that `onnxruntime-web/webgpu` loads
+    Peer("ort-webgpu-jsep", "/bench/ort.html?ep=webgpu&bundle=ort.min.mjs",
+         needs="build/mnist.onnx"),
+]
+# Run when pyrite's app is mounted at `/` and the page exists (written by the lead).
+PYRITE_PEERS = [Peer("pyrite-webgpu", "/bench/pyrite.html?device=webgpu", timeout_s=300.0,
+                     needs="pyrite.html")]
+
+
+def breakdown(calls: list[dict[str, float]]) -> dict[str, float]:
+    """Where a pyrite prediction's time goes (medians over the warm calls): Python and its
+    calls into WebGPU, the readback (submit, the GPU's work, the mapped result), the bridge
+    between the page and the worker (postMessage both ways), and dispatches per prediction."""
+    med = statistics.median
+    return {"python_ms": med(c["ms"] - c["readbackMs"] for c in calls),
+            "readback_ms": med(c["readbackMs"] for c in calls),
+            "bridge_ms": med(c["roundTripMs"] - c["ms"] for c in calls),
+            "dispatches": med(c["dispatches"] for c in calls),
+            "submits": med(c["submits"] for c in calls),
+            "readbacks": med(c["readbacks"] for c in calls)}
+
+
+# ---- assets and server ----------------------------------------------------------------------
+def prepare() -> list[str]:
+    """npm packages and the weight files; the notes say what could not be made."""
+    if not (WEB / "node_modules").is_dir():
+        print("installing the peers' npm packages (npm ci in benchmarks/browser) ...")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=WEB, check=True)
+    BUILD.mkdir(parents=True, exist_ok=True)
+    weights = load_weights()
+    write_tfjs_weights(weights, BUILD)
+    try:
+        write_onnx(weights, BUILD / "mnist.onnx")
+    except ImportError:
+        (BUILD / "mnist.onnx").unlink(missing_ok=True)
+        return ["onnx is not installed (pip install -r benchmarks/browser/requirements.txt): "
+                "the ONNX Runtime peers are skipped"]
+    return []
+
+
+def pyrite_app() -> tuple[Any, str]:
+    """pyrite's Starlette app, or None and why not."""
+    try:
+        from pyrite.server.app import create_app
+
+        return create_app(), ""
+    except Exception as e:  # noqa: BLE001 - any failure: run the peers alone, say why
+        return None, f"{type(e).__name__}: {e}"
+
+
+def combined_app(main: Any, isolate: bool) -> Any:
+    """`/bench/...` from WEB's files, everything else (lifespan included) to `main`; with
+    `isolate`, every response carries COOP/COEP (cross-origin isolation: SharedArrayBuffer,
+    wasm threads, 5 us timers)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    bench = Starlette(routes=[Mount("/bench", StaticFiles(directory=WEB, html=True))])
+    main = main or bench
+    headers = [(b"cross-origin-opener-policy", b"same-origin"),
+               (b"cross-origin-embedder-policy", b"require-corp")]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        async def send_isolated(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *headers]}
+            await send(message)
+
+        path = scope.get("path", "")
+        target = bench if path == "/bench" or path.startswith("/bench/") else main
+        await target(scope, receive, send_isolated if isolate else send)
+
+    return app
+
+
+class Server:
+    """uvicorn on 127.0.0.1 (a free port) in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the benchmark's server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+# ---- measurement ----------------------------------------------------------------------------
+def launch(pw: Any) -> Any:
+    """A new Chromium with a fresh temporary profile (nothing cached)."""
+    return pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+def measure(pw: Any, base: str, peer: Peer, args: argparse.Namespace,
+            digits: list[list[int]], refs: np.ndarray) -> dict[str, Any]:
+    cold, wall = [], []
+    out: dict[str, Any] = {"url": peer.url}
+    for rep in range(args.cold):
+        browser = launch(pw)
+        try:
+            page = browser.new_page()
+            problems: list[str] = []
+            page.on("pageerror", lambda e, p=problems: p.append(str(e)))
+            page.on("console", lambda m, p=problems: p.append(m.text) if m.type == "error"
+                    else None)
+            t0 = time.perf_counter()
+            page.goto(base + peer.url, wait_until="commit", timeout=peer.timeout_s * 1000)
+            try:
+                ready = page.evaluate(peer.ready_js, peer.timeout_s * 1000)
+            except Exception as e:
+                raise RuntimeError(f"{e}; page errors: {problems[-3:]}") from e
+            wall.append((time.perf_counter() - t0) * 1000)
+            cold.append(float(ready["coldMs"]))
+            if rep < args.cold - 1:
+                continue
+            got = np.array([page.evaluate(peer.predict_js, d)["probabilities"] for d in digits])
+            rounds = [page.evaluate(peer.warm_js, {"pixels": digits[0], "warmup": args.warmup,
+                                                   "runs": args.runs})
+                      for _ in range(args.rounds)]
+            out["page"] = page.evaluate(PAGE_INFO_JS)
+            calls = page.evaluate("() => window.pyriteCalls || null")
+            if calls:
+                out["breakdown"] = breakdown(calls[-args.runs:])
+            out["chromium"] = browser.version
+        finally:
+            browser.close()
+    # the 2-core machine is shared: the round with the lowest median counts
+    warm = min(rounds, key=lambda r: statistics.median(r["ms"]))
+    ms = warm["ms"]
+    out.update({
+        "cold_ms": cold, "cold_median_ms": statistics.median(cold),
+        "cold_wall_ms": wall, "cold_wall_median_ms": statistics.median(wall),
+        "warm_round_medians_ms": [statistics.median(r["ms"]) for r in rounds],
+        "warm_ms": ms, "warm_median_ms": statistics.median(ms),
+        "warm_p90_ms": float(np.percentile(ms, 90)), "warm_mean_ms": warm["totalMs"] / len(ms),
+        "max_abs_diff": float(np.abs(got - refs).max()),
+        "max_abs_diff_digits": float(np.abs(got - refs)[:-1].max()),
+        "predicted": got[:-1].argmax(1).tolist(),
+    })
+    return out
+
+
+def npm_versions() -> dict[str, str]:
+    out = {}
+    for name in NPM_PACKAGES:
+        manifest = WEB / "node_modules" / name / "package.json"
+        if manifest.exists():
+            out[name] = json.loads(manifest.read_text())["version"]
+    return out
+
+
+def table(peers: dict[str, dict[str, Any]]) -> str:
+    rows = [("peer", "cold (page)", "cold (wall)", "warm median", "warm p90", "warm mean",
+             "max |diff|")]
+    others: list[str] = []
+    for name, r in peers.items():
+        if "error" in r or "skipped" in r:
+            why = f"error: {r['error'][:80]}" if "error" in r else f"skipped: {r['skipped']}"
+            others.append(f"{name}  {why}")
+            continue
+        rows.append((name, f"{r['cold_median_ms']:.0f} ms", f"{r['cold_wall_median_ms']:.0f} ms",
+                     f"{r['warm_median_ms']:.2f} ms", f"{r['warm_p90_ms']:.2f} ms",
+                     f"{r['warm_mean_ms']:.3f} ms", f"{r['max_abs_diff']:.1e}"))
+        if "breakdown" in r:
+            b = r["breakdown"]
+            others.append(f"{name} per prediction: Python {b['python_ms']:.1f} ms, readback "
+                          f"{b['readback_ms']:.1f} ms (submit + GPU + map), worker bridge "
+                          f"{b['bridge_ms']:.1f} ms; {b['dispatches']:.0f} dispatches, "
+                          f"{b['submits']:.0f} submits, {b['readbacks']:.0f} readback")
+            if "load" in (r.get("page", {}).get("bench") or {}):
+                load = r["page"]["bench"]["load"]
+                others.append(f"{name} load: " + ", ".join(
+                    f"{k} {v:.0f} ms" for k, v in load.items()))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    return "\n".join(lines + others)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peers", default="", help="comma-separated peer names (default: all)")
+    parser.add_argument("--cold", type=int, default=3, help="cold starts per peer")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=50, help="warm predictions per round")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="warm rounds (each after --warmup); the best round's median counts")
+    parser.add_argument("--verify", type=int, default=5,
+                        help="MNIST test digits compared (and one noise image)")
+    parser.add_argument("--peers-only", action="store_true", help="do not mount pyrite's app")
+    parser.add_argument("--isolate", action="store_true",
+                        help="serve with COOP/COEP (cross-origin isolated pages)")
+    parser.add_argument("--out", default=str(HERE / "results" / "browser.json"))
+    args = parser.parse_args()
+    if min(args.cold, args.runs, args.rounds) < 1:
+        parser.error("--cold, --runs and --rounds must be at least 1")
+    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="xdg-")
+
+    notes = prepare()
+    main_app, why = (None, "--peers-only") if args.peers_only else pyrite_app()
+    peers = list(PEERS)
+    if main_app is None:
+        notes.append(f"pyrite's app is not mounted ({why}): measuring the peers only")
+    else:
+        peers += PYRITE_PEERS
+    if args.peers:
+        wanted = set(args.peers.split(","))
+        known = {p.name for p in peers}
+        if wanted - known:
+            parser.error(f"unknown peers {sorted(wanted - known)}; known: {sorted(known)}")
+        peers = [p for p in peers if p.name in wanted]
+    for note in notes:
+        print("note:", note)
+    load_before = os.getloadavg()
+    digits = [*test_digits(args.verify), noise_image()]
+    refs = np.array(reference(digits))
+
+    from playwright.sync_api import sync_playwright
+
+    results: dict[str, dict[str, Any]] = {}
+    with Server(combined_app(main_app, args.isolate)) as server, sync_playwright() as pw:
+        for peer in peers:
+            if peer.needs and not (WEB / peer.needs).exists():
+                results[peer.name] = {"url": peer.url, "skipped": f"no {peer.needs}"}
+                continue
+            print(f"{peer.name}: {args.cold} cold starts, {args.runs} warm predictions ...",
+                  flush=True)
+            try:
+                results[peer.name] = measure(pw, server.url, peer, args, digits, refs)
+            except Exception as e:  # noqa: BLE001 - record it, go on with the next peer
+                results[peer.name] = {"url": peer.url, "error": f"{type(e).__name__}: {e}"}
+            print("  ", {k: v for k, v in results[peer.name].items()
+                         if k.endswith("median_ms") or k in ("max_abs_diff", "error")})
+
+    first = next((r for r in results.values() if "page" in r), {})
+    result = {
+        "benchmark": "browser", "cpu": cpu_name(), "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_1min": {"start": load_before[0], "end": os.getloadavg()[0]},
+        "chromium": first.get("chromium"),
+        "chromium_args": CHROMIUM_ARGS, "adapter": first.get("page", {}).get("adapter"),
+        "cross_origin_isolated": first.get("page", {}).get("crossOriginIsolated"),
+        "npm": npm_versions(), "pyrite_app": main_app is not None, "notes": notes,
+        "settings": {"cold": args.cold, "warmup": args.warmup, "runs": args.runs,
+                     "rounds": args.rounds,
+                     "verify_digits": list(range(args.verify)),
+                     "verify_noise": "uniform 0..255, numpy default_rng(0)", "batch": 1},
+        "peers": results,
+    }
+    print(table(results))
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    tmp.replace(path)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
