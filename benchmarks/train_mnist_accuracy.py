@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pyrite
 from pyrite.demos.mnist.inference import evaluate
-from pyrite.demos.mnist.training import CONFIG, TrainingConfig, train
+from pyrite.demos.mnist.predict import CONFIG
+from pyrite.demos.mnist.training import TrainingConfig, train
 
 
 def main() -> None:

@@ -49,7 +49,7 @@ def _page_backend() -> pyrite.Backend:
     if why is not None:
         raise pyrite.BackendUnavailable(why)
     _SESSIONS.append(harness.PageSession("webgpu"))
-    return page_backend.PageBackend(page_backend.PageChannel(_SESSIONS[-1].page))
+    return page_backend.PageBackend(page_backend.PageChannel(_SESSIONS[-1].evaluate))
 
 
 _SESSIONS: list[object] = []
@@ -78,5 +78,3 @@ def _seeded() -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for page_session in _SESSIONS:
         page_session.close()  # type: ignore[attr-defined]
-    if "browser.harness" in sys.modules:
-        sys.modules["browser.harness"].stop_driver()

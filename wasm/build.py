@@ -248,5 +248,5 @@ def build(out: Path | str, cache: Path | None = None) -> dict[str, object]:
     return manifest
 
 
-__all__ = ["PYODIDE_DIR", "build", "build_wheel", "record_kernels", "default_bundle", "default_cache", "page_wheel",
-           "pyodide_version"]
+__all__ = ["PYODIDE_DIR", "build", "build_wheel", "default_bundle", "default_cache",
+           "page_wheel", "pyodide_version", "record_kernels"]

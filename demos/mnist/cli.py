@@ -20,7 +20,8 @@ def _run_train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
 
     from .inference import evaluate
-    from .training import CONFIG, TrainingConfig, export_record, train
+    from .predict import CONFIG
+    from .training import TrainingConfig, export_record, train
     config = TrainingConfig.load(args.config or CONFIG)
     if args.epochs is not None:
         config = config.with_num_epochs(args.epochs)

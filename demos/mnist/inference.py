@@ -11,8 +11,8 @@ from pyrite.record import BinFileRecorder
 
 from .data import MnistBatcher
 from .model import Model
-from .predict import SHIPPED, load
-from .training import CONFIG, TrainingConfig
+from .predict import CONFIG, SHIPPED, load
+from .training import TrainingConfig
 
 
 def load_model(artifact_dir: str | Path | None = None, device: str = "numpy") -> Model:

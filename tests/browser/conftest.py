@@ -36,17 +36,25 @@ def server_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def launch_chromium() -> Iterator[Callable[..., Any]]:
-    """`launch_chromium(webgpu=True)`: a new headless Chromium, closed at the module's end."""
+    """`launch_chromium(webgpu=True)`: a new headless Chromium, closed at the module's end
+    with the module's Playwright driver (which keeps an event loop in this thread meanwhile:
+    it must not outlive the module)."""
     require_browser()
+    from playwright.sync_api import sync_playwright
+
+    driver = sync_playwright().start()
     browsers: list[harness.Browser] = []
 
     def launch(webgpu: bool = True) -> Any:
-        browsers.append(harness.Browser(webgpu=webgpu))
+        browsers.append(harness.Browser(driver, webgpu=webgpu))
         return browsers[-1].browser
 
-    yield launch
-    for browser in browsers:
-        browser.close()
+    try:
+        yield launch
+    finally:
+        for browser in browsers:
+            browser.close()
+        driver.stop()
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ Chromium with WebGPU, driven by Playwright (never `playwright install`: the brow
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import queue
 import shutil
@@ -116,33 +117,16 @@ class Server:
         shutil.rmtree(self.web, ignore_errors=True)
 
 
-_DRIVER: list[Any] = []  # Playwright's sync driver: one per process (it owns the loop)
-
-
-def driver() -> Any:
-    """Playwright's driver, started on first use and shared by every browser of the run."""
-    if not _DRIVER:
-        from playwright.sync_api import sync_playwright
-
-        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="pyrite-xdg-"))
-        _DRIVER.append(sync_playwright().start())
-    return _DRIVER[0]
-
-
-def stop_driver() -> None:
-    """Stop the shared driver (at the end of the test session)."""
-    if _DRIVER:
-        _DRIVER.pop().stop()
-
-
 class Browser:
-    """Debian's Chromium, headless, with WebGPU unless `webgpu=False`; `new_page()` gives
-    pages (default timeout 120 s: the machine may be busy)."""
+    """Debian's Chromium, headless, on a Playwright `driver` (`sync_playwright().start()`),
+    with WebGPU unless `webgpu=False`; `new_page()` gives pages (default timeout 120 s: the
+    machine may be busy)."""
 
-    def __init__(self, webgpu: bool = True) -> None:
+    def __init__(self, driver: Any, webgpu: bool = True) -> None:
+        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="pyrite-xdg-"))
         args = CHROMIUM_ARGS if webgpu else [a for a in CHROMIUM_ARGS if "webgpu" not in a]
-        self.browser = driver().chromium.launch(executable_path=CHROMIUM, headless=True,
-                                                args=args)
+        self.browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                              args=args)
 
     def new_page(self, **options: Any) -> Any:
         page = self.browser.new_page(**options)
@@ -154,18 +138,22 @@ class Browser:
 
 
 class PageSession:
-    """A server, a browser and one page with pyrite loaded on `device`: what `page-webgpu`
-    (the conformance suite in the page) runs on. `close()` ends all three."""
+    """A server, a browser and one page with pyrite loaded on `device` (and `models`): what
+    `page-webgpu` (the conformance suite in the page) and the page runtime tests run on.
+
+    Playwright runs in a thread of its own (its sync API keeps an event loop running in the
+    thread that drives it, which would break `asyncio.run` in the tests after it): `evaluate`
+    hands the call to that thread. `close()` ends the page, the browser and the server.
+    """
 
     def __init__(self, device: str = "webgpu", models: list[str] | None = None) -> None:
+        self.console: list[str] = []
+        self._calls: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._drive, daemon=True)
         self.server = Server()
+        self._thread.start()
         try:
-            self.browser = Browser()
-            self.page = self.browser.new_page()
-            self.console: list[str] = []
-            self.page.on("console", lambda m: self.console.append(m.text))
-            self.page.goto(f"{self.server.url}/")
-            self.loaded = self.page.evaluate(
+            self.loaded = self.evaluate(
                 "async ([device, models]) => { window.pyriteModule = await import('/pyrite.js');"
                 " return await window.pyriteModule.load({device, models}); }",
                 [device, models or []])
@@ -173,8 +161,32 @@ class PageSession:
             self.close()
             raise
 
-    def close(self) -> None:
-        browser = getattr(self, "browser", None)
-        if browser is not None:
+    def _drive(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as driver:
+            browser = Browser(driver)
+            page = browser.new_page()
+            page.on("console", lambda m: self.console.append(m.text))
+            page.goto(f"{self.server.url}/")
+            while (item := self._calls.get()) is not None:
+                script, arg, done = item
+                try:
+                    done.set_result(page.evaluate(script, arg))
+                except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                    done.set_exception(exc)
             browser.close()
+
+    def evaluate(self, script: str, arg: Any = None) -> Any:
+        """`page.evaluate(script, arg)` in the page's thread."""
+        if not self._thread.is_alive():
+            raise RuntimeError("the page's browser has stopped")
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._calls.put((script, arg, done))
+        return done.result()
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._calls.put(None)
+            self._thread.join(timeout=60)
         self.server.stop()

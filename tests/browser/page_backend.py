@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import weakref
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -51,10 +52,11 @@ class PageObject:
 
 
 class PageChannel:
-    """Sends batches of calls to `pyrite.wasm.remote.call` in a page with pyrite loaded."""
+    """Sends batches of calls to `pyrite.wasm.remote.call` in a page with pyrite loaded;
+    `evaluate(script, arg)` runs JS in that page (`PageSession.evaluate`)."""
 
-    def __init__(self, page: Any, device: str = "webgpu") -> None:
-        self.page = page
+    def __init__(self, evaluate: Callable[[str, Any], Any], device: str = "webgpu") -> None:
+        self.evaluate = evaluate
         self.device = device
         self.freed: list[int] = []
         self.requests = 0
@@ -65,7 +67,7 @@ class PageChannel:
             calls = [{"m": "free", "a": self.freed}, *calls]
             self.freed = []
         self.requests += 1
-        answer = json.loads(self.page.evaluate(
+        answer = json.loads(self.evaluate(
             "([r, d]) => window.pyriteModule.call('pyrite.wasm.remote.call', r, d)",
             [json.dumps(calls), self.device]))
         if "error" in answer:

@@ -24,12 +24,12 @@ def session() -> Iterator[harness.PageSession]:
 
 
 def run(session: harness.PageSession, code: str) -> Any:
-    return session.page.evaluate("(code) => window.pyriteModule.run(code)", code)
+    return session.evaluate("(code) => window.pyriteModule.run(code)", code)
 
 
 def failure(session: harness.PageSession, script: str, arg: Any = None) -> dict[str, str]:
     """What a rejected call of `script` (JS taking `arg`, returning a promise) carried."""
-    return session.page.evaluate(
+    return session.evaluate(
         "async ([script, arg]) => { try { await (new Function('p', 'arg', script))"
         "(window.pyriteModule, arg); return null; } catch (e) {"
         " return {name: e.name, message: e.message, type: e.pythonType}; } }", [script, arg])
@@ -79,7 +79,7 @@ def test_out_of_memory_is_a_device_memory_error(session: harness.PageSession) ->
 
 def test_page_prediction_equals_native(session: harness.PageSession) -> None:
     pixels = [float((i * 37) % 256) if 200 < i < 600 else 0.0 for i in range(784)]
-    page = session.page.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",
+    page = session.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",
                                  pixels)
     model = registry.get("mnist")
     native = model.predict(model.load("numpy", model.record), {"pixels": pixels})
@@ -93,10 +93,10 @@ def test_device_loss_is_recovered_and_reported(session: harness.PageSession) -> 
     run(session, "import pyrite\npyrite.device('webgpu').kernels.runtime.inner._device"
                  ".destroy()")
     pixels = [0.0] * 784
-    out = session.page.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",
+    out = session.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",
                                 pixels)
     assert "device was lost" in out["recovered"]
-    again = session.page.evaluate("(px) => window.pyriteModule.predict('mnist', "
+    again = session.evaluate("(px) => window.pyriteModule.predict('mnist', "
                                   "{pixels: px})", pixels)
     assert "recovered" not in again
     assert again["probabilities"] == pytest.approx(out["probabilities"], abs=1e-6)
@@ -111,7 +111,7 @@ def test_device_loss_is_recovered_and_reported(session: harness.PageSession) -> 
 
 
 def test_main_thread_stays_responsive_while_python_runs(session: harness.PageSession) -> None:
-    ticks = session.page.evaluate("""async () => {
+    ticks = session.evaluate("""async () => {
         let ticks = 0;
         const timer = setInterval(() => ticks++, 10);
         await window.pyriteModule.run(
