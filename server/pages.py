@@ -36,6 +36,11 @@ _HOME = """<!doctype html>
   li {{ margin: .5rem 0; }}
   a {{ color: #0b5fff; }}
   footer {{ margin-top: 3rem; color: #666; font-size: .875rem; }}
+  button {{ font: inherit; padding: .3rem .9rem; border-radius: 1rem; border: 1px solid #999;
+           background: #fff; cursor: pointer; }}
+  #gpu dl {{ display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }}
+  #gpu dt {{ color: #666; }}
+  #gpu dd {{ margin: 0; overflow-wrap: anywhere; }}
 </style>
 </head>
 <body>
@@ -45,6 +50,46 @@ _HOME = """<!doctype html>
 <ul>
 {items}
 </ul>
+<h2>This browser</h2>
+<section id="gpu" aria-live="polite">
+<p>What pyrite gets from this browser's WebGPU (the page's <code>pyrite info backends</code>):
+starts Python in a worker and asks for the GPU.</p>
+<button id="check" type="button">Check this browser</button>
+<p id="gpu-status"></p>
+<dl id="gpu-info" hidden></dl>
+</section>
+<script type="module">
+const status = document.getElementById("gpu-status");
+const list = document.getElementById("gpu-info");
+const row = (name, value) => {{
+  const dt = document.createElement("dt"); dt.textContent = name;
+  const dd = document.createElement("dd"); dd.textContent = value;
+  list.append(dt, dd);
+}};
+document.getElementById("check").addEventListener("click", async (event) => {{
+  event.target.disabled = true;
+  status.textContent = "Starting Python and asking for the GPU…";
+  try {{
+    const pyrite = await import("/pyrite.js");
+    const got = await pyrite.load({{ device: "webgpu" }});
+    const a = got.adapter;
+    row("device", got.device);
+    row("adapter", a["in use"]);
+    row("features", a.features.join(", ") || "none");
+    for (const name of ["maxBufferSize", "maxStorageBufferBindingSize",
+                        "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup",
+                        "maxComputeWorkgroupsPerDimension"]) row(name, a.limits[name]);
+    row("Python", `${{got.python}} (Pyodide ${{got.pyodide}}), pyrite ${{got.pyrite}}`);
+    row("loaded in", `${{Math.round(got.timings.totalMs)}} ms`);
+    list.hidden = false;
+    status.textContent = "WebGPU works here: pyrite's models run on this GPU.";
+    status.dataset.state = "ready";
+  }} catch (err) {{
+    status.textContent = `No WebGPU for pyrite here: ${{err.message}}`;
+    status.dataset.state = "error";
+  }}
+}});
+</script>
 <footer>pyrite {version} &middot; <a href="/api/models">API: models</a> &middot;
 <a href="/api/config">config</a> &middot; <a href="/healthz">health</a></footer>
 </body>

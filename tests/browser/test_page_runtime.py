@@ -120,3 +120,15 @@ def test_main_thread_stays_responsive_while_python_runs(session: harness.PageSes
         return ticks;
     }""")
     assert ticks >= 20  # a blocked main thread would tick at most once
+
+
+def test_home_page_reports_this_browsers_gpu(server_url: str,
+                                             launch_chromium: Any) -> None:
+    page = launch_chromium().new_page()
+    page.goto(server_url)
+    page.click("#check")
+    page.wait_for_selector("#gpu-status[data-state]", timeout=180_000)
+    assert page.get_attribute("#gpu-status", "data-state") == "ready"
+    text = page.inner_text("#gpu-info")
+    assert "WebGPU (browser)" in text and "maxBufferSize" in text
+    page.close()
