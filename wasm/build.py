@@ -1,20 +1,24 @@
 """Build the web bundle: the folder a page loads pyrite from (see DESIGN.md, "Browser").
 
-    python -m pyrite.wasm build [--out DIR]
+    python -m pyrite.wasm build [--out DIR]       (pyrite export-web --out DIR: see cli.py)
 
-writes, with every URL relative to `pyrite.js`:
+writes a folder that is complete on its own, with every URL relative to `pyrite.js`:
 
-    pyrite.js, worker.js        the loader (an ES module) and the Web Worker that runs Python
-    manifest.json               what the worker fetches, each file with its sha256
+    pyrite.js, worker.js, *.js  the loader (an ES module), the Web Worker and their modules
+    pyrite.d.ts                 the JS API's types (when wasm/ has them)
+    index.html                  an example page using the bundle (example.py)
+    manifest.json               what the worker fetches, each file with its sha256 and size
+    pyodide/                    the Pyodide runtime files a page really loads (pyodide_dist.py)
     wheels/<hash>/NAME.whl      the pure-Python pyrite wheel for the page, and micropip
     models/NAME.<hash>.bin      the demo models' records
     kernels/NAME.<hash>.json    the WGSL kernels each model runs (compiled while Pyodide boots)
+    FILE.gz, FILE.br            precompressed copies where they save 10 % (compress.py)
 
 The pyrite wheel is made here from the installed package's own files (no pip, no network):
 `core` + `webgpu` + `shaders` + `wasm`'s Python + `demos`' Python, without the server (it needs
 Starlette), the records (served apart, cached by hash) and the pages. Zip entries carry a fixed
 date, so the same sources give the same bytes and the same hash: a repeat visit finds its
-cached copy. The Pyodide runtime itself is served from the npm package (`/pyodide/`).
+cached copy.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
+import uuid
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +39,10 @@ import pyrite
 from pyrite import config
 from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
+from . import compress, example, pyodide_dist
+from .pyodide_dist import PYODIDE_DIR, page_wheel
+
 HERE = Path(__file__).resolve().parent
-PYODIDE_DIR = HERE / "node_modules" / "pyodide"
 #: the packages of the browser wheel: import name -> folder, with the files each ships
 _PACKAGES = ("pyrite", "pyrite.webgpu", "pyrite.shaders", "pyrite.wasm", "pyrite.demos")
 _SKIP_DIRS = {"__pycache__", "node_modules", "page", "server"}
@@ -119,42 +125,6 @@ def build_wheel(out_dir: Path) -> Path:
     return path
 
 
-def _lock() -> dict[str, dict[str, object]]:
-    lock = PYODIDE_DIR / "pyodide-lock.json"
-    if not lock.exists():
-        raise FileNotFoundError(f"wasm: {lock} is missing: install the pinned Pyodide first "
-                                f"(`make setup`, or `npm ci` in {HERE})")
-    packages: dict[str, dict[str, object]] = json.loads(lock.read_text())["packages"]
-    return packages
-
-
-def pyodide_version() -> str:
-    """The version of the installed Pyodide npm package."""
-    return str(json.loads((PYODIDE_DIR / "package.json").read_text())["version"])
-
-
-def page_wheel(name: str, cache: Path) -> Path:
-    """The wheel of a pure-Python dependency at the version the Pyodide lock file pins, from
-    `cache` or else downloaded once from PyPI with pip. (PyPI's file is not byte-equal to the
-    one Pyodide's own build ships, so its sha256 is the bundle's own, in the manifest.)"""
-    entry = _lock()[name]
-    file_name = str(entry["file_name"])
-    path = cache / file_name
-    if not path.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            run = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                 "--only-binary=:all:", "--python-version", "3.14", "-d", tmp,
-                 f"{name}=={entry['version']}"], capture_output=True, text=True)
-            got = Path(tmp) / file_name
-            if run.returncode != 0 or not got.exists():
-                raise RuntimeError(f"wasm: could not fetch {file_name} from PyPI for the page "
-                                   f"({run.stderr.strip()[-400:]}); put the file in {cache}")
-            os.replace(got, path)
-    return path
-
-
 def default_cache() -> Path:
     """Where fetched page wheels are kept: $XDG_CACHE_HOME/pyrite or ~/.cache/pyrite."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -198,55 +168,110 @@ def _place(out: Path, folder: str, name: str, data: bytes, hashed_name: bool) ->
     return Built(rel, sha, len(data))
 
 
-def build(out: Path | str, cache: Path | None = None) -> dict[str, object]:
-    """Write the web bundle into `out` (replacing an older one atomically) and return its
-    manifest."""
+def pyodide_version() -> str:
+    """The version of the installed Pyodide npm package."""
+    return pyodide_dist.version()
+
+
+def check_models(models: Sequence[str] | None) -> list[str]:
+    """The demo models to ship: `models` without repeats (default every one); ValueError
+    naming the known ones for an unknown name."""
     from pyrite.demos import registry
 
+    known = registry.names()
+    if models is None:
+        return known
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        raise ValueError(f"unknown model {', '.join(map(repr, unknown))}; the known models "
+                         f"are: {', '.join(known)}")
+    return list(dict.fromkeys(models))
+
+
+def _copy(source: Path, stage: Path, rel: str) -> Built:
+    target = stage / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    data = target.read_bytes()
+    return Built(rel, _sha256(data), len(data))
+
+
+def _scripts() -> list[Path]:
+    """The JavaScript of the wasm package (every `*.js` beside this file, not node_modules)
+    and its type declarations, copied to the bundle's root as they are."""
+    found = sorted(HERE.glob("*.js"))
+    return found + [p for p in [HERE / "pyrite.d.ts"] if p.is_file()]
+
+
+def _swap(stage: Path, out: Path) -> None:
+    """Put the finished `stage` at `out`, replacing an older bundle there (two renames)."""
+    if not out.exists():
+        os.replace(stage, out)
+        return
+    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:12]}")  # never a user's name
+    os.replace(out, old)
+    os.replace(stage, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
+          pyodide_dir: Path | None = None) -> dict[str, object]:
+    """Write the web bundle into `out` (replacing an older one atomically) and return its
+    manifest.
+
+    `models`: the demo models to ship (default all; ValueError naming the known ones for an
+    unknown name, before anything is written); `pyodide_dir`: the Pyodide runtime to copy from
+    (default the npm package); `cache`: where fetched page wheels are kept (default
+    `default_cache()`; compressed copies of large files are kept beside it, in `compressed/`).
+    """
+    from pyrite.demos import registry
+
+    names = check_models(models)
+    runtime = pyodide_dist.runtime_files(pyodide_dir)
     out = Path(out)
     cache = cache or default_cache()
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".web-", dir=out.parent))
     try:
+        stage.chmod(0o755)  # mkdtemp's 0700 would hide the bundle from a web server's user
         with tempfile.TemporaryDirectory() as tmp:
             wheel = build_wheel(Path(tmp))
             built = [_place(stage, "wheels", wheel.name, wheel.read_bytes(), False)]
         wheels = []
         for name in _PAGE_WHEELS:
-            dep = page_wheel(name, cache)
+            dep = page_wheel(name, cache, pyodide_dir)
             wheels.append({"name": name, **vars(_place(stage, "wheels", dep.name,
                                                        dep.read_bytes(), False))})
         wheels.append({"name": "pyrite", **vars(built[0])})
-        models: dict[str, object] = {}
-        for name in registry.names():
+        shipped: dict[str, object] = {}
+        for name in names:
             model = registry.get(name)
             placed = _place(stage, "models", f"{name}.bin", model.record.read_bytes(), True)
             kernels = json.dumps(record_kernels(name)).encode()
-            models[name] = {**vars(placed), "description": model.description,
-                            "inputs": model.inputs,
-                            "kernels": vars(_place(stage, "kernels", f"{name}.json", kernels,
-                                                   True))}
-        for script in ("pyrite.js", "worker.js"):
-            shutil.copyfile(HERE / script, stage / script)
+            shipped[name] = {**vars(placed), "description": model.description,
+                             "inputs": model.inputs,
+                             "kernels": vars(_place(stage, "kernels", f"{name}.json", kernels,
+                                                    True))}
+        pyodide_files = [vars(_copy(p, stage, f"pyodide/{p.name}")) for p in runtime]
+        for script in _scripts():
+            shutil.copyfile(script, stage / script.name)
+        (stage / "index.html").write_text(example.index_html(names))
         manifest: dict[str, object] = {
             "pyrite": pyrite.__version__,
-            "pyodide": {"version": pyodide_version(), "url": "pyodide/"},
+            "pyodide": {"version": pyodide_dist.version(pyodide_dir), "url": "pyodide/",
+                        "files": pyodide_files},
             "gpu": {"features": list(REQUESTED_FEATURES), "limits": list(REQUESTED_LIMITS)},
             "wheels": wheels,
-            "models": models,
+            "models": shipped,
         }
         (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        old = out.with_name(out.name + ".old")
-        if out.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(out, old)
-        os.replace(stage, out)
-        shutil.rmtree(old, ignore_errors=True)
+        compress.precompress(stage, cache.with_name("compressed"))
+        _swap(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return manifest
 
 
-__all__ = ["PYODIDE_DIR", "build", "build_wheel", "default_bundle", "default_cache",
-           "page_wheel", "pyodide_version", "record_kernels"]
+__all__ = ["PYODIDE_DIR", "build", "build_wheel", "check_models", "default_bundle",
+           "default_cache", "page_wheel", "pyodide_version", "record_kernels"]

@@ -10,7 +10,11 @@
 // folder works wherever it is served. Python exceptions reject the promise with an Error whose
 // message is the Python message (`error.pythonType`, `error.traceback` hold the rest).
 // `events` reports "progress" while loading, "stdout"/"stderr" for what Python prints and "call"
-// after each call ({op, ms, backend}); `lastCall` holds the latest of those.
+// after each call ({op, ms, backend}); `lastCall` holds the latest of those. Importing this
+// module also defines the <pyrite-script> and <pyrite-mnist> elements (elements.js). Every
+// embed of a page shares one worker, one Pyodide and one device. Types: pyrite.d.ts.
+
+import { defineElements } from "./elements.js";
 
 const BASE = new URL(".", import.meta.url);
 export const events = new EventTarget();
@@ -27,7 +31,18 @@ function emit(type, detail) {
 }
 
 function startWorker() {
-  const w = new Worker(new URL("worker.js", BASE), { type: "module" });
+  // A page may load pyrite.js from another origin, and browsers refuse a cross-origin
+  // `new Worker(url)`: the worker then starts from a same-origin blob that imports the
+  // bundle's worker.js (the host page's CSP needs `worker-src blob:` for that).
+  const url = new URL("worker.js", BASE);
+  let w;
+  if (url.origin === location.origin) {
+    w = new Worker(url, { type: "module" });
+  } else {
+    const source = `import ${JSON.stringify(url.href)};`;
+    w = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })),
+      { type: "module" });
+  }
   w.onmessage = (event) => {
     const msg = event.data;
     if (msg.id === undefined) {
@@ -113,6 +128,22 @@ export async function run(code) {
 }
 
 /**
+ * Run Python as a <pyrite-script> does: resolves to `{outputs, error}`, the printed text and
+ * display()ed objects in order (see pyrite/wasm/display.py) and the Python error, if any.
+ */
+export async function runScript(code) {
+  const answer = await request("run", { code, capture: true });
+  record("runScript", answer, loaded ? loaded.device : null);
+  return answer.value;
+}
+
+/** Load one more of the bundle's models after `load()` (a no-op when it is loaded). */
+export async function loadModel(name) {
+  ready();
+  return (await request("loadModel", { model: name })).value;
+}
+
+/**
  * Call a Python function by its dotted name with JSON-able arguments, e.g.
  * `await pyrite.call("pyrite.wasm.remote.call", request)`; resolves to its result (as JS).
  */
@@ -148,9 +179,38 @@ export async function manifest() {
   return response.json();
 }
 
+/**
+ * Forget the cached bundle files (runtime, wheels, records, kernels, pages): the next visit
+ * downloads them again. Resolves to whether there was a cache to delete.
+ */
+export async function clearCache() {
+  if (!self.caches) return false;
+  const a = await caches.delete("pyrite");
+  const b = await caches.delete("pyrite-pages");
+  return a || b;
+}
+
+/**
+ * Make this page work offline on later visits: registers the bundle's service worker
+ * (pyrite-sw.js), which keeps the page and the bundle's entry files; the worker's own cache
+ * keeps the rest. The page must be same-origin with the bundle and inside its folder (a
+ * service worker's scope is its folder), or the server must send `Service-Worker-Allowed`.
+ * Resolves to the registration once it is active.
+ */
+export async function enableOffline(options = {}) {
+  if (!("serviceWorker" in navigator)) throw new Error("pyrite: this browser has no service workers (or the page is not in a secure context): offline visits are not available");
+  const url = new URL("pyrite-sw.js", BASE);
+  if (url.origin !== location.origin) throw new Error(`pyrite: offline visits need the bundle on this page's origin (it is on ${url.origin}); repeat visits still use the cache`);
+  const registration = await navigator.serviceWorker.register(url, { scope: options.scope || BASE.pathname });
+  await navigator.serviceWorker.ready;
+  return registration;
+}
+
 /** Whether this browser exposes WebGPU at all (before loading anything). */
 export async function hasWebGPU() {
   if (!("gpu" in navigator)) return { ok: false, reason: "this browser has no navigator.gpu (WebGPU)" };
   const adapter = await navigator.gpu.requestAdapter();
   return adapter ? { ok: true } : { ok: false, reason: "WebGPU is present but gave no adapter (GPU blocklisted or disabled)" };
 }
+
+defineElements({ load, loadModel, predict, run, runScript });

@@ -1,12 +1,16 @@
 // pyrite's Web Worker: owns Pyodide and runs all of the page's Python, so the page's main
 // thread never blocks. pyrite.js starts it and talks to it with messages:
 //   {id, type: "load", config}  boot Pyodide, install the wheels, start the device, load models
-//   {id, type: "run", code}     run Python (runPythonAsync: the sync tensor API works via JSPI)
+//   {id, type: "run", code}     run Python (runPythonAsync: the sync tensor API works via JSPI);
+//                               with capture: true, answer {outputs} (see pyrite/wasm/display.py)
 //   {id, type: "predict", model, inputs}, {id, type: "info"}
 //   {id, type: "call", name: "module.function", args}  call a Python function (JSPI enabled)
+//   {id, type: "loadModel", model}  load one more model of the bundle
 // and it answers {id, ok: true, value, ms} or {id, ok: false, error: {type, message, traceback}}.
 // Unprompted it posts {type: "progress", stage, detail} while loading and {type: "stdout"|"stderr",
 // text} for what Python prints. Every URL comes from the manifest, relative to the bundle root.
+
+import { cacheFetchesOf, cachedFetch, fetchManifest, prune } from "./cache.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
@@ -17,7 +21,7 @@ const post = (msg) => self.postMessage(msg);
 const progress = (stage, detail = {}) => post({ type: "progress", stage, ...detail });
 
 async function fetchChecked(url, sha256, label) {
-  const response = await fetch(url);
+  const response = await cachedFetch(url, sha256);
   if (!response.ok) throw new Error(`${label}: ${url} answered ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
   if (sha256) {
@@ -56,22 +60,41 @@ async function startGpu(spec, kernelFiles) {
   return { adapter, device, pipelines };
 }
 
+function modelEntry(name) {
+  const entry = manifest.models[name];
+  if (!entry) throw new Error(`unknown model ${JSON.stringify(name)}; this bundle has: ${Object.keys(manifest.models).join(", ") || "no models"} (export it with pyrite export-web --model NAME)`);
+  return entry;
+}
+
+function fetchRecord(name) {
+  const m = modelEntry(name);
+  return fetchChecked(new URL(m.path, base), m.sha256, `model ${name}`);
+}
+
+const loadedModels = {};
+
+async function loadModel(name, bytes = null) {
+  if (!loadedModels[name]) {
+    loadedModels[name] = (async () => {
+      progress("model", { model: name });
+      return toJs(await page.load_model.callPromising(name, bytes || await fetchRecord(name)));
+    })();
+    loadedModels[name].catch(() => { delete loadedModels[name]; });
+  }
+  return loadedModels[name];
+}
+
 async function load(config) {
   const t0 = performance.now();
   const timings = {};
   base = new URL(config.base);
   progress("manifest");
-  manifest = await (await fetch(new URL("manifest.json", base), { cache: "no-cache" })).json();
+  manifest = await fetchManifest(new URL("manifest.json", base).href);
   const wanted = config.models || [];
-  for (const name of wanted) {
-    if (!manifest.models[name]) throw new Error(`unknown model ${JSON.stringify(name)}; this bundle has: ${Object.keys(manifest.models).join(", ")}`);
-  }
+  for (const name of wanted) modelEntry(name);
   // the wheels and records download while Pyodide boots
   const wheels = manifest.wheels.map((w) => fetchChecked(new URL(w.path, base), w.sha256, `wheel ${w.name}`));
-  const records = wanted.map((name) => {
-    const m = manifest.models[name];
-    return fetchChecked(new URL(m.path, base), m.sha256, `model ${name}`);
-  });
+  const records = wanted.map(fetchRecord);
   const gpu = config.device === "numpy" ? Promise.resolve(null) : startGpu(manifest.gpu,
     wanted.map((name) => {
       const k = manifest.models[name].kernels;
@@ -79,6 +102,10 @@ async function load(config) {
     })).catch(() => null);
   progress("pyodide", { version: manifest.pyodide.version });
   const indexURL = new URL(manifest.pyodide.url, base).href;
+  // Pyodide fetches its runtime files itself: through the cache, keyed by their hashes
+  const runtime = Object.fromEntries((manifest.pyodide.files || []).map(
+    (f) => [new URL(f.path, base).href, f.sha256]));
+  cacheFetchesOf(runtime);
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
   if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
@@ -109,14 +136,16 @@ async function load(config) {
 
   const t3 = performance.now();
   const models = {};
-  for (const [i, name] of wanted.entries()) {
-    progress("model", { model: name });
-    const bytes = await records[i];
-    models[name] = toJs(await page.load_model.callPromising(name, bytes));
-  }
+  for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, await records[i]);
   timings.modelsMs = performance.now() - t3;
   timings.totalMs = performance.now() - t0;
   progress("ready");
+  // what an older bundle left in the cache goes (after the load: it never delays it)
+  const keep = [...Object.entries(runtime),
+    ...manifest.wheels.map((w) => [new URL(w.path, base).href, w.sha256]),
+    ...Object.values(manifest.models).flatMap((m) => [[new URL(m.path, base).href, m.sha256],
+      [new URL(m.kernels.path, base).href, m.kernels.sha256]])];
+  prune(base.href, keep);
   return { ...started, models, timings, pyodide: manifest.pyodide.version };
 }
 
@@ -144,10 +173,40 @@ function describeError(err) {
   return { type: err && err.name ? err.name : "Error", message: text };
 }
 
+// Python runs one request at a time: two embeds' scripts never interleave at an await, and a
+// script's captured output is its own.
+let queue = Promise.resolve();
+function serial(task) {
+  const run = queue.then(task, task);
+  queue = run.catch(() => {});
+  return run;
+}
+
+async function runCaptured(code) {
+  // a <pyrite-script>: printed text and display() calls become its outputs, in order; a
+  // Python error comes back beside what was shown before it
+  const display = pyodide.pyimport("pyrite.wasm.display");
+  const globals = display.namespace();
+  display.begin();
+  let error = null;
+  try {
+    const value = await pyodide.runPythonAsync(code, { globals });
+    display.show(value);
+    value?.destroy?.();
+  } catch (err) {
+    error = describeError(err);
+  }
+  const outputs = toJs(display.end());
+  globals.destroy();
+  display.destroy();
+  return { outputs, error };
+}
+
 const handlers = {
   load: (msg) => load(msg.config),
   run: async (msg) => {
     if (!pyodide) throw new Error("pyrite is not loaded: call pyrite.load() first");
+    if (msg.capture) return runCaptured(msg.code);
     return toJs(await pyodide.runPythonAsync(msg.code));
   },
   predict: async (msg) => {
@@ -158,6 +217,10 @@ const handlers = {
     } finally {
       inputs.destroy();
     }
+  },
+  loadModel: async (msg) => {
+    if (!page) throw new Error("pyrite is not loaded: call pyrite.load() first");
+    return loadModel(msg.model);
   },
   call: async (msg) => {
     if (!pyodide) throw new Error("pyrite is not loaded: call pyrite.load() first");
@@ -186,7 +249,7 @@ self.onmessage = async (event) => {
   const start = performance.now();
   try {
     if (!handler) throw new Error(`unknown request ${msg.type}`);
-    const value = await handler(msg);
+    const value = msg.type === "load" ? await handler(msg) : await serial(() => handler(msg));
     post({ id: msg.id, ok: true, value, ms: performance.now() - start });
   } catch (err) {
     post({ id: msg.id, ok: false, error: describeError(err), ms: performance.now() - start });

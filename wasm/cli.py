@@ -1,0 +1,123 @@
+"""The web bundle's commands: `pyrite export-web` and `python -m pyrite.wasm {build,export-web}`.
+
+`pyrite export-web --out DIR [--model NAME ...] [--base-url URL]` writes the bundle for any
+static host (export.py) and prints its size on disk, what a first visit transfers and the
+snippet to paste into a page. `add_parser(subparsers)` joins it to the `pyrite` command (entry
+point group `pyrite.commands`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from . import example
+from .build import build, default_bundle
+from .export import Export, ExportError, export_web
+
+_EXPORT_HELP = "write the web bundle for any static host, with an example page"
+_EXPORT_DESCRIPTION = ("Write pyrite's web bundle (pyrite.js, the Pyodide runtime, the wheels, "
+                       "the models, precompressed copies) into a folder any static host can "
+                       "serve, at any path; see docs/web-embeds.md.")
+
+
+def _size(n: int) -> str:
+    """Bytes, exactly and in MB.
+
+    >>> _size(14_123_456)
+    '14,123,456 bytes (14.1 MB)'
+    """
+    return f"{n:,} bytes ({n / 1e6:.1f} MB)"
+
+
+def _pyrite_js(base_url: str | None) -> str:
+    if not base_url:
+        return "./pyrite.js"
+    return base_url if base_url.endswith("pyrite.js") else base_url.rstrip("/") + "/pyrite.js"
+
+
+def report(done: Export, base_url: str | None) -> str:
+    """What `export-web` prints: the sizes, then the snippet for a page."""
+    src = _pyrite_js(base_url)
+    where = (f"a page anywhere, the bundle being served at {src.removesuffix('pyrite.js')}"
+             if base_url else f"a page in {done.out} itself (--base-url URL prints an "
+                              "absolute address)")
+    lines = [
+        f"pyrite export-web: the web bundle is in {done.out} (models: "
+        f"{', '.join(done.models) or 'none'})",
+        f"  on disk:     {_size(done.disk_bytes)} in {done.files} files, the .gz copies "
+        "included",
+        f"  first visit: {_size(done.first_visit_gz_bytes)} from a host that serves the .gz "
+        "copies,",
+        f"               {_size(done.first_visit_bytes)} from one that does not "
+        "(python -m http.server)",
+        "  a repeat visit downloads only what changed (files are cached by content hash)",
+        "",
+        f"Paste into {where}:",
+        "",
+        example.snippet(src, done.models),
+    ]
+    if urlsplit(src).scheme in ("http", "https"):
+        lines += ["", "From another origin the host must send CORS headers for the bundle "
+                  "(pyrite serve --allow-origin ORIGIN does) and the page's Content-Security-"
+                  "Policy must allow it: see docs/web-embeds.md."]
+    return "\n".join(lines)
+
+
+def _add_export_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
+                        help="folder to write (missing, empty, or a previous export, which is "
+                        "replaced whole)")
+    parser.add_argument("--model", action="append", metavar="NAME", dest="models",
+                        help="a demo model to ship (repeatable; default all)")
+    parser.add_argument("--base-url", metavar="URL", help="where DIR will be served from, for "
+                        "the printed snippet (the bundle itself uses relative URLs)")
+    parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime to "
+                        "copy from (default the npm package in wasm/node_modules/pyodide)")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Export, then print the report; a problem is one line on stderr and exit status 2."""
+    try:
+        done = export_web(args.out, args.models, pyodide_dir=args.pyodide)
+    except (ExportError, OSError, RuntimeError) as exc:
+        print(f"pyrite export-web: {exc}", file=sys.stderr)
+        return 2
+    print(report(done, args.base_url))
+    return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `export-web` to the `pyrite` command."""
+    parser = subparsers.add_parser("export-web", help=_EXPORT_HELP,
+                                   description=_EXPORT_DESCRIPTION)
+    _add_export_options(parser)
+    parser.set_defaults(run=run_export)
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    out = args.out or default_bundle()
+    manifest = build(out)
+    wheels = ", ".join(w["name"] for w in manifest["wheels"])  # type: ignore[attr-defined]
+    print(f"web bundle in {out}: wheels {wheels}; models "
+          f"{', '.join(manifest['models'])}")  # type: ignore[arg-type]
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m pyrite.wasm build [--out DIR]` and `python -m pyrite.wasm export-web ...`."""
+    parser = argparse.ArgumentParser(prog="python -m pyrite.wasm",
+                                     description="Build pyrite's web bundle for pages.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd = sub.add_parser("build", help="write the bundle where `pyrite serve` reads it")
+    cmd.add_argument("--out", type=Path, default=None,
+                     help=f"bundle folder (default {default_bundle()})")
+    cmd.set_defaults(run=_run_build)
+    add_parser(sub)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+__all__ = ["add_parser", "main", "report", "run_export"]
