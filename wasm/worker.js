@@ -131,7 +131,7 @@ async function load(config) {
 
   progress("device", { device: config.device });
   const t2 = performance.now();
-  const started = toJs(await page.start.callPromising(config.device, await gpu));
+  const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined));
   timings.deviceMs = performance.now() - t2;
 
   const t3 = performance.now();
