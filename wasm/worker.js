@@ -84,7 +84,19 @@ async function loadModel(name, bytes = null) {
   return loadedModels[name];
 }
 
+// A second load (after a failed one, say WebGPU missing and then "numpy") reuses Python as it
+// is and only starts the device and the models.
+async function restart(config) {
+  const t0 = performance.now();
+  const started = toJs(await page.start.callPromising(config.device));
+  const models = {};
+  for (const name of config.models || []) models[name] = await loadModel(name);
+  return { ...started, models, timings: { totalMs: performance.now() - t0 },
+    pyodide: manifest.pyodide.version };
+}
+
 async function load(config) {
+  if (page) return restart(config);
   const t0 = performance.now();
   const timings = {};
   base = new URL(config.base);
