@@ -40,8 +40,12 @@ display(x @ x)
   document.addEventListener("prediction", (e) => {{
     document.getElementById("heard").textContent = `heard ${{e.detail.label}}`;
   }});
-  window.computed = pyrite.load({{device: "webgpu"}}).then(() => pyrite.run(
-    "import pyrite\\n(pyrite.arange(0, 6).reshape([2, 3]).float() * 0.5).sum_dim(1).to_list()"));
+  window.computed = (async () => {{
+    {before}
+    await pyrite.load({{device: "webgpu"}});
+    return pyrite.run("import pyrite\\n"
+      + "(pyrite.arange(0, 6).reshape([2, 3]).float() * 0.5).sum_dim(1).to_list()");
+  }})();
 </script>
 </body></html>
 """
@@ -79,7 +83,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]
     done = export(root / SUB, "mnist")
     assert done.returncode == 0, done.stderr
     assert "first visit" in done.stdout
-    (root / "index.html").write_text(HOST.format(bundle=f"/{SUB}/"))
+    (root / "index.html").write_text(HOST.format(bundle=f"/{SUB}/", before=""))
     server = StaticServer(root)
     yield root, server.url
     server.stop()
@@ -139,8 +143,8 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
 def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
                                                         new_page: Callable[..., Any]) -> None:
     root, url = site
-    (root / SUB / "offline.html").write_text(HOST.format(bundle="./").replace(
-        'window.pyrite = pyrite;', 'window.pyrite = pyrite; await pyrite.enableOffline();'))
+    (root / SUB / "offline.html").write_text(HOST.format(bundle="./",
+                                                         before="await pyrite.enableOffline();"))
     page = new_page()
     fetched: list[str] = []
     page.on("requestfinished", lambda r: fetched.append(r.url))
@@ -178,7 +182,7 @@ def test_a_new_bundle_version_replaces_the_cached_one(site: tuple[Path, str],
         assert export(root / SUB, "mnist").returncode == 0
     finally:
         marker.unlink()
-    (root / "index.html").write_text(HOST.format(bundle=f"/{SUB}/"))
+    (root / "index.html").write_text(HOST.format(bundle=f"/{SUB}/", before=""))
     page.reload()
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     new = page.evaluate("pyrite.manifest().then((m) => m.wheels.map((w) => w.path))")
@@ -240,7 +244,7 @@ def test_cross_origin_embed_from_pyrite_serve(site: tuple[Path, str],
                                               new_page: Callable[..., Any]) -> None:
     root, _ = site
     serve_url, allowed, refused = cross_origin
-    (root / "cross.html").write_text(HOST.format(bundle=f"{serve_url}/web/"))
+    (root / "cross.html").write_text(HOST.format(bundle=f"{serve_url}/web/", before=""))
     page = new_page()
     page.goto(f"{allowed}/cross.html")
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
