@@ -4,15 +4,15 @@ Routes, in the order they are tried:
     /healthz, /api/*          the JSON API (api.py)
     /                         home page listing the demos
     /{demo}, /demos/{demo}/*  each demo's page folder (pages.py)
-    /pyodide/*                the Pyodide runtime (npm package pinned in wasm/package.json)
     /pyodide-packages/*       a full Pyodide distribution's packages, when given a folder
-    /*                        the web bundle: pyrite.js, worker.js, manifest.json, wheels/, models/
+    /web/*                    the web bundle (web.py), with CORS for `allow_origins`
+    /*                        the same bundle at the root: pyrite.js, pyodide/, wheels/, ...
 Every static file goes through static.py; every error is JSON (errors.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pyrite.demos import registry
@@ -29,15 +29,13 @@ from pyrite.demos import registry
 from . import bundle, folders
 from .api import Api
 from .body import DEFAULT_MAX_BODY
+from .bundle import PYODIDE_CACHE
+from .cors import Cors
 from .errors import ServeSetupError, http_error, server_error
 from .pages import Pages
 from .predictor import Predictor
 from .static import StaticFolder
-
-# Pyodide's file names carry no hash, but its version is pinned (wasm/package.json) and changes
-# only with a deliberate upgrade: a day of caching saves re-downloading ~10 MB per visit, and a
-# stale copy after an upgrade lasts at most a day (or until a hard reload).
-PYODIDE_CACHE = "public, max-age=86400"
+from .web import BundleRoutes
 
 
 class NoSniff:
@@ -68,28 +66,6 @@ def _static(prefix: str, folder: StaticFolder) -> Route:
     return Route(prefix + "/{path:path}", endpoint, methods=["GET"])
 
 
-_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-def _fallback(folder: StaticFolder, before: list[BaseRoute]) -> Route:
-    # Matches every path and method, so the router never answers by itself: a path that an
-    # earlier route serves with other methods gets a 405 naming them; else a GET or HEAD gets
-    # the bundle's file, another method a 405 if that file exists and a 404 if it does not.
-    async def endpoint(request: Request) -> Response:
-        for route in before:
-            if isinstance(route, Route) and route.matches(request.scope)[0] == Match.PARTIAL:
-                allowed = ", ".join(sorted(route.methods or ()))
-                raise HTTPException(405, headers={"Allow": allowed})
-        path = request.path_params["path"]
-        if request.method not in ("GET", "HEAD"):
-            if folder.find(path) is None:
-                raise HTTPException(404)
-            raise HTTPException(405, headers={"Allow": "GET, HEAD"})
-        return folder.response(request, path)
-
-    return Route("/{path:path}", endpoint, methods=_METHODS)
-
-
 def create_app(
     web_dir: Path | None = None,
     *,
@@ -98,21 +74,32 @@ def create_app(
     api_device: str = "numpy",
     max_body: int = DEFAULT_MAX_BODY,
     demo_pages: Mapping[str, Path] | None = None,
+    allow_origins: Iterable[str] = (),
 ) -> Starlette:
-    """The server's app, serving the web bundle in `web_dir` (checked: it holds pyrite.js);
-    without one, the bundle is built first into `bundle.default_dir()`, as `pyrite serve` does.
+    """The server's app, serving the web bundle in `web_dir` (checked: it holds pyrite.js and
+    its Pyodide); without one, the bundle is built first into `bundle.default_dir()`, as
+    `pyrite serve` does, with the Pyodide runtime of `pyodide_dir` (default the npm package
+    under wasm/node_modules; ServeSetupError if it is missing). A bundle given carries its own
+    Pyodide, so `pyodide_dir` goes only without `web_dir`.
 
-    `pyodide_dir` defaults to the npm package under wasm/node_modules (ServeSetupError if it
-    is missing); `pyodide_packages` is a folder to serve at /pyodide-packages/ or a URL to
-    announce in /api/config; `api_device` runs /api/predict; `max_body` caps request bodies
-    (bytes); `demo_pages` maps demo names to page folders (default: each registry
-    model's `demos/<name>/page/`).
+    `pyodide_packages` is a folder to serve at /pyodide-packages/ or a URL to announce in
+    /api/config; `api_device` runs /api/predict; `max_body` caps request bodies (bytes);
+    `demo_pages` maps demo names to page folders (default: each registry model's
+    `demos/<name>/page/`); `allow_origins` are the origins (or `*`) whose pages may load the
+    bundle's files (CORS).
     """
     if max_body <= 0:
         raise ServeSetupError(f"max_body must be a positive number of bytes, got {max_body}")
-    pyodide = folders.check_pyodide_dir(pyodide_dir or folders.default_pyodide_dir())
-    web = bundle.build() if web_dir is None else bundle.check(web_dir)
+    if web_dir is not None and pyodide_dir is not None:
+        raise ServeSetupError("--pyodide DIR is what a bundle is built from, and a bundle given "
+                              "with --web carries its own pyodide/: give one of them")
+    cors = Cors(allow_origins)
     packages = folders.PyodidePackages.parse(pyodide_packages)
+    if web_dir is None:
+        web = bundle.build(pyodide_dir=folders.check_pyodide_dir(
+            pyodide_dir or folders.default_pyodide_dir()))
+    else:
+        web = bundle.check(web_dir)
     names = registry.names()
     pages = folders.demo_pages(names) if demo_pages is None else dict(demo_pages)
     descriptions = {name: registry.get(name).description for name in names}
@@ -122,13 +109,10 @@ def create_app(
     routes += Api(Predictor(api_device), max_body=max_body,
                   pyodide_packages=packages_url).routes()
     routes += Pages(pages, descriptions).routes()
-    routes.append(_static("/pyodide",
-                          StaticFolder(pyodide, PYODIDE_CACHE, label="the Pyodide runtime")))
     if packages.folder is not None:
         routes.append(_static("/pyodide-packages", StaticFolder(
             packages.folder, PYODIDE_CACHE, label="the Pyodide packages")))
-    routes.append(_fallback(StaticFolder(web, bundle.cache_control, label="the web bundle"),
-                            list(routes)))
+    routes += BundleRoutes(web, cors).routes(list(routes))
     return Starlette(routes=routes, middleware=[Middleware(NoSniff)],
                      exception_handlers={HTTPException: http_error, Exception: server_error})
 

@@ -3,7 +3,8 @@
 `add_parser(subparsers)` joins it to the `pyrite` command (entry point group
 `pyrite.commands`); `python -m pyrite.server [options]` runs the same thing.
 Without `--web DIR` the web bundle is built at startup into $PYRITE_WEB_DIR
-(default ~/.cache/pyrite/web) by `pyrite.wasm.build.build`.
+(default ~/.cache/pyrite/web) by `pyrite.wasm.build.build`, with the Pyodide runtime of
+`--pyodide DIR`; `--allow-origin ORIGIN` lets pages of that origin load the bundle.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pyrite.demos import registry
 from . import bundle, folders
 from .app import create_app
 from .body import DEFAULT_MAX_BODY
+from .cors import Cors
 from .errors import ServeSetupError
 from .run import serve
 
@@ -33,8 +35,13 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--web", type=Path, metavar="DIR", help="serve this built web bundle "
                         f"(default: build one into {bundle.default_dir()}, set by "
                         "PYRITE_WEB_DIR)")
-    parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime "
-                        f"folder (default {folders.default_pyodide_dir()}, from `make setup`)")
+    parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime the "
+                        f"bundle is built from (default {folders.default_pyodide_dir()}, from "
+                        "`make setup`; not with --web: a built bundle carries its own)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        dest="allow_origins", help="let pages of this origin (such as "
+                        "http://127.0.0.1:8123, or * for any) load the web bundle: CORS "
+                        "headers on its files (repeatable; default none)")
     parser.add_argument("--pyodide-packages", metavar="DIR_OR_URL", help="a full Pyodide "
                         "distribution's packages (numpy, ...): a folder to serve at "
                         "/pyodide-packages/, or a URL pages load them from")
@@ -46,21 +53,27 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
                         help="uvicorn's log level (default info)")
 
 
-def _web_dir(given: Path | None) -> Path:
-    if given is not None:
-        return given
+def _web_dir(args: argparse.Namespace) -> Path:
+    if args.web is not None:
+        if args.pyodide is not None:
+            raise ServeSetupError("--pyodide DIR is what a bundle is built from, and a bundle "
+                                  "given with --web carries its own pyodide/: give one of them")
+        return Path(args.web)
+    pyodide = folders.check_pyodide_dir(args.pyodide or folders.default_pyodide_dir())
     where = bundle.default_dir()
     print(f"pyrite serve: building the web bundle in {where}", flush=True)
-    return bundle.build(where)  # the builder replaces an older bundle there atomically
+    # the builder replaces an older bundle there atomically
+    return bundle.build(where, pyodide_dir=pyodide)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build or check what is served, then serve it until stopped."""
     pages = folders.demo_pages(registry.names())
     try:
-        app = create_app(_web_dir(args.web), pyodide_dir=args.pyodide,
-                         pyodide_packages=args.pyodide_packages, api_device=args.api_device,
-                         max_body=args.max_body, demo_pages=pages)
+        origins = Cors(args.allow_origins).origins  # checked before a bundle is built
+        app = create_app(_web_dir(args), pyodide_packages=args.pyodide_packages,
+                         api_device=args.api_device, max_body=args.max_body,
+                         demo_pages=pages, allow_origins=origins)
         return serve(app, args.host, args.port, pages=sorted(pages), log_level=args.log_level)
     except ServeSetupError as exc:
         print(f"pyrite serve: {exc}", file=sys.stderr)

@@ -2,8 +2,10 @@
 
 Owns the path checks (a request can never reach a file outside its folder), the media types
 (a fixed table, not the OS's mimetypes database, whose answers differ between machines), ETags
-with 304 answers, and the Cache-Control header chosen by the caller's policy. It knows nothing
-of what the folders hold; `bundle.py` and `app.py` decide that.
+with 304 answers, the Cache-Control header chosen by the caller's policy and, for folders that
+hold precompressed copies (`FILE.br`, `FILE.gz`, as the web bundle does), the choice of the
+copy the client's Accept-Encoding takes. It knows nothing of what the folders hold; `bundle.py`
+and `app.py` decide that.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
@@ -49,6 +52,9 @@ MEDIA_TYPES: dict[str, str] = {
     ".ts": "text/plain" + _TEXT,  # pyodide.d.ts: a type declaration to read, not a video
 }
 FALLBACK_MEDIA_TYPE = "application/octet-stream"
+
+#: precompressed copies, preferred first: (Content-Encoding, file suffix)
+ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
 
 CachePolicy = Callable[[str], str]
 """Maps a file's path inside its folder (`wheels/ab12.../x.whl`) to its Cache-Control value."""
@@ -88,9 +94,56 @@ def safe_file(root: Path, relative: str) -> Path | None:
     return target
 
 
-def _etag(st: os.stat_result) -> str:
-    # from the modification time and size, as nginx does: no need to read the file
-    return f'"{st.st_mtime_ns:x}-{st.st_size:x}"'
+def _etag(st: os.stat_result, encoding: str | None = None) -> str:
+    # from the modification time and size, as nginx does: no need to read the file; each
+    # encoding of a file has its own
+    return f'"{st.st_mtime_ns:x}-{st.st_size:x}{"-" + encoding if encoding else ""}"'
+
+
+def accepted_encodings(header: str) -> dict[str, float]:
+    """An Accept-Encoding header's codings (lowercase) -> their q-value.
+
+    >>> accepted_encodings("gzip, deflate, br;q=0.5, zstd;q=0")
+    {'gzip': 1.0, 'deflate': 1.0, 'br': 0.5, 'zstd': 0.0}
+    """
+    found: dict[str, float] = {}
+    for part in header.split(","):
+        name, *params = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if name:
+            found[name.lower()] = q
+    return found
+
+
+def choose_encoding(header: str, available: list[str]) -> str | None:
+    """The encoding to send among `available` (in `ENCODINGS`' order of preference) for an
+    Accept-Encoding header, or None for the file as it is.
+
+    >>> choose_encoding("gzip, br", ["br", "gzip"]), choose_encoding("br;q=0, *", ["br", "gzip"])
+    ('br', 'gzip')
+    >>> choose_encoding("", ["gzip"]) is None, choose_encoding("identity", ["gzip"]) is None
+    (True, True)
+    """
+    accepted = accepted_encodings(header)
+    for name in available:
+        if accepted.get(name, accepted.get("*", 0.0)) > 0:
+            return name
+    return None
+
+
+def add_vary(headers: MutableHeaders | dict[str, str], name: str) -> None:
+    """Add `name` to a response's Vary header, keeping what it names already."""
+    names = [n.strip() for n in (headers.get("vary") or headers.get("Vary") or "").split(",")
+             if n.strip()]
+    if name.lower() not in (n.lower() for n in names):
+        headers["Vary"] = ", ".join([*names, name])
 
 
 def _matches(if_none_match: str, etag: str) -> bool:
@@ -103,14 +156,19 @@ class StaticFolder:
 
     `cache` is a Cache-Control value or a `CachePolicy`; `index` is the file served for the
     folder itself (an empty path). Every response carries an ETag; a matching If-None-Match
-    gets a 304.
+    gets a 304. With `precompressed`, a file that has a `FILE.br` or `FILE.gz` copy beside it
+    is answered with `Vary: Accept-Encoding`, and with the copy the client accepts (its own
+    ETag, `Content-Encoding`, the original's Content-Type); a request for a byte range gets
+    the file as it is. A `.gz` file asked for by name is just a file.
     """
 
     def __init__(self, root: Path, cache: str | CachePolicy = REVALIDATE, *,
-                 index: str | None = None, label: str | None = None) -> None:
+                 index: str | None = None, label: str | None = None,
+                 precompressed: bool = False) -> None:
         self.root = root
         self.index = index
         self.label = label or root.name
+        self.precompressed = precompressed
         self._cache = cache
 
     def find(self, relative: str) -> Path | None:
@@ -123,20 +181,40 @@ class StaticFolder:
         """The Cache-Control value for `relative`."""
         return self._cache if isinstance(self._cache, str) else self._cache(relative)
 
+    def _copies(self, relative: str) -> dict[str, Path]:
+        """The precompressed copies of `relative` that exist: encoding -> file."""
+        if not self.precompressed:
+            return {}
+        relative = relative or self.index or ""
+        found = {name: safe_file(self.root, relative + suffix) for name, suffix in ENCODINGS}
+        return {name: path for name, path in found.items() if path is not None}
+
     def response(self, request: Request, relative: str) -> Response:
-        """The file (GET/HEAD, ranges allowed), a 304, or HTTPException(404)."""
+        """The file or its precompressed copy (GET/HEAD, ranges allowed), a 304, or
+        HTTPException(404)."""
         path = self.find(relative)
         if path is None:
             raise HTTPException(404, f"nothing at {request.url.path} (no such file in "
                                 f"{self.label}); the demos are listed at /")
-        st = path.stat()
-        etag = _etag(st)
-        headers = {"ETag": etag, "Cache-Control": self.cache_control(relative or path.name)}
-        if _matches(request.headers.get("if-none-match", ""), etag):
+        headers = {"Cache-Control": self.cache_control(relative or path.name)}
+        copies = self._copies(relative)
+        encoding = None
+        if copies:
+            add_vary(headers, "Accept-Encoding")
+            if "range" not in request.headers:
+                encoding = choose_encoding(request.headers.get("accept-encoding", ""),
+                                           list(copies))
+        served = copies[encoding] if encoding else path
+        st = served.stat()
+        headers["ETag"] = _etag(st, encoding)
+        if encoding:
+            headers["Content-Encoding"] = encoding
+        if _matches(request.headers.get("if-none-match", ""), headers["ETag"]):
             return Response(status_code=304, headers=headers)
-        return FileResponse(path, headers=headers, media_type=media_type(path.name),
+        return FileResponse(served, headers=headers, media_type=media_type(path.name),
                             stat_result=st)
 
 
-__all__ = ["FALLBACK_MEDIA_TYPE", "IMMUTABLE", "MEDIA_TYPES", "REVALIDATE", "CachePolicy",
-           "StaticFolder", "media_type", "safe_file"]
+__all__ = ["ENCODINGS", "FALLBACK_MEDIA_TYPE", "IMMUTABLE", "MEDIA_TYPES", "REVALIDATE",
+           "CachePolicy", "StaticFolder", "accepted_encodings", "add_vary", "choose_encoding",
+           "media_type", "safe_file"]

@@ -15,10 +15,10 @@ writes a folder that is complete on its own, with every URL relative to `pyrite.
     FILE.gz, FILE.br            precompressed copies where they save 10 % (compress.py)
 
 The pyrite wheel is made here from the installed package's own files (no pip, no network):
-`core` + `webgpu` + `shaders` + `wasm`'s Python + `demos`' Python, without the server (it needs
-Starlette), the records (served apart, cached by hash) and the pages. Zip entries carry a fixed
-date, so the same sources give the same bytes and the same hash: a repeat visit finds its
-cached copy.
+`core` + `webgpu` + `shaders` + `wasm`'s page modules + `demos`' Python, without the server (it
+needs Starlette), this tooling, the records (served apart, cached by hash) and the pages. Zip
+entries carry a fixed date, so the same sources give the same bytes and the same hash: a
+repeat visit finds its cached copy.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ _PACKAGES = ("pyrite", "pyrite.webgpu", "pyrite.shaders", "pyrite.wasm", "pyrite
 _SKIP_DIRS = {"__pycache__", "node_modules", "page", "server"}
 _SHIPPED_SUFFIXES = {".py", ".wgsl", ".json"}
 _SKIP_FILES = {"package.json", "package-lock.json"}
+#: the host's tooling in pyrite.wasm (building and exporting the bundle): no use in a page
+_HOST_ONLY = {f"pyrite/wasm/{name}.py" for name in
+              ("__main__", "build", "cli", "compress", "example", "export", "pyodide_dist")}
 _ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
 #: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
 #: file names; fetched once from PyPI into the cache folder
@@ -88,9 +91,10 @@ def _package_files() -> list[tuple[str, Path]]:
                              (here / d / "__init__.py").exists())
             for file in sorted(names):
                 path = here / file
-                if path.suffix in _SHIPPED_SUFFIXES and file not in _SKIP_FILES:
-                    files.append((f"{prefix}/{rel.as_posix()}/{file}".replace("/./", "/"),
-                                  path))
+                name = f"{prefix}/{rel.as_posix()}/{file}".replace("/./", "/")
+                if (path.suffix in _SHIPPED_SUFFIXES and file not in _SKIP_FILES
+                        and name not in _HOST_ONLY):
+                    files.append((name, path))
     return sorted(files)
 
 

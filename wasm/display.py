@@ -69,7 +69,7 @@ def begin() -> None:
     """Start collecting a script's outputs (printed text included)."""
     _outputs.clear()
     _saved.append(sys.stdout)
-    sys.stdout = _Capture()  # type: ignore[assignment]
+    sys.stdout = _Capture()
 
 
 def end() -> list[dict[str, Any]]:

@@ -42,21 +42,19 @@ def test_config_without_packages(client: TestClient) -> None:
         "pyodide": "/pyodide/", "pyodide_packages": None, "models": registry.names()}
 
 
-def test_config_with_a_packages_url(web_dir: Path, pyodide_dir: Path) -> None:
-    app = create_app(web_dir, pyodide_dir=pyodide_dir,
-                     pyodide_packages="https://cdn.example/pyodide/v0.27.0/full")
+def test_config_with_a_packages_url(web_dir: Path) -> None:
+    app = create_app(web_dir, pyodide_packages="https://cdn.example/pyodide/v0.27.0/full")
     with TestClient(app) as c:
         config = c.get("/api/config").json()
         assert config["pyodide_packages"] == "https://cdn.example/pyodide/v0.27.0/full/"
         assert c.get("/pyodide-packages/numpy.whl").status_code == 404  # not served here
 
 
-def test_config_with_a_packages_folder(web_dir: Path, pyodide_dir: Path,
-                                       tmp_path: Path) -> None:
+def test_config_with_a_packages_folder(web_dir: Path, tmp_path: Path) -> None:
     packages = tmp_path / "full"
     packages.mkdir()
     (packages / "numpy-2.0.0-cp312-cp312-pyodide_2024_0_wasm32.whl").write_bytes(b"PK")
-    app = create_app(web_dir, pyodide_dir=pyodide_dir, pyodide_packages=packages)
+    app = create_app(web_dir, pyodide_packages=packages)
     with TestClient(app) as c:
         assert c.get("/api/config").json()["pyodide_packages"] == "/pyodide-packages/"
         r = c.get("/pyodide-packages/numpy-2.0.0-cp312-cp312-pyodide_2024_0_wasm32.whl")
@@ -153,8 +151,8 @@ def test_wrong_method_is_405_json(client: TestClient) -> None:
     assert client.delete("/mnist").status_code == 405
 
 
-def test_unknown_load_device_is_503(web_dir: Path, pyodide_dir: Path) -> None:
-    app = create_app(web_dir, pyodide_dir=pyodide_dir, api_device="no-such-device")
+def test_unknown_load_device_is_503(web_dir: Path) -> None:
+    app = create_app(web_dir, api_device="no-such-device")
     with TestClient(app) as c:
         r = c.post("/api/predict/mnist", json=ZEROS)
     assert r.status_code == 503

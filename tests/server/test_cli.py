@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import select
@@ -61,11 +62,11 @@ def _wait_for_url(process: subprocess.Popen[str]) -> tuple[str, int, list[str]]:
 
 
 @pytest.fixture
-def server(web_dir: Path, pyodide_dir: Path) -> Iterator[Server]:
+def server(web_dir: Path) -> Iterator[Server]:
     """`pyrite serve --port 0` over the fake folders, stopped with SIGTERM afterwards."""
     process = subprocess.Popen(
-        [*_command(), "--port", "0", "--web", str(web_dir), "--pyodide", str(pyodide_dir),
-         "--log-level", "warning"],
+        [*_command(), "--port", "0", "--web", str(web_dir), "--log-level", "warning",
+         "--allow-origin", "http://127.0.0.1:8123"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url, port, lines = _wait_for_url(process)
@@ -76,9 +77,10 @@ def server(web_dir: Path, pyodide_dir: Path) -> Iterator[Server]:
         process.communicate()
 
 
-def _get(url: str) -> tuple[int, dict[str, str], bytes]:
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=10) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}),
+                                    timeout=10) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         with e:
@@ -105,7 +107,12 @@ def test_serve_runs_answers_and_stops_on_sigterm(server: Server, web_dir: Path) 
     status, headers, body = _get(server.url + "pyrite.js")
     assert status == 200
     assert headers["content-type"] == "text/javascript; charset=utf-8"
-    assert body == (web_dir / "pyrite.js").read_bytes()
+    assert body == (web_dir / "pyrite.js").read_bytes()  # urllib asks for no encoding
+    status, headers, body = _get(server.url + "web/pyrite.js", {
+        "Accept-Encoding": "gzip", "Origin": "http://127.0.0.1:8123"})
+    assert headers["content-encoding"] == "gzip"
+    assert gzip.decompress(body) == (web_dir / "pyrite.js").read_bytes()
+    assert headers["access-control-allow-origin"] == "http://127.0.0.1:8123"
     request = urllib.request.Request(server.url + "api/predict/mnist", method="POST",
                                      data=json.dumps({"pixels": [0] * 784}).encode())
     with urllib.request.urlopen(request, timeout=30) as r:
@@ -146,19 +153,27 @@ def test_real_server_refuses_traversal(server: Server, secret: Path) -> None:
         assert secret.read_text() not in body, target
 
 
-def test_setup_error_exits_2_with_the_fix(web_dir: Path, tmp_path: Path,
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--pyodide", "{tmp}/missing"], "pyrite serve: no Pyodide runtime at"),
+    (["--web", "{web}", "--pyodide", "{tmp}/missing"], "carries its own pyodide/"),
+    (["--web", "{web}", "--allow-origin", "ftp://x"], "--allow-origin 'ftp://x': give an"),
+    (["--allow-origin", "http://x/path"], "--allow-origin 'http://x/path': give an"),
+])
+def test_setup_error_exits_2_with_the_fix(web_dir: Path, tmp_path: Path, argv: list[str],
+                                          message: str, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["--web", str(web_dir), "--pyodide", str(tmp_path / "missing")])
+    monkeypatch.setenv("PYRITE_WEB_DIR", str(tmp_path / "never-built"))
+    status = main([a.format(tmp=tmp_path, web=web_dir) for a in argv])
     assert status == 2
-    assert "pyrite serve: no Pyodide runtime at" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "never-built").exists()  # found before building anything
 
 
-def test_port_in_use_is_a_setup_error(web_dir: Path, pyodide_dir: Path,
+def test_port_in_use_is_a_setup_error(web_dir: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     with run.bind("127.0.0.1", 0) as taken:
         port = taken.getsockname()[1]
-        status = main(["--web", str(web_dir), "--pyodide", str(pyodide_dir),
-                       "--port", str(port)])
+        status = main(["--web", str(web_dir), "--port", str(port)])
     assert status == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
 

@@ -47,9 +47,8 @@ def test_trailing_slash_redirects_to_the_page(client: TestClient) -> None:
     assert r.headers["location"] == "/mnist"
 
 
-def test_missing_demo_page_is_a_404_that_says_so(web_dir: Path, pyodide_dir: Path,
-                                                 tmp_path: Path) -> None:
-    app = create_app(web_dir, pyodide_dir=pyodide_dir, demo_pages={"mnist": tmp_path / "none"})
+def test_missing_demo_page_is_a_404_that_says_so(web_dir: Path, tmp_path: Path) -> None:
+    app = create_app(web_dir, demo_pages={"mnist": tmp_path / "none"})
     with TestClient(app) as c:
         r = c.get("/mnist")
     assert r.status_code == 404
@@ -63,11 +62,11 @@ def test_default_demo_pages_come_from_the_demo_packages() -> None:
     assert demo_page_dir("no_such_demo") is None
 
 
-def test_the_real_mnist_page(web_dir: Path, pyodide_dir: Path) -> None:
+def test_the_real_mnist_page(web_dir: Path) -> None:
     page = demo_page_dir("mnist")
     if page is None or not (page / "index.html").is_file():
         pytest.skip("demos/mnist/page/index.html not written yet")
-    with TestClient(create_app(web_dir, pyodide_dir=pyodide_dir)) as c:
+    with TestClient(create_app(web_dir)) as c:
         r = c.get("/mnist")
     assert r.status_code == 200
     assert r.headers["content-type"] == "text/html; charset=utf-8"

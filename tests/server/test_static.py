@@ -61,9 +61,9 @@ def test_other_files_revalidate_with_etag_and_304(client: TestClient, url: str) 
 
 
 def test_etag_changes_with_the_file(client: TestClient, web_dir: Path) -> None:
-    before = client.get("/pyrite.js").headers["etag"]
-    (web_dir / "pyrite.js").write_text("export const changed = true;\n")
-    r = client.get("/pyrite.js", headers={"If-None-Match": before})
+    before = client.get("/worker.js").headers["etag"]
+    (web_dir / "worker.js").write_text("export const changed = true;\n")
+    r = client.get("/worker.js", headers={"If-None-Match": before})
     assert r.status_code == 200
     assert r.headers["etag"] != before
     assert "changed" in r.text

@@ -3,15 +3,21 @@ hashes match the files, and the kernel lists made without a GPU."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import os
+import shutil
+import sys
+import types
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import pyrite
-from pyrite.wasm import build
+from pyrite.wasm import build, compress
 from pyrite.webgpu import WebGpu
 from pyrite.webgpu.recorder import RecordingRuntime
 
@@ -23,6 +29,7 @@ def test_page_wheel_holds_the_pure_python_parts_only(tmp_path: Path) -> None:
     assert "pyrite/shaders/matmul_tiled.wgsl" in names
     assert "pyrite/demos/mnist/predict.py" in names and "pyrite/demos/mnist/config.json" in names
     assert "pyrite/wasm/page.py" in names
+    assert "pyrite/wasm/build.py" not in names and "pyrite/wasm/export.py" not in names
     assert not [n for n in names if n.startswith("pyrite/server/")]  # needs Starlette
     assert not [n for n in names if n.endswith((".bin", ".js", ".pyc", ".html"))]
     meta = zipfile.ZipFile(wheel).read("pyrite-0.1.0.dist-info/entry_points.txt").decode()
@@ -54,20 +61,174 @@ def test_recording_runtime_lists_a_models_kernels_without_a_gpu() -> None:
     assert kernels and all(k["entry"] and "@compute" in k["source"] for k in kernels)
 
 
-@pytest.mark.skipif(not (build.PYODIDE_DIR / "pyodide-lock.json").exists(),
-                    reason="wasm/node_modules/pyodide missing (make setup installs it)")
-def test_bundle_manifest_matches_its_files(tmp_path: Path) -> None:
-    out = tmp_path / "web"
-    manifest = build.build(out)
+needs_pyodide = pytest.mark.skipif(
+    not (build.PYODIDE_DIR / "pyodide-lock.json").exists(),
+    reason="wasm/node_modules/pyodide missing (make setup installs it)")
+WASM = Path(build.__file__).parent
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """One real bundle for the module's tests: (its folder, its manifest)."""
+    if not (build.PYODIDE_DIR / "pyodide-lock.json").exists():
+        pytest.skip("wasm/node_modules/pyodide missing (make setup installs it)")
+    out = tmp_path_factory.mktemp("bundle") / "web"
+    return out, build.build(out)
+
+
+def _files(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def test_bundle_manifest_matches_its_files(bundle: tuple[Path, dict[str, Any]]) -> None:
+    out, manifest = bundle
     assert manifest == json.loads((out / "manifest.json").read_text())
     assert (out / "pyrite.js").exists() and (out / "worker.js").exists()
-    files = [*manifest["wheels"], manifest["models"]["mnist"],  # type: ignore[index]
-             manifest["models"]["mnist"]["kernels"]]  # type: ignore[index]
+    files = [*manifest["wheels"], manifest["models"]["mnist"],
+             manifest["models"]["mnist"]["kernels"], *manifest["pyodide"]["files"]]
     for entry in files:
         data = (out / entry["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+        assert len(data) == entry["size"]
+    for entry in files[:-len(manifest["pyodide"]["files"])]:
         assert entry["sha256"][:16] in entry["path"]  # hashed paths are cached forever
-    assert [w["name"] for w in manifest["wheels"]] == ["micropip", "pyrite"]  # type: ignore
-    assert "maxBufferSize" in manifest["gpu"]["limits"]  # type: ignore[index]
-    build.build(out)  # a rebuild replaces the bundle whole
-    assert json.loads((out / "manifest.json").read_text()) == manifest
+    assert [w["name"] for w in manifest["wheels"]] == ["micropip", "pyrite"]
+    assert "maxBufferSize" in manifest["gpu"]["limits"]
+
+
+def test_bundle_carries_the_pyodide_files_a_page_loads(
+        bundle: tuple[Path, dict[str, Any]]) -> None:
+    out, manifest = bundle
+    pyodide = manifest["pyodide"]
+    assert pyodide["url"] == "pyodide/"
+    assert pyodide["version"] == build.pyodide_version()
+    expected = {f"pyodide/{name}" for name in build.pyodide_dist.RUNTIME_FILES}
+    assert {f["path"] for f in pyodide["files"]} == expected
+    shipped = {f for f in _files(out) if f.startswith("pyodide/")}
+    assert {f.removesuffix(".gz").removesuffix(".br") for f in shipped} == expected
+    for name in expected:  # the same bytes as the npm package's
+        assert (out / name).read_bytes() == (build.PYODIDE_DIR / name[8:]).read_bytes()
+    npm_only = [f for f in _files(out) if f.endswith((".map", ".d.ts", ".html"))]
+    assert sorted(npm_only) == sorted(
+        ["index.html"] + (["pyrite.d.ts"] if (WASM / "pyrite.d.ts").exists() else []))
+
+
+def test_bundle_carries_every_script_of_the_wasm_package(
+        bundle: tuple[Path, dict[str, Any]]) -> None:
+    out, _ = bundle
+    scripts = sorted(p.name for p in WASM.glob("*.js"))
+    assert {"pyrite.js", "worker.js"} <= set(scripts)
+    for name in scripts:
+        assert (out / name).read_bytes() == (WASM / name).read_bytes()
+    index = (out / "index.html").read_text()
+    assert '<script type="module" src="./pyrite.js"></script>' in index
+    assert '<pyrite-script device="webgpu">' in index and "<pyrite-mnist>" in index
+
+
+def test_gz_copies_are_exact_and_only_where_they_save_a_tenth(
+        bundle: tuple[Path, dict[str, Any]]) -> None:
+    out, _ = bundle
+    files = _files(out)
+    originals = sorted(f for f in files if not f.endswith((".gz", ".br")))
+    compressed = 0
+    for name in originals:
+        data = (out / name).read_bytes()
+        packed = gzip.compress(data, compresslevel=9, mtime=0)
+        if name + ".gz" in files:
+            kept = (out / (name + ".gz")).read_bytes()
+            assert gzip.decompress(kept) == data
+            assert kept == packed  # reproducible: level 9, no timestamp
+            assert len(kept) <= 0.9 * len(data)
+            compressed += 1
+        else:
+            assert len(packed) > 0.9 * len(data), name
+    assert compressed >= 8
+    for name in ["pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.mjs", "pyrite.js",
+                 "manifest.json", "pyodide/pyodide-lock.json"]:
+        assert name + ".gz" in files
+    for name in ["pyodide/python_stdlib.zip", *[f for f in originals if f.endswith(".whl")]]:
+        assert name + ".gz" not in files  # already compressed
+
+
+def test_a_rebuild_replaces_the_bundle_whole(bundle: tuple[Path, dict[str, Any]],
+                                             tmp_path: Path) -> None:
+    out = tmp_path / "web"
+    shutil.copytree(bundle[0], out)
+    (out / "stale.js").write_text("// left by an older bundle\n")
+    (tmp_path / "web.old").mkdir()  # a user's folder with the name an older builder used
+    (tmp_path / "web.old" / "keep.txt").write_text("mine")
+    manifest = build.build(out)
+    assert json.loads((out / "manifest.json").read_text()) == manifest == bundle[1]
+    assert not (out / "stale.js").exists()
+    assert (tmp_path / "web.old" / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["web", "web.old"]  # no leftovers
+    assert _files(out) == _files(bundle[0])
+    assert (out.stat().st_mode & 0o777) == 0o755  # readable by a web server's user
+
+
+@needs_pyodide
+def test_build_ships_only_the_chosen_models(tmp_path: Path) -> None:
+    manifest = build.build(tmp_path / "web", models=[])
+    assert manifest["models"] == {}
+    assert not (tmp_path / "web" / "models").exists()
+    assert "<pyrite-mnist>" not in (tmp_path / "web" / "index.html").read_text()
+    with pytest.raises(ValueError, match="unknown model 'nope'; the known models are: mnist"):
+        build.build(tmp_path / "other", models=["mnist", "nope"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["web"]  # nothing written
+
+
+@needs_pyodide
+def test_build_copies_pyodide_from_the_folder_given(tmp_path: Path) -> None:
+    source = tmp_path / "pyodide"
+    shutil.copytree(build.PYODIDE_DIR, source)
+    (source / "package.json").unlink()  # a folder from a Pyodide release has none
+    (source / "pyodide.mjs").write_text("// a patched pyodide.mjs\n")
+    manifest = build.build(tmp_path / "web", models=[], pyodide_dir=source)
+    assert (tmp_path / "web" / "pyodide" / "pyodide.mjs").read_text().startswith("// a patched")
+    assert manifest["pyodide"]["version"] == "unknown"  # type: ignore[index]
+    (source / "python_stdlib.zip").unlink()
+    with pytest.raises(FileNotFoundError, match="python_stdlib.zip is missing"):
+        build.build(tmp_path / "again", pyodide_dir=source)
+
+
+def _tree(files: dict[str, bytes], root: Path) -> Path:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return root
+
+
+def test_precompress_keeps_only_worthwhile_copies(tmp_path: Path) -> None:
+    text = b"export const x = 1;\n" * 200
+    noise = os.urandom(4000)
+    root = _tree({"a.js": text, "sub/b.json": text, "c.bin": noise, "empty.txt": b"",
+                  "d.js.gz": b"already a copy"}, tmp_path / "root")
+    written = compress.precompress(root)
+    assert written == {"a.js": ["gzip"], "sub/b.json": ["gzip"]}
+    assert gzip.decompress((root / "a.js.gz").read_bytes()) == text
+    assert not (root / "c.bin.gz").exists() and not (root / "empty.txt.gz").exists()
+    assert not (root / "d.js.gz.gz").exists()
+
+
+def test_precompress_writes_brotli_when_its_module_is_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.ModuleType("brotli")
+    fake.compress = lambda data, quality: b"br:" + gzip.compress(data)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "brotli", fake)
+    root = _tree({"a.js": b"let a = 1;\n" * 300}, tmp_path / "root")
+    assert compress.precompress(root) == {"a.js": ["br", "gzip"]}
+    assert (root / "a.js.br").read_bytes().startswith(b"br:")
+
+
+def test_large_files_are_compressed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = b"0123456789abcdef" * (compress.CACHE_MIN_SIZE // 16)
+    cache = tmp_path / "cache"
+    calls: list[int] = []
+    real = compress._gzip
+    monkeypatch.setattr(compress, "_gzip", lambda data: calls.append(len(data)) or real(data))
+    for name in ("one", "two"):
+        root = _tree({"big.wasm": big, "small.js": b"x = 1;\n" * 100}, tmp_path / name)
+        compress.precompress(root, cache)
+        assert gzip.decompress((root / "big.wasm.gz").read_bytes()) == big
+    assert calls.count(len(big)) == 1  # the second build took the cached copy
+    assert len(list(cache.iterdir())) == 1  # small files are not cached
