@@ -71,6 +71,18 @@ async function scriptCode(element) {
   return lines.map((l) => l.slice(cut)).join("\n");
 }
 
+// Constructed stylesheets: no <style> element, so a host page's Content-Security-Policy needs
+// no style-src 'unsafe-inline' for the elements.
+const sheets = new Map();
+function adopt(root, css) {
+  if (!sheets.has(css)) {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(css);
+    sheets.set(css, sheet);
+  }
+  root.adoptedStyleSheets = [sheets.get(css)];
+}
+
 function node(tag, className, text) {
   const el = document.createElement(tag);
   if (className) el.className = className;
@@ -112,7 +124,7 @@ export function defineElements(pyrite) {
     connectedCallback() {
       if (this.shadowRoot) return; // moved in the DOM: it ran already
       const root = this.attachShadow({ mode: "open" });
-      root.append(Object.assign(node("style"), { textContent: STYLE }));
+      adopt(root, STYLE);
       this.statusLine = root.appendChild(node("div", "status", "Starting pyrite…"));
       this.output = root.appendChild(node("div", "output"));
       this.output.setAttribute("part", "output");
@@ -158,7 +170,7 @@ export function defineElements(pyrite) {
       this.predictions = 0;
       this.lastResult = null;
       const root = this.attachShadow({ mode: "open" });
-      root.append(Object.assign(node("style"), { textContent: STYLE + MNIST_STYLE }));
+      adopt(root, STYLE + MNIST_STYLE);
       const widget = root.appendChild(node("div", "widget"));
       this.pad = widget.appendChild(node("canvas", "pad"));
       this.pad.width = this.pad.height = 280;

@@ -45,6 +45,10 @@ function startWorker() {
   }
   w.onmessage = (event) => {
     const msg = event.data;
+    if (msg.type === "fatal") {
+      failAll(new Error(msg.message));
+      return;
+    }
     if (msg.id === undefined) {
       emit(msg.type, msg);
       return;
@@ -64,11 +68,15 @@ function startWorker() {
     }
   };
   w.onerror = (event) => {
-    const err = new Error(`pyrite worker failed: ${event.message || "could not start (is worker.js served?)"}`);
-    for (const call of pending.values()) call.reject(err);
-    pending.clear();
+    failAll(new Error(`pyrite worker failed: ${event.message || "could not start (is worker.js served, and does a Content-Security-Policy allow it: worker-src blob: and the bundle's origin?)"}`));
   };
   return w;
+}
+
+function failAll(err) {
+  console.error(err.message);
+  for (const call of pending.values()) call.reject(err);
+  pending.clear();
 }
 
 function request(type, payload = {}) {

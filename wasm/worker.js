@@ -18,6 +18,17 @@ let manifest = null;
 let base = null;
 
 const post = (msg) => self.postMessage(msg);
+
+// Failures outside any request (Pyodide's WebAssembly refused by a Content-Security-Policy
+// without 'wasm-unsafe-eval', say) would leave the page waiting: they end every request.
+function fatal(reason) {
+  const message = String(reason && reason.message ? reason.message : reason);
+  const hint = /WebAssembly|wasm/i.test(message)
+    ? " (a Content-Security-Policy needs 'wasm-unsafe-eval' in script-src for pyrite)" : "";
+  post({ type: "fatal", message: `pyrite's worker failed: ${message}${hint}` });
+}
+self.addEventListener("unhandledrejection", (event) => fatal(event.reason));
+self.addEventListener("error", (event) => fatal(event.error || event.message));
 const progress = (stage, detail = {}) => post({ type: "progress", stage, ...detail });
 
 async function fetchChecked(url, sha256, label) {
@@ -95,8 +106,18 @@ async function restart(config) {
     pyodide: manifest.pyodide.version };
 }
 
+// Pyodide only logs a refused WebAssembly compile and then never finishes: find out first.
+async function checkWasmAllowed() {
+  try {
+    await WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])); // an empty module
+  } catch (err) {
+    throw new Error(`this page may not run WebAssembly (${err.message}): a Content-Security-Policy must allow it with 'wasm-unsafe-eval' in script-src`);
+  }
+}
+
 async function load(config) {
   if (page) return restart(config);
+  await checkWasmAllowed();
   const t0 = performance.now();
   const timings = {};
   base = new URL(config.base);

@@ -256,3 +256,21 @@ def test_cross_origin_embed_from_pyrite_serve(site: tuple[Path, str],
     page.wait_for_timeout(2000)
     assert page.evaluate("typeof window.pyrite") == "undefined"  # the import was refused
     assert any("CORS" in e or "blocked" in e for e in page.errors), page.errors
+
+
+def test_a_content_security_policy_without_wasm_is_reported(
+        site: tuple[Path, str], cross_origin: tuple[str, str, str],
+        new_page: Callable[..., Any]) -> None:
+    root, _ = site
+    serve_url, allowed, _ = cross_origin
+    policy = (f"script-src 'self' {serve_url}; worker-src blob: {serve_url}; "
+              f"connect-src {serve_url}")  # no 'wasm-unsafe-eval'
+    (root / "csp.html").write_text(
+        f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{policy}">'
+        f'<script type="module" src="{serve_url}/web/pyrite.js"></script>'
+        f'<pyrite-script id="s">print(1)</pyrite-script>')
+    page = new_page()
+    page.goto(f"{allowed}/csp.html")
+    page.wait_for_selector("#s[data-state=error]")
+    shown = page.evaluate("document.getElementById('s').shadowRoot.textContent")
+    assert "wasm-unsafe-eval" in shown
