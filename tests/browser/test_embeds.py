@@ -137,6 +137,7 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
     page.wait_for_function("document.getElementById('heard').textContent.startsWith('heard')")
     assert page.inner_text("#heard") == "heard 1"
     assert page.evaluate("document.getElementById('mnist').lastResult.backend") == "webgpu (page)"
+    assert len(page.workers) == 1  # the script, the widget and pyrite.run share one worker
     assert page.errors == []
 
 
@@ -165,6 +166,9 @@ def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     page.wait_for_selector("#script[data-state=done]")
     page.context.set_offline(False)
+    # clearCache() forgets it all: the next visit downloads the runtime again
+    assert page.evaluate("pyrite.clearCache()") is True
+    assert page.evaluate("caches.keys()") == []
 
 
 def test_a_new_bundle_version_replaces_the_cached_one(site: tuple[Path, str],
