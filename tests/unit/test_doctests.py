@@ -1,7 +1,8 @@
-"""Every docstring example in the package runs (STYLE: examples are tests).
+"""Every docstring example in the distribution runs (STYLE: examples are tests): `pyrite`
+(core) and the packages that live in their own folders (webgpu, wasm, server, demos).
 
 Modules are imported as `pyrite.*` (pytest's --doctest-modules would import the source
-folders as `core.*`, a second copy of every class)."""
+folders as `core.*`, a second copy of every class); `__main__` modules are not imported."""
 
 from __future__ import annotations
 
@@ -12,8 +13,16 @@ import pkgutil
 import pytest
 
 import pyrite
+import pyrite.demos
+import pyrite.server
+import pyrite.shaders
+import pyrite.wasm
+import pyrite.webgpu
 
-MODULES = sorted(m.name for m in pkgutil.walk_packages(pyrite.__path__, "pyrite."))
+_ROOTS = [pyrite, pyrite.webgpu, pyrite.shaders, pyrite.wasm, pyrite.server, pyrite.demos]
+MODULES = sorted({m.name for root in _ROOTS
+                  for m in pkgutil.walk_packages(root.__path__, root.__name__ + ".")
+                  if not m.name.endswith(".__main__")})
 
 
 @pytest.mark.parametrize("name", MODULES)
