@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from typing import Any
 
 from ..errors import BackendUnavailable, DeviceLostError, DeviceMemoryError, PyriteError
-from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Limits, Pipeline
+from .batch import CommandBatch
+from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline
 
-_MAX_PENDING = 256  # dispatches per batch before an automatic submit
-_MAX_BIND_GROUPS = 4096
 _CHECKED_ALLOCATION = 1 << 20  # allocations from this size on are checked for OOM at once
 _NO_WEBGPU = ("This browser exposes no WebGPU (navigator.gpu is missing). Use a browser with "
               "WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+ on Windows), or in Chromium "
@@ -105,7 +103,7 @@ class _Buf:
         self.size = size
 
 
-class BrowserRuntime:
+class BrowserRuntime(CommandBatch):
     """A `navigator.gpu` device and its queue with one pending command encoder.
 
     Build it with `BrowserRuntime.create()` (async, any caller) or `create_sync()` (under
@@ -132,14 +130,7 @@ class BrowserRuntime:
         self._read_usage = usage.MAP_READ | usage.COPY_DST
         self._map_read = js.GPUMapMode.READ
         self._pipelines: dict[Hashable, Any] = {}
-        self._layouts: dict[int, Any] = {}
-        self._groups: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._encoder: Any = None
-        self._pass: Any = None
-        self._pending = 0
-        #: counters for the page's timings: dispatches, submits, readbacks, readback_ms
-        self.stats: dict[str, float] = {"dispatches": 0, "submits": 0, "readbacks": 0,
-                                        "readback_ms": 0.0}
+        super().__init__()  # the batch; its `stats` are the page's timings
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
         self._scopes: list[tuple[Hashable, Any]] = []  # (kernel, its compile error promise)
@@ -375,64 +366,38 @@ class BrowserRuntime:
         self._pipelines[(key, entry_point)] = found
         return found
 
-    def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
-        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
-        # JS handles are unhashable: pipelines live as long as the runtime, so their ids are
-        # stable; buffers are _Buf wrappers, hashable by identity and held by the key
-        key = (id(pipeline), *pairs)
-        found = self._groups.get(key)
-        if found is not None:
-            self._groups.move_to_end(key)
-            return found
-        layout = self._layouts.get(id(pipeline))
-        if layout is None:  # pipelines live as long as the runtime: their ids are stable
-            layout = self._layouts[id(pipeline)] = \
-                pipeline.getBindGroupLayout(0)  # type: ignore[attr-defined]
+    # ---- the batch's calls, in the browser's spelling (batch.py) ---------------------------
+    def _new_encoder(self) -> Any:
+        return self._device.createCommandEncoder()
+
+    def _begin_pass(self, encoder: Any) -> Any:
+        return encoder.beginComputePass()
+
+    def _record(self, cpass: Any, pipeline: Pipeline, group: BindGroup,
+                workgroups: tuple[int, int, int]) -> None:
+        cpass.setPipeline(pipeline)
+        cpass.setBindGroup(0, group)
+        cpass.dispatchWorkgroups(*workgroups)
+
+    def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
+                     dst_offset: int, size: int) -> None:
+        encoder.copyBufferToBuffer(src.js, src_offset, dst.js, dst_offset,  # type: ignore[attr-defined]
+                                   size)
+
+    def _submit(self, encoder: Any) -> None:
+        self._queue.submit(self._ffi.to_js([encoder.finish()]))
+
+    def _layout_of(self, pipeline: Pipeline) -> Any:
+        return pipeline.getBindGroupLayout(0)  # type: ignore[attr-defined]
+
+    def _create_group(self, layout: Any, pairs: tuple[tuple[int, Buffer], ...]) -> BindGroup:
+        # JS handles are unhashable: buffers are _Buf wrappers, hashable by identity
         entries = [{"binding": i, "resource": {"buffer": b.js}}  # type: ignore[attr-defined]
                    for i, b in pairs]
-        found = self._device.createBindGroup(_obj({"layout": layout, "entries": entries}))
-        self._groups[key] = found
-        if len(self._groups) > _MAX_BIND_GROUPS:
-            self._groups.popitem(last=False)
-        return found
+        return self._device.createBindGroup(_obj({"layout": layout, "entries": entries}))
 
-    def _batch(self) -> Any:
-        if self._encoder is None:
-            self._encoder = self._device.createCommandEncoder()
-        return self._encoder
-
-    def _end_pass(self) -> None:
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
-
-    def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
-                 workgroups: tuple[int, int, int]) -> None:
-        if self._pass is None:
-            self._pass = self._batch().beginComputePass()
-        cpass = self._pass
-        cpass.setPipeline(pipeline)
-        cpass.setBindGroup(0, bind_group)
-        cpass.dispatchWorkgroups(*workgroups)
-        self._pending += 1
-        self.stats["dispatches"] += 1
-        if self._pending >= _MAX_PENDING:
-            self.flush()
-
-    def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
-                    size: int) -> None:
-        self._end_pass()
-        self._batch().copyBufferToBuffer(src.js, src_offset, dst.js,  # type: ignore[attr-defined]
-                                         dst_offset, size)
-        self._pending += 1
-
-    def flush(self) -> None:
+    def _before_submit(self) -> None:
         self._check()
-        if self._encoder is not None:
-            self._end_pass()
-            encoder, self._encoder, self._pending = self._encoder, None, 0
-            self._queue.submit(self._ffi.to_js([encoder.finish()]))
-            self.stats["submits"] += 1
 
     def sync(self) -> None:
         self.flush()

@@ -12,22 +12,20 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .. import config
 from ..errors import BackendUnavailable, PyriteError
-from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Limits, Pipeline
+from .batch import CommandBatch
+from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline
 
 _BACKENDS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "gl": "OpenGL",
              "opengl": "OpenGL"}
 _POWER = ("high-performance", "low-power")
 _TYPE_RANK = {"high-performance": ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"],
               "low-power": ["IntegratedGPU", "DiscreteGPU", "VirtualGPU", "CPU"]}
-_MAX_PENDING = 256  # dispatches per batch before an automatic submit
-_MAX_BIND_GROUPS = 4096  # cached bind groups (least recently used dropped first)
 _NO_ADAPTER_FIX = ("On Linux without a GPU, `apt-get install mesa-vulkan-drivers` gives a software "
                    "adapter (lavapipe); in Chromium start with --enable-unsafe-webgpu. "
                    "Or use Device(\"numpy\").")
@@ -118,8 +116,8 @@ def _limits(raw: Mapping[str, int]) -> Limits:
     return Limits(*(int(raw[f.replace("_", "-")]) for f in Limits.__dataclass_fields__))
 
 
-class NativeRuntime:
-    """A wgpu-py device and queue with one pending command encoder."""
+class NativeRuntime(CommandBatch):
+    """A wgpu-py device and queue with one pending command encoder (batch.py)."""
 
     def __init__(self, adapter: str | AdapterChoice | None = None) -> None:
         choice = adapter if isinstance(adapter, AdapterChoice) else \
@@ -139,16 +137,8 @@ class NativeRuntime:
         self._usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
                        | wgpu.BufferUsage.COPY_DST)
         self._pipelines: dict[Hashable, Any] = {}
-        self._layouts: dict[int, Any] = {}  # id(pipeline) -> its bind group layout
-        # (pipeline, bindings) -> bind group: training repeats the same bindings every step
-        # (the pool hands back the same buffers), and a bind group costs a driver call to make.
-        # The key holds the buffers, so their ids stay unique while cached; destroying any
-        # buffer empties the cache.
-        self._groups: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._encoder: Any = None
-        self._pass: Any = None  # the open compute pass: dispatches share one until a copy
-        self._pending = 0
         self._fence: Any = None
+        super().__init__()
 
     @property
     def adapter(self) -> AdapterInfo:
@@ -214,61 +204,34 @@ class NativeRuntime:
             self._pipelines[(key, entry_point)] = found
         return found
 
-    def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
-        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
-        key = (pipeline, *pairs)
-        found = self._groups.get(key)
-        if found is not None:
-            self._groups.move_to_end(key)
-            return found
+    # ---- the batch's calls, in wgpu-py's spelling (batch.py) --------------------------------
+    def _new_encoder(self) -> Any:
+        return self._device.create_command_encoder()
+
+    def _begin_pass(self, encoder: Any) -> Any:
+        return encoder.begin_compute_pass()
+
+    def _record(self, cpass: Any, pipeline: Pipeline, group: BindGroup,
+                workgroups: tuple[int, int, int]) -> None:
+        cpass.set_pipeline(pipeline)
+        cpass.set_bind_group(0, group)
+        cpass.dispatch_workgroups(*workgroups)
+
+    def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
+                     dst_offset: int, size: int) -> None:
+        encoder.copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
+
+    def _submit(self, encoder: Any) -> None:
+        self._device.queue.submit([encoder.finish()])
+
+    def _layout_of(self, pipeline: Pipeline) -> Any:
+        return pipeline.get_bind_group_layout(0)  # type: ignore[attr-defined]
+
+    def _create_group(self, layout: Any, pairs: tuple[tuple[int, Buffer], ...]) -> BindGroup:
         entries = [{"binding": i, "resource": {"buffer": b, "offset": 0,
                                                "size": b.size}}  # type: ignore[attr-defined]
                    for i, b in pairs]
-        layout = self._layouts.get(id(pipeline))
-        if layout is None:  # pipelines live as long as the runtime: their ids are stable
-            layout = self._layouts[id(pipeline)] = \
-                pipeline.get_bind_group_layout(0)  # type: ignore[attr-defined]
-        found = self._device.create_bind_group(layout=layout, entries=entries)
-        self._groups[key] = found
-        if len(self._groups) > _MAX_BIND_GROUPS:
-            self._groups.popitem(last=False)
-        return found
-
-    def _batch(self) -> Any:
-        if self._encoder is None:
-            self._encoder = self._device.create_command_encoder()
-        return self._encoder
-
-    def _end_pass(self) -> None:
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
-
-    def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
-                 workgroups: tuple[int, int, int]) -> None:
-        # One compute pass for consecutive dispatches: WebGPU makes each dispatch its own
-        # usage scope, so a dispatch still sees the writes of the ones before it.
-        if self._pass is None:
-            self._pass = self._batch().begin_compute_pass()
-        cpass = self._pass
-        cpass.set_pipeline(pipeline)
-        cpass.set_bind_group(0, bind_group)
-        cpass.dispatch_workgroups(*workgroups)
-        self._pending += 1
-        if self._pending >= _MAX_PENDING:
-            self.flush()
-
-    def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
-                    size: int) -> None:
-        self._end_pass()  # copies are encoder commands, outside any pass
-        self._batch().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, size)
-        self._pending += 1
-
-    def flush(self) -> None:
-        if self._encoder is not None:
-            self._end_pass()
-            encoder, self._encoder, self._pending = self._encoder, None, 0
-            self._device.queue.submit([encoder.finish()])
+        return self._device.create_bind_group(layout=layout, entries=entries)
 
     def sync(self) -> None:
         self.flush()

@@ -1,0 +1,119 @@
+"""`CommandBatch`: what both runtimes (native.py over wgpu-py, browser.py over navigator.gpu) do
+the same way, written once over a few calls each spells in its own API.
+
+- One pending command encoder; consecutive dispatches share one compute pass (WebGPU makes
+  each dispatch its own usage scope, so a dispatch still sees the writes of the ones before);
+  a copy ends the pass (copies are encoder commands); `flush` submits; a batch is submitted
+  automatically after `MAX_PENDING` commands.
+- Bind groups cached per (pipeline, bindings), least recently used dropped first: training
+  repeats the same bindings every step (the pool hands back the same buffers), and a bind
+  group costs a driver call to make. Pipelines live as long as the runtime, so their ids key
+  the cache; the key holds the buffers, so their ids stay unique while cached. Destroying a
+  buffer must empty the cache (`_groups.clear()`).
+- `stats`: dispatches and submits counted (the page reports them per prediction).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from .runtime import BindGroup, Bindings, Buffer, Pipeline
+
+MAX_PENDING = 256  # commands per batch before an automatic submit
+MAX_BIND_GROUPS = 4096  # cached bind groups
+
+
+class CommandBatch:
+    """Batching and bind-group caching over the hooks a runtime implements."""
+
+    def __init__(self) -> None:
+        self._groups: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._layouts: dict[int, Any] = {}
+        self._encoder: Any = None
+        self._pass: Any = None
+        self._pending = 0
+        self.stats: dict[str, float] = {"dispatches": 0, "submits": 0, "readbacks": 0,
+                                        "readback_ms": 0.0}
+
+    # ---- what each runtime spells in its own API -------------------------------------------
+    def _new_encoder(self) -> Any:
+        raise NotImplementedError
+
+    def _begin_pass(self, encoder: Any) -> Any:
+        raise NotImplementedError
+
+    def _record(self, cpass: Any, pipeline: Pipeline, group: BindGroup,
+                workgroups: tuple[int, int, int]) -> None:
+        raise NotImplementedError
+
+    def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
+                     dst_offset: int, size: int) -> None:
+        raise NotImplementedError
+
+    def _submit(self, encoder: Any) -> None:
+        raise NotImplementedError
+
+    def _layout_of(self, pipeline: Pipeline) -> Any:
+        raise NotImplementedError
+
+    def _create_group(self, layout: Any, pairs: tuple[tuple[int, Buffer], ...]) -> BindGroup:
+        raise NotImplementedError
+
+    def _before_submit(self) -> None:
+        """Raise what is known to be wrong before submitting (the browser's errors)."""
+
+    # ---- shared ----------------------------------------------------------------------------
+    def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
+        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
+        key = (id(pipeline), *pairs)
+        found = self._groups.get(key)
+        if found is not None:
+            self._groups.move_to_end(key)
+            return found
+        layout = self._layouts.get(id(pipeline))
+        if layout is None:
+            layout = self._layouts[id(pipeline)] = self._layout_of(pipeline)
+        found = self._create_group(layout, pairs)
+        self._groups[key] = found
+        if len(self._groups) > MAX_BIND_GROUPS:
+            self._groups.popitem(last=False)
+        return found
+
+    def _batch(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self._new_encoder()
+        return self._encoder
+
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
+                 workgroups: tuple[int, int, int]) -> None:
+        if self._pass is None:
+            self._pass = self._begin_pass(self._batch())
+        self._record(self._pass, pipeline, bind_group, workgroups)
+        self._pending += 1
+        self.stats["dispatches"] += 1
+        if self._pending >= MAX_PENDING:
+            self.flush()
+
+    def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
+                    size: int) -> None:
+        self._end_pass()
+        self._record_copy(self._batch(), src, src_offset, dst, dst_offset, size)
+        self._pending += 1
+
+    def flush(self) -> None:
+        self._before_submit()
+        if self._encoder is not None:
+            self._end_pass()
+            encoder, self._encoder, self._pending = self._encoder, None, 0
+            self._submit(encoder)
+            self.stats["submits"] += 1
+
+
+__all__ = ["MAX_BIND_GROUPS", "MAX_PENDING", "CommandBatch"]
