@@ -153,6 +153,8 @@ def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     first = [u for u in fetched if "/wheels/" in u or "/models/" in u or "pyodide.asm" in u]
     assert first  # the first visit downloaded the runtime, wheels and records
+    kept = page.evaluate("caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.length)")
+    assert kept == 8  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
     # a repeat visit: nothing that did not change is downloaded again
     fetched.clear()
     page.reload()
@@ -278,3 +280,16 @@ def test_a_content_security_policy_without_wasm_is_reported(
     page.wait_for_selector("#s[data-state=error]")
     shown = page.evaluate("document.getElementById('s').shadowRoot.textContent")
     assert "wasm-unsafe-eval" in shown
+
+
+def test_a_full_storage_quota_falls_back_to_the_network(site: tuple[Path, str],
+                                                         new_page: Callable[..., Any]) -> None:
+    _, url = site
+    page = new_page()
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": url, "quotaSize": 4096})  # bytes
+    page.goto(f"{url}/")
+    assert page.evaluate("window.computed") == [[1.5], [6.0]]  # no cache, still working
+    page.wait_for_selector("#script[data-state=done]")
+    kept = page.evaluate("caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.length)")
+    assert kept <= 2, kept  # the large files did not fit (a first visit keeps 10)
