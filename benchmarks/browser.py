@@ -15,7 +15,14 @@ that runs warm predictions). The pages are served at `/bench/` by a Starlette ap
 next to pyrite's own app (`pyrite.server.app.create_app()`) at `/` when it imports; without it
 (or with `--peers-only`) only the peers run.
 
+Embeds (also alone with `--embed-only`): first-visit and repeat-visit cold start and the bytes
+each transfers, for pyrite's exported bundle (`python -m pyrite.wasm export-web`) embedded in a
+page (`pyrite-embed`) and for the peers, all served by a plain `python -m http.server`. A first
+visit is a new browser profile, a repeat visit the same profile in a new browser process (its
+HTTP cache and Cache Storage kept); `--cold` pairs, each with a fresh profile, medians.
+
     python benchmarks/browser.py [--peers tfjs-webgpu,ort-wasm] [--cold 3] [--runs 50]
+                                 [--embed-only]
 
 Set-up (benchmark-only): `pip install -r benchmarks/browser/requirements.txt` (onnx, to build
 the ONNX peer's model); the npm packages are installed by this script (`npm ci` in
@@ -25,18 +32,26 @@ the ONNX peer's model); the npm packages are installed by this script (`npm ci` 
 from __future__ import annotations
 
 import argparse
+import functools
+import gzip
+import itertools
 import json
 import os
 import platform
+import queue
+import re
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 from browser_assets import (
@@ -118,6 +133,14 @@ PEERS = [
 # Run when pyrite's app is mounted at `/` and the page exists (written by the lead).
 PYRITE_PEERS = [Peer("pyrite-webgpu", "/bench/pyrite.html?device=webgpu", timeout_s=300.0,
                      needs="pyrite.html")]
+# Embeds: the static site's bench pages are WEB at /bench/, pyrite's exported bundle is at
+# /tools/pyrite/; the peers' pages are the same as above.
+EMBED_PEERS = [Peer("pyrite-embed", "/bench/embed.html", timeout_s=300.0, needs="embed.html"),
+               *PEERS]
+BUNDLE = "tools/pyrite"
+# the runtime, libraries and weights: pyrite's Pyodide, wheels, records and kernel lists; the
+# peers' npm packages and weight files
+BUNDLE_DIRS = ("/pyodide/", "/wheels/", "/models/", "/kernels/", "/node_modules/", "/build/")
 
 
 def breakdown(calls: list[dict[str, float]]) -> dict[str, float]:
@@ -215,6 +238,78 @@ class Server:
         self.sock.close()
 
 
+class StaticServer:
+    """`python -m http.server` serving `root` on 127.0.0.1 (a free port), in a subprocess;
+    `take()` lists the requests it answered since the last call, from its log."""
+
+    LOG = re.compile(r'"GET (\S+) HTTP/[\d.]+" (\d{3})')
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.marks = itertools.count()
+        self.log: queue.Queue[tuple[str, int]] = queue.Queue()
+
+    def __enter__(self) -> StaticServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+             "--directory", str(self.root)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()  # "Serving HTTP on 127.0.0.1 port N (...) ..."
+        port = re.search(r" port (\d+)", line)
+        if not port:
+            self.proc.kill()
+            raise RuntimeError(f"python -m http.server did not start: {line!r}")
+        self.url = f"http://127.0.0.1:{port[1]}"
+        threading.Thread(target=self._read, daemon=True).start()
+        return self
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            if found := self.LOG.search(line):
+                self.log.put((found[1], int(found[2])))
+
+    def take(self) -> list[tuple[str, int]]:
+        """(path, status) of each request answered since the last call: everything logged
+        before a marker request made now."""
+        mark = f"/?mark={next(self.marks)}"
+        urllib.request.urlopen(self.url + mark, timeout=30).read()
+        out = []
+        while (entry := self.log.get(timeout=30))[0] != mark:
+            out.append(entry)
+        return out
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def export_site(site: Path) -> dict[str, Any]:
+    """The static site: pyrite's bundle exported to `site/tools/pyrite/` by the command users
+    run, the bench pages (WEB, a link) at `site/bench/`; returns what the export printed."""
+    (site / "bench").symlink_to(WEB, target_is_directory=True)
+    command = [sys.executable, "-m", "pyrite.wasm", "export-web", "--out", str(site / BUNDLE),
+               "--model", "mnist"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"export-web failed: {(done.stderr or done.stdout).strip()[-500:]}")
+    # "on disk: N bytes", "first visit: N bytes (.gz copies)", "N bytes (python -m http.server)"
+    disk, first_gz, first = (int(n.replace(",", ""))
+                             for n in re.findall(r"([\d,]+) bytes \(", done.stdout)[:3])
+    return {"command": "python -m pyrite.wasm export-web --out site/tools/pyrite --model mnist",
+            "disk_bytes": disk, "first_visit_bytes": first, "first_visit_gz_bytes": first_gz}
+
+
+@functools.cache
+def gzip_size(file: Path) -> int:
+    """What a host that compresses sends for `file`: its `.gz` copy where the bundle has one,
+    else gzip -9 where that saves 10 % (the rule of pyrite's export), else the file."""
+    if (gz := file.with_name(file.name + ".gz")).is_file():
+        return gz.stat().st_size
+    size = file.stat().st_size
+    packed = len(gzip.compress(file.read_bytes(), compresslevel=9, mtime=0))
+    return packed if packed <= 0.9 * size else size
+
+
 # ---- measurement ----------------------------------------------------------------------------
 def launch(pw: Any) -> Any:
     """A new Chromium with a fresh temporary profile (nothing cached)."""
@@ -270,6 +365,113 @@ def measure(pw: Any, base: str, peer: Peer, args: argparse.Namespace,
     return out
 
 
+def measure_all(pw: Any, server: Server, peers: list[Peer], args: argparse.Namespace,
+                digits: list[list[int]], refs: np.ndarray,
+                results: dict[str, dict[str, Any]]) -> None:
+    """Cold start, warm latency and correctness of each peer into `results`."""
+    for peer in peers:
+        if peer.needs and not (WEB / peer.needs).exists():
+            results[peer.name] = {"url": peer.url, "skipped": f"no {peer.needs}"}
+            continue
+        print(f"{peer.name}: {args.cold} cold starts, {args.runs} warm predictions ...",
+              flush=True)
+        try:
+            results[peer.name] = measure(pw, server.url, peer, args, digits, refs)
+        except Exception as e:  # noqa: BLE001 - record it, go on with the next peer
+            results[peer.name] = {"url": peer.url, "error": f"{type(e).__name__}: {e}"}
+        print("  ", {k: v for k, v in results[peer.name].items()
+                     if k.endswith("median_ms") or k in ("max_abs_diff", "error")})
+
+
+def visit(pw: Any, profile: str, server: StaticServer, peer: Peer) -> dict[str, Any]:
+    """One visit with the browser profile `profile` (a new browser process): ms from navigation
+    to the first prediction, and every request the server answered: the file's size where it
+    sent the file (200), 0 for a 304 or an error; beside it what the browser reports (headers +
+    body, CDP's encodedDataLength: 0 from the HTTP cache; Cache Storage hits make no request)."""
+    seen: dict[str, int] = {}
+    context = pw.chromium.launch_persistent_context(profile, executable_path=CHROMIUM,
+                                                    headless=True, args=CHROMIUM_ARGS)
+
+    def finished(request: Any) -> None:
+        sizes = request.sizes()
+        path = urlsplit(request.url).path
+        seen[path] = seen.get(path, 0) + sizes["responseHeadersSize"] + sizes["responseBodySize"]
+
+    context.on("requestfinished", finished)  # the page's, its workers' and service workers'
+    try:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(server.url + peer.url, wait_until="commit", timeout=peer.timeout_s * 1000)
+        ready = page.evaluate(peer.ready_js, peer.timeout_s * 1000)
+        load = page.evaluate("() => window.bench.info.load || null")
+    finally:
+        context.close()
+        answered = server.take()  # also after a failure: the next visit starts clean
+    files = []
+    for raw, status in answered:
+        path = unquote(urlsplit(raw).path)
+        file = server.root / path.lstrip("/")
+        files.append({"path": path, "status": status, "browser_bytes": seen.pop(path, None),
+                      "bytes": file.stat().st_size if status == 200 and file.is_file() else 0,
+                      "gzip_bytes": gzip_size(file) if status == 200 and file.is_file() else 0})
+    bundle = [f for f in files if any(d in f["path"] for d in BUNDLE_DIRS)]
+    return {"ms": float(ready["coldMs"]), "load": load, "files": files,
+            "bytes": sum(f["bytes"] for f in files),
+            "bundle_bytes": sum(f["bytes"] for f in bundle),
+            "bytes_if_gzip": sum(f["gzip_bytes"] for f in files),
+            "browser_bytes": sum(f["browser_bytes"] or 0 for f in files),
+            "requests": len(files), "not_modified": sum(f["status"] == 304 for f in files)}
+
+
+def measure_embed(pw: Any, server: StaticServer, peer: Peer, pairs: int) -> dict[str, Any]:
+    """`pairs` times: a first visit with a fresh profile, then a repeat visit with it."""
+    visits: dict[str, list[dict[str, Any]]] = {"first": [], "repeat": []}
+    for _ in range(pairs):
+        with tempfile.TemporaryDirectory(prefix="profile-", ignore_cleanup_errors=True) as prof:
+            for kind in visits:
+                visits[kind].append(visit(pw, prof, server, peer))
+    out: dict[str, Any] = {"url": peer.url}
+    for kind, runs in visits.items():
+        out[f"{kind}_ms"] = [v["ms"] for v in runs]
+        out[f"{kind}_median_ms"] = statistics.median(out[f"{kind}_ms"])
+        for key in ("bytes", "bundle_bytes", "bytes_if_gzip", "browser_bytes", "requests",
+                    "not_modified"):
+            out[f"{kind}_{key}"] = int(statistics.median(v[key] for v in runs))
+        out[f"{kind}_bytes_each"] = [v["bytes"] for v in runs]  # a lost cache entry shows here
+        out[f"{kind}_files"] = runs[-1]["files"]  # the last pair's, for inspection
+        if runs[-1]["load"]:
+            out[f"{kind}_load"] = runs[-1]["load"]
+    return out
+
+
+def run_embeds(pw: Any, peers: list[Peer], pairs: int) -> dict[str, Any]:
+    """The embed section: the export's own numbers and each peer's visits."""
+    load_before = os.getloadavg()
+    out: dict[str, Any] = {"server": "python -m http.server (no compression, Last-Modified: "
+                                     "heuristic freshness or a 304 on repeat visits)",
+                           "pairs": pairs, "peers": {}}
+    with tempfile.TemporaryDirectory(prefix="site-") as tmp:
+        site = Path(tmp)
+        try:
+            out["export"] = export_site(site)
+        except Exception as e:  # noqa: BLE001 - the peers still run; the embed peer says why
+            out["export"] = {"error": f"{type(e).__name__}: {e}"}
+        with StaticServer(site) as server:
+            for peer in peers:
+                if peer.needs and not (WEB / peer.needs).exists():
+                    out["peers"][peer.name] = {"url": peer.url, "skipped": f"no {peer.needs}"}
+                    continue
+                if peer.name == "pyrite-embed" and "error" in out["export"]:
+                    out["peers"][peer.name] = {"url": peer.url, "error": out["export"]["error"]}
+                    continue
+                print(f"{peer.name}: {pairs} first + repeat visits ...", flush=True)
+                try:
+                    out["peers"][peer.name] = measure_embed(pw, server, peer, pairs)
+                except Exception as e:  # noqa: BLE001 - record it, go on with the next peer
+                    out["peers"][peer.name] = {"url": peer.url, "error": f"{type(e).__name__}: {e}"}
+    out["load_average_1min"] = {"start": load_before[0], "end": os.getloadavg()[0]}
+    return out
+
+
 def npm_versions() -> dict[str, str]:
     out = {}
     for name in NPM_PACKAGES:
@@ -301,16 +503,46 @@ def table(peers: dict[str, dict[str, Any]]) -> str:
                 load = r["page"]["bench"]["load"]
                 others.append(f"{name} load: " + ", ".join(
                     f"{k} {v:.0f} ms" for k, v in load.items()))
+    return "\n".join(aligned(rows) + others)
+
+
+def aligned(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
-    return "\n".join(lines + others)
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def size(n: float) -> str:
+    return f"{n / 1e6:.2f} MB" if n >= 1e5 else f"{n:,.0f} B"
+
+
+def embed_table(embed: dict[str, Any]) -> str:
+    rows = [("peer", "first visit", "repeat visit", "first bytes", "(gzip host)", "repeat bytes",
+             "repeat runtime+weights", "repeat 304s")]
+    others = []
+    if "export" in embed:
+        x = embed["export"]
+        others.append(f"export-web: {x['error']}" if "error" in x else
+                      f"export-web says: {size(x['disk_bytes'])} on disk, a first visit "
+                      f"{size(x['first_visit_bytes'])} ({size(x['first_visit_gz_bytes'])} "
+                      "with the .gz copies)")
+    for name, r in embed["peers"].items():
+        if "error" in r or "skipped" in r:
+            why = f"error: {r['error'][:80]}" if "error" in r else f"skipped: {r['skipped']}"
+            others.append(f"{name}  {why}")
+            continue
+        rows.append((name, f"{r['first_median_ms']:.0f} ms", f"{r['repeat_median_ms']:.0f} ms",
+                     size(r["first_bytes"]), size(r["first_bytes_if_gzip"]),
+                     size(r["repeat_bytes"]), size(r["repeat_bundle_bytes"]),
+                     f"{r['repeat_not_modified']:.0f}"))
+    return "\n".join(aligned(rows) + others)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--peers", default="", help="comma-separated peer names (default: all)")
-    parser.add_argument("--cold", type=int, default=3, help="cold starts per peer")
+    parser.add_argument("--cold", type=int, default=3,
+                        help="cold starts per peer, and first + repeat visit pairs per embed")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--runs", type=int, default=50, help="warm predictions per round")
     parser.add_argument("--rounds", type=int, default=3,
@@ -320,6 +552,9 @@ def main() -> None:
     parser.add_argument("--peers-only", action="store_true", help="do not mount pyrite's app")
     parser.add_argument("--isolate", action="store_true",
                         help="serve with COOP/COEP (cross-origin isolated pages)")
+    parser.add_argument("--embed-only", action="store_true",
+                        help="only the first and repeat visits under a static server (the "
+                        "other results in --out are kept)")
     parser.add_argument("--out", default=str(HERE / "results" / "browser.json"))
     args = parser.parse_args()
     if min(args.cold, args.runs, args.rounds) < 1:
@@ -327,18 +562,22 @@ def main() -> None:
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="xdg-")
 
     notes = prepare()
-    main_app, why = (None, "--peers-only") if args.peers_only else pyrite_app()
-    peers = list(PEERS)
+    main_app, why = (None, "--peers-only") if args.peers_only or args.embed_only \
+        else pyrite_app()
+    peers = [] if args.embed_only else list(PEERS)
+    embeds = list(EMBED_PEERS)
     if main_app is None:
-        notes.append(f"pyrite's app is not mounted ({why}): measuring the peers only")
+        if not args.embed_only:
+            notes.append(f"pyrite's app is not mounted ({why}): measuring the peers only")
     else:
         peers += PYRITE_PEERS
     if args.peers:
         wanted = set(args.peers.split(","))
-        known = {p.name for p in peers}
+        known = {p.name for p in peers + embeds}
         if wanted - known:
             parser.error(f"unknown peers {sorted(wanted - known)}; known: {sorted(known)}")
         peers = [p for p in peers if p.name in wanted]
+        embeds = [p for p in embeds if p.name in wanted]
     for note in notes:
         print("note:", note)
     load_before = os.getloadavg()
@@ -348,37 +587,35 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     results: dict[str, dict[str, Any]] = {}
-    with Server(combined_app(main_app, args.isolate)) as server, sync_playwright() as pw:
-        for peer in peers:
-            if peer.needs and not (WEB / peer.needs).exists():
-                results[peer.name] = {"url": peer.url, "skipped": f"no {peer.needs}"}
-                continue
-            print(f"{peer.name}: {args.cold} cold starts, {args.runs} warm predictions ...",
-                  flush=True)
-            try:
-                results[peer.name] = measure(pw, server.url, peer, args, digits, refs)
-            except Exception as e:  # noqa: BLE001 - record it, go on with the next peer
-                results[peer.name] = {"url": peer.url, "error": f"{type(e).__name__}: {e}"}
-            print("  ", {k: v for k, v in results[peer.name].items()
-                         if k.endswith("median_ms") or k in ("max_abs_diff", "error")})
-
-    first = next((r for r in results.values() if "page" in r), {})
-    result = {
-        "benchmark": "browser", "cpu": cpu_name(), "cores": os.cpu_count(),
-        "platform": platform.platform(),
-        "load_average_1min": {"start": load_before[0], "end": os.getloadavg()[0]},
-        "chromium": first.get("chromium"),
-        "chromium_args": CHROMIUM_ARGS, "adapter": first.get("page", {}).get("adapter"),
-        "cross_origin_isolated": first.get("page", {}).get("crossOriginIsolated"),
-        "npm": npm_versions(), "pyrite_app": main_app is not None, "notes": notes,
-        "settings": {"cold": args.cold, "warmup": args.warmup, "runs": args.runs,
-                     "rounds": args.rounds,
-                     "verify_digits": list(range(args.verify)),
-                     "verify_noise": "uniform 0..255, numpy default_rng(0)", "batch": 1},
-        "peers": results,
-    }
-    print(table(results))
     path = Path(args.out)
+    with sync_playwright() as pw:
+        if not args.embed_only:
+            with Server(combined_app(main_app, args.isolate)) as server:
+                measure_all(pw, server, peers, args, digits, refs, results)
+        embed = run_embeds(pw, embeds, args.cold) if embeds else None
+
+    if args.embed_only:  # the other results stay as the last full run left them
+        result = json.loads(path.read_text()) if path.exists() else {"benchmark": "browser"}
+    else:
+        first = next((r for r in results.values() if "page" in r), {})
+        result = {
+            "benchmark": "browser", "cpu": cpu_name(), "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_1min": {"start": load_before[0], "end": os.getloadavg()[0]},
+            "chromium": first.get("chromium"),
+            "chromium_args": CHROMIUM_ARGS, "adapter": first.get("page", {}).get("adapter"),
+            "cross_origin_isolated": first.get("page", {}).get("crossOriginIsolated"),
+            "npm": npm_versions(), "pyrite_app": main_app is not None, "notes": notes,
+            "settings": {"cold": args.cold, "warmup": args.warmup, "runs": args.runs,
+                         "rounds": args.rounds,
+                         "verify_digits": list(range(args.verify)),
+                         "verify_noise": "uniform 0..255, numpy default_rng(0)", "batch": 1},
+            "peers": results,
+        }
+        print(table(results))
+    if embed is not None:
+        result["embed"] = embed
+        print(embed_table(embed))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, indent=2) + "\n")
