@@ -102,3 +102,32 @@ export async function prune(base, keep) {
   } catch { /* the cache went away meanwhile: nothing to prune */ }
   return removed;
 }
+
+/** The key of a Python snapshot made for these wheels and this Pyodide (see worker.js). */
+export function snapshotKey(base, manifest) {
+  const parts = [manifest.pyodide.version, ...manifest.wheels.map((w) => w.sha256)];
+  const key = new URL("pyrite-python.snapshot", base);
+  key.searchParams.set("for", parts.join("-").slice(0, 400));
+  return key.href;
+}
+
+/** A stored snapshot's bytes, or null. */
+export async function readSnapshot(key) {
+  const cache = await open();
+  if (!cache) return null;
+  try {
+    const hit = await cache.match(key);
+    return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keep a snapshot for the next visit (quota errors are ignored: the next visit boots). */
+export async function storeSnapshot(key, bytes) {
+  const cache = await open();
+  if (!cache) return;
+  try {
+    await cache.put(key, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+  } catch { /* quota: no snapshot */ }
+}

@@ -88,6 +88,19 @@ def _wait(promise: Any) -> Any:
         raise
 
 
+def _navigator_gpu() -> Any:
+    """`navigator.gpu`, or BackendUnavailable saying the browser has no WebGPU. Read by
+    evaluating JS: through the `js` module, the `navigator` getter fails ("Illegal invocation")
+    in a Python made to be snapshotted, as pyrite.js makes it."""
+    _ffi()
+    from pyodide.code import run_js  # type: ignore[import-not-found]
+
+    gpu = run_js("globalThis.navigator?.gpu ?? null")
+    if _absent(gpu):
+        raise BackendUnavailable(f"webgpu: {_NO_WEBGPU}")
+    return gpu
+
+
 def _absent(value: Any) -> bool:
     """JS `null` and `undefined` (JsNull and None in Python)."""
     return value is None or type(value).__name__ == "JsNull"
@@ -142,10 +155,7 @@ class BrowserRuntime(CommandBatch):
     @classmethod
     async def create(cls, power_preference: str | None = None) -> BrowserRuntime:
         """Request an adapter and a device (awaiting the browser)."""
-        js, _ = _ffi()
-        gpu = getattr(js.navigator, "gpu", None)
-        if gpu is None:
-            raise BackendUnavailable(f"webgpu: {_NO_WEBGPU}")
+        gpu = _navigator_gpu()
         options = {"powerPreference": power_preference} if power_preference else {}
         adapter = await gpu.requestAdapter(_obj(options))
         device = await cls._device_request(adapter)
@@ -160,10 +170,7 @@ class BrowserRuntime(CommandBatch):
     @classmethod
     def create_sync(cls, power_preference: str | None = None) -> BrowserRuntime:
         """As `create`, waiting through JSPI (for `WebGpu()` built from synchronous code)."""
-        js, _ = _ffi()
-        gpu = getattr(js.navigator, "gpu", None)
-        if gpu is None:
-            raise BackendUnavailable(f"webgpu: {_NO_WEBGPU}")
+        gpu = _navigator_gpu()
         options = {"powerPreference": power_preference} if power_preference else {}
         adapter = _wait(gpu.requestAdapter(_obj(options)))
         device = _wait(cls._device_request(adapter))

@@ -154,11 +154,15 @@ def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
     first = [u for u in fetched if "/wheels/" in u or "/models/" in u or "pyodide.asm" in u]
     assert first  # the first visit downloaded the runtime, wheels and records
     kept = page.evaluate("caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.length)")
-    assert kept == 8  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
+    assert kept == 9  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
+    # and the snapshot of Python
     # a repeat visit: nothing that did not change is downloaded again
     fetched.clear()
     page.reload()
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
+    # Python came back from the first visit's snapshot instead of booting
+    timings = page.evaluate("pyrite.load().then((got) => got.timings)")
+    assert timings["snapshot"] is True, timings
     again = [u for u in fetched if ("/wheels/" in u or "/models/" in u or u.endswith(".wasm")
                                     or u.endswith(".zip")) and "sw" not in u]
     assert again == []
