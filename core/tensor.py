@@ -415,5 +415,5 @@ def from_data(data: Any, *, device: Backend | str | None = None,
     else:
         target = backend.default_dtype(td.dtype.kind)
     if target is not td.dtype:
-        td = td.convert(target)
+        return Tensor._wrap(backend.from_data_as(td, target), backend, target.kind)
     return Tensor._wrap(backend.from_data(td), backend, target.kind)

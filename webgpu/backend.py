@@ -21,7 +21,7 @@ from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind
 from ..errors import DTypeError
-from . import conv, indexing, linalg, pool, reduction, rng, sorting
+from . import conv, indexing, linalg, pool, reduction, rng, sorting, upload
 from .codegen import storage_itemsize
 from .guard import GuardedRuntime
 from .kernels import Kernels
@@ -157,6 +157,13 @@ class WebGpu(Backend):
         raw = await self.kernels.runtime.read_buffer_async(x.block.buffer, offset,
                                                            (nbytes + 3) // 4 * 4)
         return self._data(raw[:nbytes], x)
+
+    def from_data_as(self, data: TensorData, dtype: DType) -> GpuTensor:
+        """Half precision into an f32 tensor is unpacked on the device (a half-precision
+        record's load); any other conversion happens on the host."""
+        if data.dtype is DType.F16 and self.stored_dtype(dtype) is DType.F32 and data.bytes:
+            return upload.unpack_f16(self.kernels, data.bytes, data.shape)
+        return self.from_data(data.convert(dtype))
 
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> GpuTensor:
         dtype = self.stored_dtype(dtype)

@@ -176,6 +176,9 @@ class Autodiff(AutodiffModuleOps, Backend):
     def from_data(self, data: TensorData) -> Prim:
         return self._wrap_dtype(self.inner.from_data(data), data.dtype)
 
+    def from_data_as(self, data: TensorData, dtype: DType) -> Prim:
+        return self._wrap_dtype(self.inner.from_data_as(data, dtype), dtype)
+
     def to_data(self, x: Prim) -> TensorData:
         return self.inner.to_data(self.unwrap(x))
 

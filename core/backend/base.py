@@ -73,6 +73,11 @@ class Backend(ModuleOps, ABC):
     @abstractmethod
     def from_data(self, data: TensorData) -> Prim: ...
 
+    def from_data_as(self, data: TensorData, dtype: DType) -> Prim:
+        """`data` converted to `dtype` on the way in (the front end has checked it fits); a
+        backend may convert on the device instead of the host."""
+        return self.from_data(data.convert(dtype))
+
     @abstractmethod
     def to_data(self, x: Prim) -> TensorData: ...
 

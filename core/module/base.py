@@ -243,10 +243,10 @@ class Module:
         def load(path: str, p: Param) -> Param:
             data = flat[path]
             assert isinstance(data, TensorData)  # check_record_fits made sure
-            if data.dtype is not p.dtype:
-                data = data.convert(p.dtype)
             saved_id = flat.get(prefix + path)
-            return Param(from_data(data, device=p.device), require_grad=p.require_grad,
+            # converted to the param's dtype on the way in (on the device where it can)
+            value = from_data(data, device=p.device, dtype=p.dtype)
+            return Param(value, require_grad=p.require_grad,
                          id=saved_id if isinstance(saved_id, str) else p.id)
         return self.map(load)
 

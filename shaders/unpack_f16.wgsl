@@ -1,0 +1,20 @@
+// unpack_f16.wgsl: half-precision values (as uploaded: two per u32 word, little-endian) to f32,
+// with WGSL's core unpack2x16float (no shader-f16 feature needed). What loading a half-
+// precision record onto an f32 device does, instead of converting each value on the host.
+// Bindings: 0 info: array<i32> = [numel], 1 src: array<u32> (ceil(numel / 2) words),
+//           2 out: array<f32> (dense).
+// Placeholders: {{ enable }}, {{ workgroup }}.
+{{ enable }}
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size({{ workgroup }})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = gid.x + gid.y * nwg.x * {{ workgroup }}u;
+  if (i32(g) >= info[0]) {
+    return;
+  }
+  let pair = unpack2x16float(src[g / 2u]);
+  out[g] = select(pair.x, pair.y, (g & 1u) == 1u);
+}
