@@ -62,7 +62,7 @@ from browser_assets import (
     write_onnx,
     write_tfjs_weights,
 )
-from common import cpu_name
+from common import cpu_name, write_results
 
 HERE = Path(__file__).resolve().parent
 WEB = HERE / "browser"
@@ -616,10 +616,7 @@ def main() -> None:
     if embed is not None:
         result["embed"] = embed
         print(embed_table(embed))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(path)
+    write_results(path, result)
     print(f"wrote {path}")
 
 

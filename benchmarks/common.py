@@ -1,9 +1,10 @@
-"""What several benchmarks share: the machine's CPU name, PyTorch CUDA as a peer (TF32 off), and
-the Burn guide's MNIST model in PyTorch, layer for layer as `pyrite.demos.mnist.Model` (torch is
-imported here or by the caller, never by pyrite)."""
+"""What several benchmarks share: the machine's CPU name, writing results, PyTorch CUDA as a
+peer (TF32 off), and the Burn guide's MNIST model in PyTorch, layer for layer as
+`pyrite.demos.mnist.Model` (torch is imported here or by the caller, never by pyrite)."""
 
 from __future__ import annotations
 
+import json
 import platform
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,14 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor()
+
+
+def write_results(path: Path, result: dict[str, Any]) -> None:
+    """`result` as JSON at `path`, written whole or not at all (a temp file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    tmp.replace(path)
 
 
 def cuda_torch() -> Any:

@@ -11,7 +11,6 @@ several repeats of a timed loop. Results go to JSON with ratios against numpy (a
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import write_results
 
 import pyrite
 from pyrite import activation
@@ -117,10 +117,7 @@ def main() -> None:
     print("large (2048x2048 = 4M elements): throughput")
     result["large_4M"] = run((2048, 2048), torch, args.budget * 3, skip={"matmul"})
     path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(path)
+    write_results(path, result)
     print(f"wrote {path}")
 
 

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import write_results
+
 import pyrite
 from pyrite.demos.mnist.inference import evaluate
 from pyrite.demos.mnist.predict import CONFIG
@@ -50,10 +52,7 @@ def main() -> None:
         "train_images_per_s": round(60_000 * args.epochs / took, 1),
     }
     print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(args.out)
+    write_results(args.out, result)
 
 
 if __name__ == "__main__":
