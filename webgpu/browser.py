@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import BackendUnavailable, DeviceLostError, DeviceMemoryError, PyriteError
 from .batch import CommandBatch
-from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline
+from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline, compile_error
 
 _CHECKED_ALLOCATION = 1 << 20  # allocations from this size on are checked for OOM at once
 _NO_WEBGPU = ("This browser exposes no WebGPU (navigator.gpu is missing). Use a browser with "
@@ -227,17 +227,20 @@ class BrowserRuntime(CommandBatch):
     def _on_lost(self, info: Any) -> None:
         self.lost_reason = f"{info.reason}: {info.message}".strip(": ") or "lost"
 
-    def _check_compiled(self) -> None:
-        """Raise the first kernel compile error the browser reported (waits for the answers,
-        which have arrived by the time a readback completes)."""
+    def _compiled(self) -> tuple[list[tuple[Hashable, Any]], Any]:
+        """The kernels compiled since the last check and their compile-error answers as one
+        promise (None when there are none: nothing to wait for). The answers have arrived by
+        the time a readback completes."""
         scopes, self._scopes = self._scopes, []
         if not scopes:
-            return
-        found = _wait(self._js.Promise.all(self._ffi.to_js([p for _, p in scopes])))
-        for (key, _), error in zip(scopes, found, strict=True):
+            return scopes, None
+        return scopes, self._js.Promise.all(self._ffi.to_js([p for _, p in scopes]))
+
+    @staticmethod
+    def _raise_compile_errors(scopes: list[tuple[Hashable, Any]], errors: Any) -> None:
+        for (key, _), error in zip(scopes, errors, strict=True):
             if not _absent(error):
-                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
-                                  f"PYRITE_DEBUG=wgsl prints its source): {error.message}")
+                raise compile_error(key, error.message)
 
     def _check(self) -> None:
         if self.lost_reason is not None:
@@ -295,51 +298,52 @@ class BrowserRuntime(CommandBatch):
         self.flush()
         return staging
 
-    def _mapped(self, staging: Any) -> bytes:
-        data: bytes = staging.getMappedRange().to_bytes()
-        staging.unmap()
-        staging.destroy()
-        return data
-
     def read_buffer(self, buffer: Buffer, offset: int, size: int) -> bytes:
         start = time.perf_counter()
         self.flush()
         if size == 0:
             return b""
         staging = self._staged(buffer, offset, size)
+        failed = None
         try:
             _wait(staging.mapAsync(self._map_read))
-        except Exception:
-            staging.destroy()
-            self._check_compiled()
-            self._check()
-            raise
-        self._check_compiled()
-        self._check()
-        data = self._mapped(staging)
-        self.stats["readbacks"] += 1
-        self.stats["readback_ms"] += (time.perf_counter() - start) * 1000
-        return data
+        except Exception as exc:  # noqa: BLE001 - raised below, after what explains it
+            failed = exc
+        scopes, pending = self._compiled()
+        errors = _wait(pending) if scopes else ()
+        return self._read_mapped(staging, failed, start, scopes, errors)
 
     async def read_buffer_async(self, buffer: Buffer, offset: int, size: int) -> bytes:
+        start = time.perf_counter()
         self.flush()
         if size == 0:
             return b""
         staging = self._staged(buffer, offset, size)
+        failed = None
         try:
             await staging.mapAsync(self._map_read)
-        except Exception:
-            staging.destroy()
+        except Exception as exc:  # noqa: BLE001 - raised below, after what explains it
+            failed = exc
+        scopes, pending = self._compiled()
+        errors = await pending if scopes else ()
+        return self._read_mapped(staging, failed, start, scopes, errors)
+
+    def _read_mapped(self, staging: Any, failed: Exception | None, start: float,
+                     scopes: list[tuple[Hashable, Any]], errors: Any) -> bytes:
+        """The mapped bytes, or the error that explains a failure: a kernel's compile error,
+        a lost device or a browser error, else the failed map itself."""
+        try:
+            self._raise_compile_errors(scopes, errors)
             self._check()
-            raise
-        scopes, self._scopes = self._scopes, []
-        for key, pending in scopes:
-            error = await pending
-            if not _absent(error):
-                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
-                                  f"PYRITE_DEBUG=wgsl prints its source): {error.message}")
-        self._check()
-        return self._mapped(staging)
+            if failed is not None:
+                raise failed
+            data: bytes = staging.getMappedRange().to_bytes()
+            staging.unmap()
+        finally:
+            staging.destroy()
+        self.stats["readbacks"] += 1
+        self.stats["readback_ms"] += (time.perf_counter() - start) * 1000
+        return data
 
     # ---- pipelines and dispatch ------------------------------------------------------------
     def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
@@ -368,8 +372,7 @@ class BrowserRuntime(CommandBatch):
         try:
             found = _wait(pending)
         except Exception as exc:  # noqa: BLE001 - a GPUPipelineError from the browser
-            raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
-                              f"PYRITE_DEBUG=wgsl prints its source): {exc}") from exc
+            raise compile_error(key, exc) from exc
         self._pipelines[(key, entry_point)] = found
         return found
 
@@ -409,5 +412,6 @@ class BrowserRuntime(CommandBatch):
     def sync(self) -> None:
         self.flush()
         _wait(self._queue.onSubmittedWorkDone())
-        self._check_compiled()
+        scopes, pending = self._compiled()
+        self._raise_compile_errors(scopes, _wait(pending) if scopes else ())
         self._check()

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import config
-from ..errors import BackendUnavailable, PyriteError
+from ..errors import BackendUnavailable
 from .batch import CommandBatch
-from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline
+from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline, compile_error
 
 _BACKENDS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "gl": "OpenGL",
              "opengl": "OpenGL"}
@@ -199,8 +199,7 @@ class NativeRuntime(CommandBatch):
                 found = self._device.create_compute_pipeline(
                     layout="auto", compute={"module": module, "entry_point": entry_point})
             except Exception as exc:  # wgpu's validation errors carry the WGSL diagnostics
-                raise PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; "
-                                  f"PYRITE_DEBUG=wgsl prints its source): {exc}") from exc
+                raise compile_error(key, exc) from exc
             self._pipelines[(key, entry_point)] = found
         return found
 

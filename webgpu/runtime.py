@@ -15,6 +15,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from ..errors import PyriteError
+
 Buffer = object  # a runtime's buffer handle (GPUBuffer natively, a JsProxy in the browser)
 Pipeline = object  # a compiled compute pipeline handle
 BindGroup = object
@@ -51,6 +53,12 @@ class AdapterInfo:
 
     def __str__(self) -> str:
         return f"#{self.index} {self.name} ({self.adapter_type}, {self.backend})"
+
+
+def compile_error(key: Hashable, detail: object) -> PyriteError:
+    """The error of a kernel that did not compile (the runtime's diagnostics in `detail`)."""
+    return PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; PYRITE_DEBUG=wgsl "
+                       f"prints its source): {detail}")
 
 
 @runtime_checkable

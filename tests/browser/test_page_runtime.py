@@ -132,3 +132,13 @@ def test_home_page_reports_this_browsers_gpu(server_url: str,
     text = page.inner_text("#gpu-info")
     assert "WebGPU (browser)" in text and "maxBufferSize" in text
     page.close()
+
+
+def test_a_kernel_that_does_not_compile_is_reported(session: harness.PageSession) -> None:
+    err = failure(session, "return p.run(arg)",
+                  "import pyrite\nrt = pyrite.device('webgpu').kernels.runtime\n"
+                  "rt.pipeline('broken', '@compute @workgroup_size(1) fn main( {}')\n"
+                  "pyrite.ones((2,)).to_list()")
+    assert err["type"] == "PyriteError"
+    assert "kernel broken did not compile" in err["message"]
+    assert run(session, "import pyrite\npyrite.ones((2,)).sum().into_scalar()") == 2.0
