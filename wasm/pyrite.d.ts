@@ -38,7 +38,8 @@ export interface Loaded {
   pyrite: string;
   pyodide: string;
   models: Record<string, { model: string; device: string; params: number; ms: number }>;
-  timings: Record<"pyodideMs" | "installMs" | "importMs" | "deviceMs" | "modelsMs" | "totalMs", number>;
+  timings: Record<"pyodideMs" | "installMs" | "importMs" | "deviceMs" | "modelsMs" | "totalMs", number>
+    & { /** Python was restored from the previous visit's snapshot */ snapshot: boolean };
 }
 
 export interface Prediction {

@@ -150,15 +150,16 @@ async function load(config) {
   const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
   if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
   // A repeat visit starts Python from a memory snapshot of the first visit's Python, taken
-  // with the wheels installed and pyrite imported: Pyodide's boot and the imports (about 3 s
-  // here) become a restore (about 0.2 s). Keyed by Pyodide's version and the wheels' hashes.
+  // with the wheels installed and pyrite imported: Pyodide's boot and the imports (about 3.4 s
+  // here) become a restore (about 0.7 s, compiling the wasm included). Keyed by Pyodide's
+  // version and the wheels' hashes; one that cannot be made or restored is only warned about.
   const snapshot = snapshotKey(base, manifest);
   const saved = await readSnapshot(snapshot);
   if (saved) {
     try {
       pyodide = await loadPyodide({ ...options, _loadSnapshot: saved });
     } catch (err) {
-      progress("snapshot-refused", { message: String(err) });
+      console.warn(`pyrite: the cached Python snapshot was refused, booting instead: ${err}`);
       pyodide = null;
     }
   }
@@ -178,7 +179,11 @@ async function load(config) {
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   if (!timings.snapshot) {
     pyodide.runPython(PRELOAD);
-    storeSnapshot(snapshot, pyodide.makeMemorySnapshot());
+    try {
+      storeSnapshot(snapshot, pyodide.makeMemorySnapshot());
+    } catch (err) {
+      console.warn(`pyrite: no Python snapshot for the next visit: ${err}`);
+    }
   }
   if (config.device === "numpy" || (config.device === "auto" && config.pyodidePackages)) {
     try { await pyodide.loadPackage("numpy", { messageCallback: () => {} }); } catch (e) { progress("numpy-unavailable", { message: String(e) }); }
