@@ -67,6 +67,9 @@ def device(spec: str | Backend | None = None) -> Backend:
         outer, inner = name[:-1].split("<", 1)
         wrap = _DECORATORS.get(outer)
         if wrap is None:
+            device(inner)  # building a backend may register decorators (pyrite.webgpu does)
+            wrap = _DECORATORS.get(outer)
+        if wrap is None:
             raise BackendUnavailable(f"device: unknown decorator {outer!r} in {name!r}; "
                                      f"known: {', '.join(sorted(_DECORATORS))}")
         built = wrap(device(inner))

@@ -56,15 +56,17 @@ _SESSIONS: list[object] = []
 PAGE = "page-webgpu"
 pyrite.register_backend(PAGE, _page_backend)
 BASE = pyrite.backend_names()
+#: decorated stacks the suite also runs: the fused webgpu backend
+STACKS = ["fusion<webgpu>"]
 
 
-@pytest.fixture(params=BASE)
+@pytest.fixture(params=BASE + STACKS)
 def backend(request: pytest.FixtureRequest) -> pyrite.Backend:
-    """Each available base backend (numpy, webgpu, ...)."""
+    """Each available base backend (numpy, webgpu, ...) and the decorated stacks."""
     return _get(request.param)
 
 
-@pytest.fixture(params=[f"autodiff<{b}>" for b in BASE])
+@pytest.fixture(params=[f"autodiff<{b}>" for b in BASE + STACKS])
 def ad_backend(request: pytest.FixtureRequest) -> pyrite.Backend:
     """Autodiff over each available base backend."""
     return _get(request.param)

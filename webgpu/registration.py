@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..backend.base import Backend
-from ..device import register_backend
+from ..device import register_backend, register_decorator
 
 
 def create() -> Backend:
@@ -15,6 +15,15 @@ def create() -> Backend:
     return backend
 
 
+def fusion(inner: Backend) -> Backend:
+    """`fusion<webgpu>`: ops recorded lazily and fused into generated kernels."""
+    from .fusion import Fusion
+
+    return Fusion(inner)
+
+
 def register() -> None:
-    """Register the "webgpu" device; its adapter is requested when the device is first asked for."""
+    """Register the "webgpu" device and the "fusion" decorator; the adapter is requested when
+    the device is first asked for."""
     register_backend("webgpu", create)
+    register_decorator("fusion", fusion)

@@ -1,0 +1,676 @@
+"""`Fusion(inner)`: a backend decorator over `WebGpu` that records ops lazily and runs each group
+of elementwise ops as ONE generated kernel.
+
+Recording. Elementwise ops (unary, binary with broadcast tensors or scalars, casts, `where`,
+`full`, `expand`) and the two heavy ops that can absorb them (reductions along a dim, matmul)
+return a `FusedTensor` holding a `Node` of the stream instead of running. Every other op of the
+contract (conv, pools, movement that is not a view, sort, gather, ...) first *flushes* the
+stream and then runs on the inner backend, as does a readback (`to_data`) or `sync()`; a stream
+of `MAX_STREAM` nodes flushes by itself.
+
+Flushing. The tensors of the stream that the program still holds (a weak reference tells) are
+the outputs; the others died in the stream and are never written to memory. Heavy nodes run in
+stream order: a reduction computes the elementwise ops that produce its input as it reads them
+(`sum_dim(x * x)` reads x once, writes nothing else). Then the held elementwise results are
+grouped by shape and each group becomes one kernel with several outputs (`fused.py` writes the
+WGSL), vec4 when every view allows. An output may overwrite an input in place when nothing but
+this kernel can still see that input (its only references are the stream's: CPython reference
+counts tell, as Burn's ownership does) and the input is read at the element it is written to.
+
+Caching. A kernel is keyed by its structure (ops, dtypes, layout), never by shapes: shapes,
+strides, offsets and scalars travel as metadata. The analysis of a whole stream (what is an
+output, the groups, the programs) is cached by the stream's signature, so a training step that
+repeats the same ops skips it and only fills in metadata and bindings.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backend.base import Backend, Range
+from ..backend.reduce import Reduction
+from ..backend.registry import Op
+from ..data import TensorData
+from ..dtype import DType, Kind
+from ..errors import BackendUnavailable
+from . import linalg, reduction
+from .codegen import WORKGROUP, KernelKey, scalar_bits, storage_itemsize, storage_type
+from .fused import INPUT, SCALAR, STEP, Layout, Program, Ref, Step, fused_source, reduce_source
+from .tensor import GpuTensor
+
+MAX_STREAM = 192  # nodes recorded before a flush happens by itself
+_HEAVY = frozenset({"reduce", "matmul"})
+_PLANS = 512  # stream plans kept
+
+
+class Node:
+    """One recorded op. `args` holds Nodes (pending results), leaf slots (ints >= 0: tensors
+    already in memory) and scalar slots (ints < 0: -1 - k)."""
+
+    __slots__ = ("kind", "op", "args", "dtype", "shape", "index", "dim")
+
+    def __init__(self, kind: str, op: Any, args: tuple[Any, ...], dtype: DType,
+                 shape: tuple[int, ...], index: int, dim: int = -1) -> None:
+        self.kind = kind
+        self.op = op
+        self.args = args
+        self.dtype = dtype
+        self.shape = shape
+        self.index = index
+        self.dim = dim
+
+
+class FusedTensor:
+    """The primitive of `Fusion`: a tensor in memory (`value`) or a pending result (`node`)."""
+
+    __slots__ = ("shape", "dtype", "value", "node", "__weakref__")
+
+    def __init__(self, shape: tuple[int, ...], dtype: DType, value: GpuTensor | None,
+                 node: Node | None = None) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.value = value
+        self.node = node
+
+    def __repr__(self) -> str:
+        state = "pending" if self.node is not None else "in memory"
+        return f"FusedTensor(shape={self.shape}, dtype={self.dtype}, {state})"
+
+
+# ---- reference counts: "nothing but the stream holds this" ------------------------------------
+def _count(items: Any, i: int) -> int:
+    return sys.getrefcount(items[i])
+
+
+def _block_count(items: Any, i: int) -> int:
+    return sys.getrefcount(items[i].block)
+
+
+class _Holder:
+    def __init__(self, block: object) -> None:
+        self.block = block
+
+
+_SOLE = _count([object()], 0)  # the count of an object one list holds, measured the same way
+_SOLE_BLOCK = _block_count([_Holder(object())], 0)  # type: ignore[list-item]
+
+
+# ---- plans --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelPlan:
+    """One kernel of a flush. `kind`: "reduce", "matmul" or "elementwise". `sources` name the
+    inputs: ("l", slot) a leaf, ("h", node) a heavy node's result. `node` is the heavy node, or
+    the node whose shape is the iteration shape of an elementwise group; `outputs` the nodes an
+    elementwise group writes; `scalars` the stream's scalar slots in program order."""
+
+    kind: str
+    node: int
+    sources: tuple[tuple[str, int], ...] = ()
+    program: Program | None = None
+    result: int = -1  # reduce: the step whose values are reduced
+    outputs: tuple[int, ...] = ()
+    out_steps: tuple[int, ...] = ()
+    scalars: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernels: tuple[KernelPlan, ...]
+    uses: dict[tuple[str, int], int]  # how many kernels read each source
+
+
+@dataclass
+class FusionStats:
+    """Counters of a `Fusion` backend (`pyrite.webgpu.stats()` shows them)."""
+
+    ops_recorded: int = 0
+    flushes: int = 0
+    fused_kernels: int = 0  # generated kernels launched (elementwise groups, fused reductions)
+    fused_ops: int = 0  # ops those kernels computed
+    plan_hits: int = 0
+    plan_misses: int = 0
+    pipeline_hits: int = 0
+    pipeline_misses: int = 0
+    inplace: int = 0  # outputs written into an input's buffer
+    bytes_moved: int = 0  # bytes the generated kernels read and wrote
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Inspection:
+    """What `inspect()` saw: one entry per kernel a flush launched."""
+
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    flushes: int = 0
+
+    @property
+    def kernels(self) -> int:
+        return len(self.groups)
+
+
+_INSPECTIONS: list[Inspection] = []
+
+
+@contextmanager
+def inspect() -> Iterator[Inspection]:
+    """Record the kernels every Fusion backend launches inside the block (a test hook)::
+
+        with fusion.inspect() as seen:
+            y = (x * 2 + 1).relu().to_data()
+        assert seen.kernels == 1
+    """
+    seen = Inspection()
+    _INSPECTIONS.append(seen)
+    try:
+        yield seen
+    finally:
+        _INSPECTIONS.remove(seen)
+
+
+# ---- the decorator ------------------------------------------------------------------------------
+class Fusion(Backend):
+    """Lazy elementwise fusion over a `WebGpu` backend (see the module docstring)."""
+
+    def __init__(self, inner: Backend) -> None:
+        from .backend import WebGpu
+        if not isinstance(inner, WebGpu):
+            raise BackendUnavailable(f"fusion<{inner.name}>: Fusion generates WGSL kernels and "
+                                     f"wraps a webgpu backend; use fusion<webgpu>")
+        self.inner = inner
+        self.name = f"fusion<{inner.name}>"
+        self.float_dtype = inner.float_dtype
+        self.int_dtype = inner.int_dtype
+        self.stats = FusionStats()
+        self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._new_stream()
+
+    def _new_stream(self) -> None:
+        self._nodes: list[Node] = []
+        self._refs: list[weakref.ref[FusedTensor]] = []
+        self._leaves: list[GpuTensor] = []
+        self._slot: dict[int, int] = {}
+        self._scalars: list[tuple[float | int | bool, DType]] = []
+        self._sig: list[tuple[Any, ...]] = []
+        self._shapes: dict[tuple[int, ...], int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        # what WebGpu offers beyond the contract (kernels, memory_stats, adapter, reset, ...)
+        if name.startswith("__") or name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    # ---- recording -------------------------------------------------------------------------
+    def _leaf(self, g: GpuTensor) -> int:
+        slot = self._slot.get(id(g))
+        if slot is None:
+            slot = self._slot[id(g)] = len(self._leaves)
+            self._leaves.append(g)
+        return slot
+
+    def _arg(self, x: FusedTensor) -> Node | int:
+        node = x.node
+        if node is not None:
+            return node
+        return self._leaf(x.value)  # type: ignore[arg-type]
+
+    def _scalar(self, value: float | int | bool, dtype: DType) -> int:
+        self._scalars.append((value, dtype))
+        return -len(self._scalars)
+
+    def _record(self, kind: str, op: Any, args: tuple[Any, ...], dtype: DType,
+                shape: tuple[int, ...], dim: int = -1) -> FusedTensor:
+        nodes = self._nodes
+        node = Node(kind, op, args, dtype, shape, len(nodes), dim)
+        out = FusedTensor(shape, dtype, None, node)
+        nodes.append(node)
+        self._refs.append(weakref.ref(out))
+        shapes = self._shapes
+        cls = shapes.get(shape)
+        if cls is None:
+            cls = shapes[shape] = len(shapes)
+        codes = tuple(a.index * 3 if type(a) is Node else
+                      (a * 3 + 1 if a >= 0 else -a * 3 + 2) for a in args)
+        self._sig.append((kind, op.name if op is not None else "", dtype, cls, codes, dim))
+        self.stats.ops_recorded += 1
+        if len(nodes) >= MAX_STREAM:
+            self.flush()
+        return out
+
+    def _value(self, x: FusedTensor) -> GpuTensor:
+        """x in memory (flushing the stream if x is pending)."""
+        if x.node is not None:
+            self.flush()
+        return x.value  # type: ignore[return-value]
+
+    @staticmethod
+    def _wrap(g: GpuTensor) -> FusedTensor:
+        return FusedTensor(g.shape, g.dtype, g)
+
+    # ---- the contract: recorded ops --------------------------------------------------------
+    def unary(self, op: Op, x: FusedTensor) -> FusedTensor:
+        dtype = DType.BOOL if op.out_kind is Kind.BOOL else x.dtype
+        return self._record("unary", op, (self._arg(x),), dtype, x.shape)
+
+    def binary(self, op: Op, a: FusedTensor, b: FusedTensor | float | int | bool) -> FusedTensor:
+        dtype = DType.BOOL if op.out_kind is Kind.BOOL else a.dtype
+        if isinstance(b, FusedTensor):
+            shape = a.shape if a.shape == b.shape else tuple(
+                max(m, n) for m, n in zip(a.shape, b.shape, strict=True))
+            return self._record("binary", op, (self._arg(a), self._arg(b)), dtype, shape)
+        value = b if a.dtype.kind is Kind.FLOAT else int(b)
+        return self._record("binary", op, (self._arg(a), self._scalar(value, a.dtype)), dtype,
+                            a.shape)
+
+    def where(self, mask: FusedTensor, a: FusedTensor, b: FusedTensor) -> FusedTensor:
+        shape = tuple(max(s) for s in zip(mask.shape, a.shape, b.shape, strict=True))
+        return self._record("where", None, (self._arg(mask), self._arg(a), self._arg(b)),
+                            a.dtype, shape)
+
+    def cast(self, x: FusedTensor, dtype: DType) -> FusedTensor:
+        dtype = self.inner.stored_dtype(dtype)
+        if dtype is x.dtype:
+            return x
+        return self._record("cast", None, (self._arg(x),), dtype, x.shape)
+
+    def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> FusedTensor:
+        dtype = self.inner.stored_dtype(dtype)
+        value = float(value) if dtype.kind is Kind.FLOAT else int(value)
+        return self._record("fill", None, (self._scalar(value, dtype),), dtype, tuple(shape))
+
+    def expand(self, x: FusedTensor, shape: tuple[int, ...]) -> FusedTensor:
+        if x.node is None:
+            return self._wrap(x.value.expanded(shape))  # type: ignore[union-attr]
+        return self._record("view", None, (x.node,), x.dtype, tuple(shape))
+
+    def reduce(self, op: Reduction, x: FusedTensor, dim: int) -> FusedTensor:
+        if op.returns_index:
+            return self._wrap(self.inner.reduce(op, self._value(x), dim))
+        shape = tuple(1 if d == dim else n for d, n in enumerate(x.shape))
+        return self._record("reduce", op, (self._arg(x),), x.dtype, shape, dim)
+
+    def matmul(self, a: FusedTensor, b: FusedTensor) -> FusedTensor:
+        ga, gb = self._value(a), self._value(b)
+        batch = tuple(max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True))
+        shape = batch + (a.shape[-2], b.shape[-1])
+        return self._record("matmul", None, (self._leaf(ga), self._leaf(gb)), a.dtype, shape)
+
+    # ---- the contract: answered here -------------------------------------------------------
+    def shape(self, x: FusedTensor) -> tuple[int, ...]:
+        return x.shape
+
+    def dtype(self, x: FusedTensor) -> DType:
+        return x.dtype
+
+    def same_shape_and_dtype(self, a: Any, b: Any) -> bool:
+        return type(b) is FusedTensor and a.shape == b.shape and a.dtype is b.dtype
+
+    def supports(self, dtype: DType) -> bool:
+        return self.inner.supports(dtype)
+
+    def stored_dtype(self, dtype: DType) -> DType:
+        return self.inner.stored_dtype(dtype)
+
+    def seed(self, seed: int) -> None:
+        self.inner.seed(seed)
+
+    def sync(self) -> None:
+        self.flush()
+        self.inner.sync()
+
+    def from_data(self, data: TensorData) -> FusedTensor:
+        return self._wrap(self.inner.from_data(data))
+
+    def from_data_as(self, data: TensorData, dtype: DType) -> FusedTensor:
+        return self._wrap(self.inner.from_data_as(data, dtype))
+
+    def to_data(self, x: FusedTensor) -> TensorData:
+        return self.inner.to_data(self._value(x))
+
+    async def to_data_async(self, x: FusedTensor) -> TensorData:
+        return await self.inner.to_data_async(self._value(x))
+
+    # ---- flushing --------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Run every recorded op: the held results land in memory, the rest never do."""
+        nodes = self._nodes
+        if not nodes:
+            return
+        refs, leaves, scalars, sig = self._refs, self._leaves, self._scalars, self._sig
+        self._new_stream()
+        held: list[FusedTensor | None] = [r() for r in refs]
+        alive = tuple(i for i, ft in enumerate(held) if ft is not None)
+        leaf_dtypes = tuple(g.dtype for g in leaves)
+        key = (tuple(sig), leaf_dtypes, alive)
+        plan = self._plans.get(key)
+        stats = self.stats
+        stats.flushes += 1
+        if plan is None:
+            stats.plan_misses += 1
+            plan = _analyse(nodes, leaf_dtypes, alive)
+            if len(self._plans) >= _PLANS:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = plan
+        else:
+            stats.plan_hits += 1
+        results = _Executor(self, nodes, leaves, scalars, plan, alive).run()
+        for i in alive:
+            ft = held[i]
+            ft.value = results[i]  # type: ignore[union-attr]
+            ft.node = None  # type: ignore[union-attr]
+
+
+def _forward(method: str) -> Callable[..., Any]:
+    def forward(self: Fusion, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(_realised(self, a) for a in args)
+        kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
+        return _wrapped(getattr(self.inner, method)(*args, **kwargs))
+    forward.__name__ = method
+    forward.__doc__ = f"Flush, then `{method}` on the inner backend."
+    return forward
+
+
+def _realised(fusion: Fusion, value: Any) -> Any:
+    if type(value) is FusedTensor:
+        return fusion._value(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_realised(fusion, v) for v in value)
+    return value
+
+
+def _wrapped(value: Any) -> Any:
+    if type(value) is GpuTensor:
+        return FusedTensor(value.shape, value.dtype, value)
+    if isinstance(value, tuple):
+        return tuple(_wrapped(v) for v in value)
+    if isinstance(value, list):
+        return [_wrapped(v) for v in value]
+    return value
+
+
+_OWN = {name for name, v in vars(Fusion).items() if callable(v)}
+for _name in dir(Backend):
+    if not _name.startswith("_") and _name not in _OWN and callable(getattr(Backend, _name)):
+        setattr(Fusion, _name, _forward(_name))
+Fusion.__abstractmethods__ = frozenset()
+
+
+# ---- analysis: a stream -> a plan ---------------------------------------------------------------
+class _ProgramBuilder:
+    """Collects the elementwise nodes under some roots into one `Program`."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.step_of: dict[int, int] = {}
+        self.sources: list[tuple[str, int]] = []
+        self.source_dtypes: list[DType] = []
+        self.source_of: dict[tuple[str, int], int] = {}
+        self.scalar_slots: list[int] = []
+        self.scalar_dtypes: list[DType] = []
+
+    def _input(self, source: tuple[str, int], dtype: DType) -> Ref:
+        j = self.source_of.get(source)
+        if j is None:
+            j = self.source_of[source] = len(self.sources)
+            self.sources.append(source)
+            self.source_dtypes.append(dtype)
+        return (INPUT, j)
+
+    def ref(self, arg: Node | int, dtype: DType, leaf_dtype: Callable[[int], DType]) -> Ref:
+        if type(arg) is Node:
+            return self.visit(arg, leaf_dtype)
+        assert isinstance(arg, int)
+        if arg >= 0:
+            return self._input(("l", arg), leaf_dtype(arg))
+        self.scalar_slots.append(-1 - arg)
+        self.scalar_dtypes.append(dtype)
+        return (SCALAR, len(self.scalar_slots) - 1)
+
+    def visit(self, node: Node, leaf_dtype: Callable[[int], DType]) -> Ref:
+        found = self.step_of.get(node.index)
+        if found is not None:
+            return (STEP, found)
+        if node.kind in _HEAVY:
+            return self._input(("h", node.index), node.dtype)
+        scalar_dtype = node.dtype
+        if node.kind == "binary":
+            first = node.args[0]
+            scalar_dtype = first.dtype if type(first) is Node else leaf_dtype(first)
+        args = tuple(self.ref(a, scalar_dtype, leaf_dtype) for a in node.args)
+        op = node.op.name if node.op is not None else ""
+        self.steps.append(Step(node.kind, op, node.dtype, args))
+        self.step_of[node.index] = len(self.steps) - 1
+        return (STEP, len(self.steps) - 1)
+
+    def program(self) -> Program:
+        return Program(tuple(self.steps), tuple(self.source_dtypes), tuple(self.scalar_dtypes))
+
+
+def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int, ...]) -> Plan:
+    """Which kernels a flush launches, in order (a function of the stream's structure)."""
+    needed = [False] * len(nodes)
+    for i in alive:
+        needed[i] = True
+    for i in range(len(nodes) - 1, -1, -1):
+        if needed[i]:
+            for a in nodes[i].args:
+                if type(a) is Node:
+                    needed[a.index] = True
+    leaf_dtype = leaf_dtypes.__getitem__
+    kernels: list[KernelPlan] = []
+    for n in nodes:
+        if not needed[n.index] or n.kind not in _HEAVY:
+            continue
+        if n.kind == "matmul":
+            kernels.append(KernelPlan("matmul", n.index, (("l", n.args[0]), ("l", n.args[1]))))
+            continue
+        (arg,) = n.args
+        if type(arg) is Node and arg.kind not in _HEAVY:
+            b = _ProgramBuilder()
+            kind, result = b.visit(arg, leaf_dtype)
+            kernels.append(KernelPlan("reduce", n.index, tuple(b.sources), b.program(), result,
+                                      scalars=tuple(b.scalar_slots)))
+        else:
+            source = ("h", arg.index) if type(arg) is Node else ("l", arg)
+            kernels.append(KernelPlan("reduce", n.index, (source,)))
+    groups: dict[tuple[int, ...], list[Node]] = {}
+    for i in alive:
+        n = nodes[i]
+        if n.kind not in _HEAVY:
+            groups.setdefault(n.shape, []).append(n)
+    for outs in groups.values():
+        b = _ProgramBuilder()
+        steps = tuple(b.visit(n, leaf_dtype)[1] for n in outs)
+        kernels.append(KernelPlan("elementwise", outs[0].index, tuple(b.sources), b.program(),
+                                  outputs=tuple(n.index for n in outs), out_steps=steps,
+                                  scalars=tuple(b.scalar_slots)))
+    uses: dict[tuple[str, int], int] = {}
+    for kp in kernels:
+        for s in kp.sources:
+            uses[s] = uses.get(s, 0) + 1
+    return Plan(tuple(kernels), uses)
+
+
+# ---- execution: a plan + this stream's tensors -> results -----------------------------------------
+class _Executor:
+    def __init__(self, fusion: Fusion, nodes: list[Node], leaves: list[GpuTensor],
+                 scalars: list[tuple[float | int | bool, DType]], plan: Plan,
+                 alive: tuple[int, ...]) -> None:
+        self.fusion = fusion
+        self.k = fusion.inner.kernels
+        self.nodes = nodes
+        self.leaves = leaves
+        self.scalars = scalars
+        self.plan = plan
+        self.alive = set(alive)
+        self.results: dict[int, GpuTensor] = {}
+        self.inspections = list(_INSPECTIONS)
+
+    def run(self) -> dict[int, GpuTensor]:
+        for kp in self.plan.kernels:
+            if kp.kind == "matmul":
+                a, b = (self.leaves[s] for _, s in kp.sources)
+                self.results[kp.node] = linalg.matmul(self.k, a, b)
+                self._saw(kp, "matmul", 0)
+            elif kp.kind == "reduce":
+                self._reduce(kp)
+            else:
+                self._elementwise(kp)
+        return self.results
+
+    def _source(self, source: tuple[str, int]) -> GpuTensor:
+        kind, i = source
+        return self.leaves[i] if kind == "l" else self.results[i]
+
+    def _scalar_words(self, kp: KernelPlan) -> list[int]:
+        return [scalar_bits(*self.scalars[s]) for s in kp.scalars]
+
+    def _pipeline(self, key: KernelKey, make: Callable[[], str]) -> Any:
+        k = self.k
+        found = k.cached(key)
+        stats = self.fusion.stats
+        if found is not None:
+            stats.pipeline_hits += 1
+            return found
+        stats.pipeline_misses += 1
+        return k.pipeline(key, make())
+
+    def _saw(self, kp: KernelPlan, kind: str, inplace: int, vec4: bool = False) -> None:
+        for seen in self.inspections:
+            ops = [f"{s.kind}:{s.op}" if s.op else s.kind
+                   for s in (kp.program.steps if kp.program else ())]
+            seen.groups.append({"kind": kind, "ops": ops, "inputs": len(kp.sources),
+                                "outputs": len(kp.outputs) or 1, "inplace": inplace,
+                                "vec4": vec4, "shape": self.nodes[kp.node].shape})
+
+    # ---- reductions ------------------------------------------------------------------------
+    def _reduce(self, kp: KernelPlan) -> None:
+        node = self.nodes[kp.node]
+        op: Reduction = node.op
+        dim = node.dim
+        k = self.k
+        if kp.program is None:
+            self.results[kp.node] = reduction.reduce(k, op, self._source(kp.sources[0]), dim)
+            self._saw(kp, "reduce", 0)
+            return
+        (arg,) = node.args
+        shape = arg.shape  # the reduced tensor's shape
+        out_dtype = node.dtype
+        out = k.empty(node.shape, out_dtype, op.name)
+        self.results[kp.node] = out
+        self._saw(kp, "fused_reduce", 0)
+        if not out.numel:
+            return
+        rank = len(shape)
+        length = shape[dim]
+        wg = reduction._workgroup(length)
+        program = kp.program
+        key = KernelKey("fused_reduce", op.name, (*program.inputs, out_dtype), rank,
+                        (wg, kp.result, program))  # type: ignore[arg-type]
+        pipeline = self._pipeline(key, lambda: reduce_source(
+            program, kp.result, rank, op.wgsl_combine, op.wgsl_identity, out_dtype, wg))
+        words = [out.numel, length, *node.shape]
+        views = []
+        for source in kp.sources:
+            g = self._source(source)
+            v = g if g.shape == shape else g.expanded(shape)
+            words += [v.offset, *v.strides, v.strides[dim]]
+            views.append(v)
+        words += self._scalar_words(kp)
+        self.fusion.stats.fused_kernels += 1
+        self.fusion.stats.fused_ops += len(program)
+        self.fusion.stats.bytes_moved += sum(v.numel * storage_itemsize(v.dtype)
+                                             for v in views) + out.numel * 4
+        k.launch(pipeline, [k.meta(words), *(v.block.buffer for v in views), out.block.buffer],
+                 k.grid(out.numel))
+
+    # ---- elementwise groups ----------------------------------------------------------------
+    def _inplace_ok(self, source: tuple[str, int], shape: tuple[int, ...], dtype: DType) -> bool:
+        """Whether an output of `shape` and `dtype` may overwrite `source`: this
+        kernel is its only reader, it is a dense tensor of that shape stored as the same WGSL
+        type (the kernel reads it through the output's binding), and nothing but the
+        stream holds it or another view of its buffer (reference counts, taken before this
+        flush makes views of it)."""
+        if self.plan.uses.get(source, 0) != 1:
+            return False
+        kind, i = source
+        if kind == "h" and i in self.alive:
+            return False
+        container: Any = self.results if kind == "h" else self.leaves
+        if _count(container, i) > _SOLE or _block_count(container, i) > _SOLE_BLOCK:
+            return False
+        g = container[i]
+        return (g.shape == shape and g.offset == 0 and g.is_contiguous
+                and storage_type(g.dtype) == storage_type(dtype))
+
+    def _elementwise(self, kp: KernelPlan) -> None:
+        k = self.k
+        program = kp.program
+        assert program is not None
+        shape = self.nodes[kp.node].shape
+        n = math.prod(shape)
+        out_dtypes = [program.steps[s].dtype for s in kp.out_steps]
+        # in place: decided before any view is made (a view would count as a reference)
+        inplace = [-1] * len(kp.outputs)
+        taken: set[int] = set()
+        if n:
+            for o, dt in enumerate(out_dtypes):
+                for j, source in enumerate(kp.sources):
+                    if j not in taken and self._inplace_ok(source, shape, dt):
+                        inplace[o] = j
+                        taken.add(j)
+                        break
+        views = []
+        for source in kp.sources:
+            g = self._source(source)
+            views.append(g if g.shape == shape else g.expanded(shape))
+        flat = tuple(v.is_contiguous for v in views)
+        outs = []
+        for o, dt in enumerate(out_dtypes):
+            j = inplace[o]
+            if j >= 0:
+                outs.append(GpuTensor.dense(views[j].block, shape, dt))
+            else:
+                outs.append(k.empty(shape, dt, "fused"))
+        for node, out in zip(kp.outputs, outs, strict=True):
+            self.results[node] = out
+        vec4 = (all(flat) and n % 4 == 0 and all(v.offset % 4 == 0 for v in views)
+                and all(storage_itemsize(v.dtype) == 4 for v in views)
+                and all(storage_itemsize(dt) == 4 for dt in out_dtypes))
+        rank = len(shape)
+        layout = Layout(rank if not all(flat) else 0, flat, kp.out_steps, tuple(inplace), vec4)
+        self._saw(kp, "elementwise", sum(j >= 0 for j in inplace), vec4)
+        if not n:
+            return
+        stats = self.fusion.stats
+        stats.fused_kernels += 1
+        stats.fused_ops += len(program)
+        stats.inplace += sum(j >= 0 for j in inplace)
+        stats.bytes_moved += (sum(v.numel * storage_itemsize(v.dtype) for v in views)
+                              + sum(n * storage_itemsize(dt) for dt in out_dtypes))
+        key = KernelKey("fused", f"{len(program)} ops", (*program.inputs, *out_dtypes),
+                        layout.rank, (program, layout))  # type: ignore[arg-type]
+        pipeline = self._pipeline(key, lambda: fused_source(program, layout))
+        words = [n]
+        if not all(flat):
+            words += shape
+        words += [0] * len(outs)  # outputs are dense at offset 0
+        for v, f in zip(views, flat, strict=True):
+            words.append(v.offset)
+            if not f:
+                words += v.strides
+        words += self._scalar_words(kp)
+        bindings = [k.meta(words), *(o.block.buffer for o in outs)]
+        bindings += [v.block.buffer for j, v in enumerate(views) if j not in taken]
+        threads = n // 4 if vec4 else n
+        k.launch(pipeline, bindings, k.grid(-(-threads // WORKGROUP)))
+
+
+__all__ = ["MAX_STREAM", "Fusion", "FusedTensor", "FusionStats", "Inspection", "inspect"]
