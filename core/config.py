@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from .errors import ConfigError
+
 
 def backend_name() -> str:
     """PYRITE_BACKEND: the device tensors go to when none is named (default 'numpy')."""
@@ -33,3 +35,40 @@ def required_backends() -> set[str]:
 def web_dir() -> str:
     """PYRITE_WEB_DIR: where `pyrite serve` builds the web bundle; empty: unset."""
     return os.environ.get("PYRITE_WEB_DIR", "").strip()
+
+
+def autotune_mode() -> str:
+    """PYRITE_AUTOTUNE: 'on' (default: benchmark kernel variants on first use, keep the fastest),
+    'cached' (use choices already in the cache, benchmark nothing) or 'off' (the built-in
+    heuristics: no benchmarking, no cache file read or written)."""
+    value = os.environ.get("PYRITE_AUTOTUNE", "").strip().lower()
+    if value in ("", "on", "1", "true", "yes"):
+        return "on"
+    if value in ("off", "0", "false", "no"):
+        return "off"
+    if value == "cached":
+        return "cached"
+    raise ConfigError(f"PYRITE_AUTOTUNE={value!r} is not a setting; use on, cached or off")
+
+
+def autotune_cache() -> str:
+    """PYRITE_AUTOTUNE_CACHE: the autotune JSON file; unset: `$XDG_CACHE_HOME/pyrite/autotune.json`,
+    or `~/.cache/pyrite/autotune.json` without XDG_CACHE_HOME (or with a relative one)."""
+    given = os.environ.get("PYRITE_AUTOTUNE_CACHE", "").strip()
+    if given:
+        return os.path.expanduser(given)
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if not os.path.isabs(base):  # the XDG spec says to ignore a relative path
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pyrite", "autotune.json")
+
+
+def fusion_enabled() -> bool:
+    """PYRITE_FUSION: 'on' (default): the webgpu device records ops lazily and fuses them into
+    generated kernels; 'off': one kernel per op, run at once (the raw WebGpu backend)."""
+    value = os.environ.get("PYRITE_FUSION", "").strip().lower()
+    if value in ("", "on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise ConfigError(f"PYRITE_FUSION={value!r} is not a setting; use on or off")

@@ -33,7 +33,7 @@ def _get(name: str) -> pyrite.Backend:
     found = _available(name)
     if isinstance(found, Exception):
         required = config.required_backends()
-        base = name.split("<")[-1].rstrip(">")
+        base = name.split("<")[-1].rstrip(">").removesuffix("-unfused")
         if base in required or (base == PAGE and "browser" in required):
             pytest.fail(f"{name} is required (PYRITE_REQUIRE) but unavailable: {found}")
         pytest.skip(f"{name} unavailable: {found}")
@@ -55,9 +55,23 @@ def _page_backend() -> pyrite.Backend:
 _SESSIONS: list[object] = []
 PAGE = "page-webgpu"
 pyrite.register_backend(PAGE, _page_backend)
+
+
+def _raw_webgpu() -> pyrite.Backend:
+    """The webgpu backend without Fusion (one kernel per op), which "webgpu" wraps."""
+    from pyrite.webgpu.backend import WebGpu
+
+    backend = WebGpu()
+    backend.kernels  # noqa: B018 - request the adapter now
+    return backend
+
+
 BASE = pyrite.backend_names()
-#: decorated stacks the suite also runs: the fused webgpu backend
-STACKS = ["fusion<webgpu>"]
+RAW = "webgpu-unfused"
+pyrite.register_backend(RAW, _raw_webgpu)
+#: backends the suite runs besides the registered ones: the webgpu backend without fusion
+#: ("webgpu" is fused unless PYRITE_FUSION=off)
+STACKS = [RAW]
 
 
 @pytest.fixture(params=BASE + STACKS)

@@ -148,12 +148,12 @@ def record_kernels(name: str) -> list[dict[str, str]]:
     """The WGSL kernels demo model `name` compiles to load and predict once, found by running
     it on a `RecordingRuntime` (no GPU): what the page compiles while Pyodide boots."""
     from pyrite.demos import registry
-    from pyrite.webgpu import WebGpu
+    from pyrite.webgpu import WebGpu, registration
     from pyrite.webgpu.recorder import RecordingRuntime
 
     demo = registry.get(name)
     runtime = RecordingRuntime()
-    model = demo.load(WebGpu(runtime=runtime, seed=0), demo.record)
+    model = demo.load(registration.default(WebGpu(runtime=runtime, seed=0)), demo.record)
     demo.predict(model, demo.example)
     return [{"entry": entry, "source": source} for entry, source in runtime.kernels]
 

@@ -38,11 +38,11 @@ def _webgpu(gpu: Any) -> pyrite.Backend:
     import pyrite.webgpu  # noqa: F401 - registers the device
 
     if gpu is not None:
-        from pyrite.webgpu import WebGpu
+        from pyrite.webgpu import WebGpu, registration
         from pyrite.webgpu.browser import BrowserRuntime
 
         runtime = BrowserRuntime.from_js(gpu.adapter, gpu.device, gpu.pipelines)
-        prepared = WebGpu(runtime=runtime)
+        prepared = registration.default(WebGpu(runtime=runtime))
         pyrite.register_backend("webgpu", lambda: prepared)
     backend = pyrite.device("webgpu")
     backend.kernels  # type: ignore[attr-defined]  # noqa: B018 - request the device now

@@ -123,6 +123,8 @@ class KernelPlan:
 class Plan:
     kernels: tuple[KernelPlan, ...]
     uses: dict[tuple[str, int], int]  # how many kernels read each source
+    #: (kernel index, layout facts) -> pipeline: a repeated stream skips building kernel keys
+    pipelines: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,13 +181,13 @@ def inspect() -> Iterator[Inspection]:
 class Fusion(Backend):
     """Lazy elementwise fusion over a `WebGpu` backend (see the module docstring)."""
 
-    def __init__(self, inner: Backend) -> None:
+    def __init__(self, inner: Backend, name: str | None = None) -> None:
         from .backend import WebGpu
         if not isinstance(inner, WebGpu):
             raise BackendUnavailable(f"fusion<{inner.name}>: Fusion generates WGSL kernels and "
                                      f"wraps a webgpu backend; use fusion<webgpu>")
         self.inner = inner
-        self.name = f"fusion<{inner.name}>"
+        self.name = name or f"fusion<{inner.name}>"
         self.float_dtype = inner.float_dtype
         self.int_dtype = inner.int_dtype
         self.stats = FusionStats()
@@ -238,7 +240,7 @@ class Fusion(Backend):
             cls = shapes[shape] = len(shapes)
         codes = tuple(a.index * 3 if type(a) is Node else
                       (a * 3 + 1 if a >= 0 else -a * 3 + 2) for a in args)
-        self._sig.append((kind, op.name if op is not None else "", dtype, cls, codes, dim))
+        self._sig.append((kind, op.name if op is not None else "", dtype.name, cls, codes, dim))
         self.stats.ops_recorded += 1
         if len(nodes) >= MAX_STREAM:
             self.flush()
@@ -325,6 +327,13 @@ class Fusion(Backend):
         self.flush()
         self.inner.sync()
 
+    def reset(self, runtime: Any = None) -> None:
+        """Drop the device (after a DeviceLostError) and everything recorded on it; see
+        `WebGpu.reset`."""
+        self._new_stream()
+        self._plans.clear()
+        self.inner.reset(runtime)
+
     def from_data(self, data: TensorData) -> FusedTensor:
         return self._wrap(self.inner.from_data(data))
 
@@ -348,7 +357,7 @@ class Fusion(Backend):
         held: list[FusedTensor | None] = [r() for r in refs]
         alive = tuple(i for i, ft in enumerate(held) if ft is not None)
         leaf_dtypes = tuple(g.dtype for g in leaves)
-        key = (tuple(sig), leaf_dtypes, alive)
+        key = (tuple(sig), tuple(d.name for d in leaf_dtypes), alive)
         plan = self._plans.get(key)
         stats = self.stats
         stats.flushes += 1
@@ -514,7 +523,8 @@ class _Executor:
         self.inspections = list(_INSPECTIONS)
 
     def run(self) -> dict[int, GpuTensor]:
-        for kp in self.plan.kernels:
+        for i, kp in enumerate(self.plan.kernels):
+            self.index = i
             if kp.kind == "matmul":
                 a, b = (self.leaves[s] for _, s in kp.sources)
                 self.results[kp.node] = linalg.matmul(self.k, a, b)
@@ -655,9 +665,15 @@ class _Executor:
         stats.inplace += sum(j >= 0 for j in inplace)
         stats.bytes_moved += (sum(v.numel * storage_itemsize(v.dtype) for v in views)
                               + sum(n * storage_itemsize(dt) for dt in out_dtypes))
-        key = KernelKey("fused", f"{len(program)} ops", (*program.inputs, *out_dtypes),
-                        layout.rank, (program, layout))  # type: ignore[arg-type]
-        pipeline = self._pipeline(key, lambda: fused_source(program, layout))
+        facts = (self.index, layout.rank, flat, layout.inplace, vec4)
+        pipeline = self.plan.pipelines.get(facts)
+        if pipeline is None:
+            key = KernelKey("fused", f"{len(program)} ops", (*program.inputs, *out_dtypes),
+                            layout.rank, (program, layout))  # type: ignore[arg-type]
+            pipeline = self.plan.pipelines[facts] = self._pipeline(
+                key, lambda: fused_source(program, layout))
+        else:
+            stats.pipeline_hits += 1
         words = [n]
         if not all(flat):
             words += shape

@@ -1,25 +1,40 @@
-"""Make `device("webgpu")` build a `WebGpu` backend (done when `pyrite.webgpu` is imported)."""
+"""Make `device("webgpu")` build the WebGPU backend (done when `pyrite.webgpu` is imported).
+
+The device is `Fusion` over the raw `WebGpu` backend, named "webgpu", unless PYRITE_FUSION=off
+asks for the raw backend (one kernel per op, run at once). `fusion<...>` wraps a raw backend
+and leaves an already fused one as it is.
+"""
 
 from __future__ import annotations
 
+from .. import config
 from ..backend.base import Backend
 from ..device import register_backend, register_decorator
 
 
+def default(raw: Backend) -> Backend:
+    """What the "webgpu" device is over a raw `WebGpu`: fused unless PYRITE_FUSION=off."""
+    if not config.fusion_enabled():
+        return raw
+    from .fusion import Fusion
+
+    return Fusion(raw, name=raw.name)
+
+
 def create() -> Backend:
-    """A ready `WebGpu`: the adapter is requested now, so a missing one fails here."""
+    """A ready "webgpu" device: the adapter is requested now, so a missing one fails here."""
     from .backend import WebGpu
 
     backend = WebGpu()
     backend.kernels  # noqa: B018 - build the runtime now
-    return backend
+    return default(backend)
 
 
 def fusion(inner: Backend) -> Backend:
     """`fusion<webgpu>`: ops recorded lazily and fused into generated kernels."""
     from .fusion import Fusion
 
-    return Fusion(inner)
+    return inner if isinstance(inner, Fusion) else Fusion(inner)
 
 
 def register() -> None:

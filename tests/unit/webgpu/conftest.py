@@ -13,13 +13,15 @@ from pyrite import config
 from pyrite.backend.numpy import NumpyBackend
 from pyrite.data import TensorData
 from pyrite.errors import BackendUnavailable
-from pyrite.webgpu import WebGpu, create
+from pyrite.webgpu import WebGpu
 
 
 @pytest.fixture(scope="session")
 def gpu() -> WebGpu:
+    """The raw backend (the "webgpu" device wraps it in Fusion; test_fusion.py covers that)."""
     try:
-        backend = create()
+        backend = WebGpu()
+        backend.kernels  # noqa: B018 - request the adapter now
     except BackendUnavailable as exc:
         if "webgpu" in config.required_backends():
             pytest.fail(f"webgpu is required (PYRITE_REQUIRE) but unavailable: {exc}")
