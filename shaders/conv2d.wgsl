@@ -6,13 +6,14 @@
 // accumulator): it reads each input pixel once for 4 outputs, and neighbouring invocations
 // (neighbouring ox) share their weights, so the weight reads are uniform across most of a
 // workgroup. Threads go ox fastest, then oy, then the channel block, then n.
-// Bindings: 0 info: array<i32> = [total, C_in, H, W, C_out, OH, OW, KH, KW, sh, sw, pt, pl, dh,
-//             dw, cg (input channels per group), cog (output channels per group),
+// Bindings: 0 info: array<i32> = [total, the window (12 words, window.wgsl), C_in, C_out,
+//             cg (input channels per group), cog (output channels per group),
 //             bpg (4-channel blocks per group), has_bias],
 //           1 x: array<f32> (N, C_in, H, W) dense, 2 w: array<f32> (C_out, cg, KH, KW) dense,
 //           3 bias: array<f32> (C_out; any buffer when has_bias is 0),
 //           4 out: array<f32> (N, C_out, OH, OW) dense.
 // Placeholders: {{ workgroup }} (invocations per workgroup).
+#include "window.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
@@ -20,45 +21,36 @@
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 @compute @workgroup_size({{ workgroup }})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = i32(gid.x + gid.y * nwg.x * {{ workgroup }}u);
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = pyrite_flat(gid, nwg, {{ workgroup }}u);
   if (idx >= info[0]) { return; }
-  let c_in = info[1]; let h = info[2]; let wd = info[3];
-  let c_out = info[4]; let oh = info[5]; let ow = info[6];
-  let kh = info[7]; let kw = info[8];
-  let sh = info[9]; let sw = info[10]; let pt = info[11]; let pl = info[12];
-  let dh = info[13]; let dw = info[14];
-  let cg = info[15]; let cog = info[16]; let bpg = info[17];
-  let ox = idx % ow;
-  var r = idx / ow;
-  let oy = r % oh;
-  r = r / oh;
-  let blocks = bpg * (c_out / cog);
-  let blk = r % blocks;
-  let n = r / blocks;
+  let win = window();
+  let c_in = info[13]; let c_out = info[14]; let cg = info[15]; let cog = info[16];
+  let bpg = info[17];
+  let at = pyrite_unravel(idx, vec3<i32>(win.ow, win.oh, bpg * (c_out / cog)));
+  let ox = at.x; let oy = at.y; let blk = at.z; let n = at.w;
   let g = blk / bpg;
   let co0 = g * cog + (blk % bpg) * 4;
   let live = min(4, g * cog + cog - co0);  // output channels of this block inside the group
-  let taps = kh * kw;
+  let taps = win.kh * win.kw;
   let wstep = cg * taps;  // from one output channel's weights to the next
   // channels past the group's end re-read the last live one and are not stored
   let wbase = vec4<i32>(co0, co0 + min(1, live - 1), co0 + min(2, live - 1),
                         co0 + min(3, live - 1)) * wstep;
-  let iy0 = oy * sh - pt;
-  let ix0 = ox * sw - pl;
+  let iy0 = oy * win.sh - win.pt;
+  let ix0 = ox * win.sw - win.pl;
   var acc = vec4<f32>(0.0);
   for (var c = 0; c < cg; c++) {
-    let xbase = (n * c_in + g * cg + c) * h * wd;
+    let xbase = (n * c_in + g * cg + c) * win.h * win.w;
     let wc = c * taps;
-    for (var ky = 0; ky < kh; ky++) {
-      let iy = iy0 + ky * dh;
-      if (iy < 0 || iy >= h) { continue; }
-      for (var kx = 0; kx < kw; kx++) {
-        let ix = ix0 + kx * dw;
-        if (ix < 0 || ix >= wd) { continue; }
-        let v = x[xbase + iy * wd + ix];
-        let t = wc + ky * kw + kx;
+    for (var ky = 0; ky < win.kh; ky++) {
+      let iy = iy0 + ky * win.dh;
+      if (iy < 0 || iy >= win.h) { continue; }
+      for (var kx = 0; kx < win.kw; kx++) {
+        let ix = ix0 + kx * win.dw;
+        if (ix < 0 || ix >= win.w) { continue; }
+        let v = x[xbase + iy * win.w + ix];
+        let t = wc + ky * win.kw + kx;
         acc += v * vec4<f32>(w[wbase.x + t], w[wbase.y + t], w[wbase.z + t], w[wbase.w + t]);
       }
     }
@@ -67,8 +59,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
     acc += vec4<f32>(bias[wbase.x / wstep], bias[wbase.y / wstep], bias[wbase.z / wstep],
                      bias[wbase.w / wstep]);
   }
-  let plane = oh * ow;
-  let obase = (n * c_out + co0) * plane + oy * ow + ox;
+  let plane = win.oh * win.ow;
+  let obase = (n * c_out + co0) * plane + oy * win.ow + ox;
   out[obase] = acc.x;
   if (live > 1) { out[obase + plane] = acc.y; }
   if (live > 2) { out[obase + 2 * plane] = acc.z; }

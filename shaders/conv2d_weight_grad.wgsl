@@ -4,10 +4,11 @@
 // One workgroup per weight element: each invocation folds a strided run of each image's OH*OW
 // terms (neighbouring invocations read neighbouring ox, so loads coalesce; the run's (oy, ox)
 // is stepped, not divided out) and a shared-memory tree adds the runs, as reduce.wgsl does.
-// Bindings: 0 info: array<i32> = [count (weights), C_in, H, W, C_out, OH, OW, KH, KW, sh, sw,
-//             pt, pl, dh, dw, cg, cog, N], 1 x: array<f32> (N, C_in, H, W) dense,
+// Bindings: 0 info: array<i32> = [count (weights), the window (12 words, window.wgsl), C_in,
+//             C_out, cg, cog, N], 1 x: array<f32> (N, C_in, H, W) dense,
 //           2 g: array<f32> (N, C_out, OH, OW) dense, 3 dw: array<f32> (C_out, cg, KH, KW).
 // Placeholders: {{ workgroup }} (invocations per workgroup, a power of two).
+#include "window.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> g: array<f32>;
@@ -18,39 +19,32 @@ var<workgroup> partial: array<f32, {{ workgroup }}>;
 @compute @workgroup_size({{ workgroup }})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let e = i32(wid.x + wid.y * nwg.x);
+  let e = pyrite_flat(wid, nwg, 1u);
   let live = e < info[0];
-  let c_in = info[1]; let h = info[2]; let wd = info[3];
-  let c_out = info[4]; let oh = info[5]; let ow = info[6];
-  let kh = info[7]; let kw = info[8];
-  let sh = info[9]; let sw = info[10]; let pt = info[11]; let pl = info[12];
-  let dh = info[13]; let dw = info[14];
-  let cg = info[15]; let cog = info[16];
-  let kx = e % kw;
-  var r = e / kw;
-  let ky = r % kh;
-  r = r / kh;
-  let c = r % cg;
-  let co = r / cg;
+  let win = window();
+  let c_in = info[13]; let c_out = info[14]; let cg = info[15]; let cog = info[16];
+  let at = pyrite_unravel(e, vec3<i32>(win.kw, win.kh, cg));
+  let kx = at.x; let ky = at.y; let c = at.z; let co = at.w;
   let ci = (co / cog) * cg + c;
-  let plane = oh * ow;
+  let ow = win.ow;
+  let plane = win.oh * ow;
   let batch = select(0, info[17], live);
   // pixel p = lid + j * workgroup of each image, its (oy, ox) stepped without dividing
   let step_y = {{ workgroup }} / ow;
   let step_x = {{ workgroup }} % ow;
-  let y_off = ky * dh - pt;
-  let x_off = kx * dw - pl;
+  let y_off = ky * win.dh - win.pt;
+  let x_off = kx * win.dw - win.pl;
   var acc = 0.0;
   for (var n = 0; n < batch; n++) {
     let gbase = (n * c_out + co) * plane;
-    let xbase = (n * c_in + ci) * h * wd;
+    let xbase = (n * c_in + ci) * win.h * win.w;
     var oy = i32(lid) / ow;
     var ox = i32(lid) % ow;
     for (var p = i32(lid); p < plane; p += {{ workgroup }}) {
-      let iy = oy * sh + y_off;
-      let ix = ox * sw + x_off;
-      if (iy >= 0 && iy < h && ix >= 0 && ix < wd) {
-        acc += g[gbase + p] * x[xbase + iy * wd + ix];
+      let iy = oy * win.sh + y_off;
+      let ix = ox * win.sw + x_off;
+      if (iy >= 0 && iy < win.h && ix >= 0 && ix < win.w) {
+        acc += g[gbase + p] * x[xbase + iy * win.w + ix];
       }
       oy += step_y;
       ox += step_x;

@@ -10,6 +10,7 @@
 //   {{ zero }} (0 of acc_type), {{ load_a }}, {{ load_b }} (a[ia], b[ib] as acc_type),
 //   {{ store }} (acc as io_type).
 {{ enable }}
+#include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> a: array<{{ io_type }}>;
 @group(0) @binding(2) var<storage, read> b: array<{{ io_type }}>;
@@ -25,16 +26,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let k = info[2];
   let rank = info[3];
   let batch = i32(wid.z) + info[10];
-  var ao = info[4];
-  var bo = info[5];
-  var r = batch;
-  for (var d = rank - 1; d >= 0; d--) {
-    let size = info[11 + d];
-    let i = r % size;
-    ao += i * info[11 + rank + d];
-    bo += i * info[11 + 2 * rank + d];
-    r = r / size;
-  }
+  let at = pyrite_offsets(batch, rank, 11, vec4<i32>(11 + rank, 11 + 2 * rank, 0, 0));
+  let ao = info[4] + at.x;
+  let bo = info[5] + at.y;
   let row = i32(wid.y * 16u + lid.y);
   let col = i32(wid.x * 16u + lid.x);
   var acc: {{ acc_type }} = {{ zero }};

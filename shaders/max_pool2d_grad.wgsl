@@ -2,35 +2,31 @@
 // gathered: dx[p, iy, ix] = the sum of g[p, oy, ox] over the windows that contain (iy, ix) and
 // whose index[p, oy, ox] is iy * W + ix. One invocation per input element, ix fastest; no
 // atomics.
-// Bindings: 0 info: array<i32> = [total, H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw],
+// Bindings: 0 info: array<i32> = [total, the window (12 words, window.wgsl)],
 //           1 g: array<f32> (planes, OH, OW) dense, 2 index: array<i32> (planes, OH, OW) dense,
 //           3 dx: array<f32> (planes, H, W).
 // Placeholders: {{ workgroup }} (invocations per workgroup).
+#include "window.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> g: array<f32>;
 @group(0) @binding(2) var<storage, read> index: array<i32>;
 @group(0) @binding(3) var<storage, read_write> dx: array<f32>;
 
 @compute @workgroup_size({{ workgroup }})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-  let idx = i32(gid.x + gid.y * nwg.x * {{ workgroup }}u);
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = pyrite_flat(gid, nwg, {{ workgroup }}u);
   if (idx >= info[0]) { return; }
-  let h = info[1]; let wd = info[2]; let oh = info[3]; let ow = info[4];
-  let kh = info[5]; let kw = info[6]; let sh = info[7]; let sw = info[8];
-  let pt = info[9]; let pl = info[10]; let dh = info[11]; let dw = info[12];
-  let ix = idx % wd;
-  let iy = (idx / wd) % h;
-  let base = (idx / (wd * h)) * oh * ow;
-  let me = iy * wd + ix;
+  let win = window();
+  let p = window_input(win, idx);  // (ix, iy, the output plane's start)
+  let me = p.y * win.w + p.x;
   var acc = 0.0;
-  for (var i = 0; i < kh; i++) {
-    let ty = iy + pt - i * dh;
-    if (ty < 0 || ty % sh != 0 || ty / sh >= oh) { continue; }
-    for (var j = 0; j < kw; j++) {
-      let tx = ix + pl - j * dw;
-      if (tx < 0 || tx % sw != 0 || tx / sw >= ow) { continue; }
-      let o = base + (ty / sh) * ow + tx / sw;
+  for (var i = 0; i < win.kh; i++) {
+    let ty = p.y + win.pt - i * win.dh;
+    if (ty < 0 || ty % win.sh != 0 || ty / win.sh >= win.oh) { continue; }
+    for (var j = 0; j < win.kw; j++) {
+      let tx = p.x + win.pl - j * win.dw;
+      if (tx < 0 || tx % win.sw != 0 || tx / win.sw >= win.ow) { continue; }
+      let o = p.z + (ty / win.sh) * win.ow + tx / win.sw;
       if (index[o] == me) {
         acc += g[o];
       }

@@ -8,6 +8,7 @@
 //   {{ identity }}, {{ load }} (src[i] as acc_type), {{ store }} (acc as out_type),
 //   {{ workgroup }} (invocations per workgroup, a power of two).
 {{ enable }}
+#include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> src: array<{{ in_type }}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{ out_type }}>;
@@ -18,26 +19,14 @@ fn combine(acc: {{ acc_type }}, x: {{ acc_type }}) -> {{ acc_type }} {
   return {{ combine }};
 }
 
-fn row_base(row: i32) -> i32 {
-  let rank = info[1];
-  var base = info[4];
-  var r = row;
-  for (var d = rank - 1; d >= 0; d--) {
-    let size = info[5 + d];
-    base += (r % size) * info[5 + rank + d];
-    r = r / size;
-  }
-  return base;
-}
-
 @compute @workgroup_size({{ workgroup }})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let row = i32(wid.x + wid.y * nwg.x);
+  let row = pyrite_flat(wid, nwg, 1u);
   let live = row < info[0];
   var acc: {{ acc_type }} = {{ identity }};
   if (live) {
-    let base = row_base(row);
+    let base = info[4] + pyrite_offset(row, info[1], 5, 5 + info[1]);
     let len = info[2];
     let stride = info[3];
     for (var k = i32(lid); k < len; k += {{ workgroup }}) {

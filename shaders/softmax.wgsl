@@ -6,6 +6,7 @@
 // Placeholders: {{ enable }}, {{ io_type }} (f32 or f16), {{ result }} (the output from
 //   x, m (row max) and s (row sum of exp(x - m))), {{ workgroup }}.
 {{ enable }}
+#include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> src: array<{{ io_type }}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{ io_type }}>;
@@ -35,22 +36,14 @@ fn tree_sum(lid: u32) -> f32 {
 @compute @workgroup_size({{ workgroup }})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let row = i32(wid.x + wid.y * nwg.x);
-  let live = row < info[0];
+  let row = pyrite_flat(wid, nwg, 1u);
   let rank = info[1];
-  let len = select(0, info[2], live);
+  let len = select(0, info[2], row < info[0]);
   let stride = info[3];
-  var base = info[4];
-  var out_base = 0;
-  var r = row;
-  for (var d = rank - 1; d >= 0; d--) {
-    let size = info[6 + d];
-    let c = r % size;
-    base += c * info[6 + rank + d];
-    out_base += c * info[6 + 2 * rank + d];
-    r = r / size;
-  }
   let out_step = info[5];
+  let at = pyrite_offsets(row, rank, 6, vec4<i32>(6 + rank, 6 + 2 * rank, 0, 0));
+  let base = info[4] + at.x;
+  let out_base = at.y;
   var m = pyrite_bits(0xff800000u);
   for (var k = i32(lid); k < len; k += {{ workgroup }}) {
     m = max(m, f32(src[base + k * stride]));

@@ -11,16 +11,13 @@
 //   {{ load }} (src[s] as acc_type), {{ store }} (v as in_type), {{ workgroup }},
 //   {{ nan_test }} (a NaN test of v on its bits, or false for integers).
 {{ enable }}
+#include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> src: array<{{ in_type }}>;
 @group(0) @binding(2) var<storage, read_write> keys: array<{{ acc_type }}>;
 @group(0) @binding(3) var<storage, read_write> idx: array<i32>;
 @group(0) @binding(4) var<storage, read_write> out_v: array<{{ in_type }}>;
 @group(0) @binding(5) var<storage, read_write> out_i: array<i32>;
-
-fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> i32 {
-  return i32(gid.x + gid.y * nwg.x * {{ workgroup }}u);
-}
 
 // NaN test on the bits: `v != v` is folded away by some drivers
 fn is_nan(v: {{ acc_type }}) -> bool {
@@ -50,7 +47,7 @@ fn before(v: {{ acc_type }}, i: i32, w: {{ acc_type }}, j: i32) -> bool {
 
 @compute @workgroup_size({{ workgroup }})
 fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = flat(gid, nwg);
+  let g = pyrite_flat(gid, nwg, {{ workgroup }}u);
   let pow2 = info[2];
   if (g >= info[0] * pow2) {
     return;
@@ -59,14 +56,7 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let i = g % pow2;
   var v: {{ acc_type }} = {{ zero }};
   if (i < info[1]) {
-    let rank = info[6];
-    var s = info[7] + i * info[8];
-    var r = row;
-    for (var d = rank - 1; d >= 0; d--) {
-      let size = info[9 + d];
-      s += (r % size) * info[9 + rank + d];
-      r = r / size;
-    }
+    let s = info[7] + i * info[8] + pyrite_offset(row, info[6], 9, 9 + info[6]);
     v = {{ load }};
   }
   keys[g] = v;
@@ -75,7 +65,7 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 @compute @workgroup_size({{ workgroup }})
 fn exchange(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = flat(gid, nwg);
+  let g = pyrite_flat(gid, nwg, {{ workgroup }}u);
   let pow2 = info[2];
   if (g >= info[0] * pow2) {
     return;
@@ -104,7 +94,7 @@ fn exchange(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 
 @compute @workgroup_size({{ workgroup }})
 fn finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = flat(gid, nwg);
+  let g = pyrite_flat(gid, nwg, {{ workgroup }}u);
   let len = info[1];
   if (g >= info[0] * len) {
     return;

@@ -5,16 +5,17 @@
 //           2 out: array<f32> (dense).
 // Placeholders: {{ enable }}, {{ workgroup }}.
 {{ enable }}
+#include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 @compute @workgroup_size({{ workgroup }})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = gid.x + gid.y * nwg.x * {{ workgroup }}u;
-  if (i32(g) >= info[0]) {
+  let g = pyrite_flat(gid, nwg, {{ workgroup }}u);
+  if (g >= info[0]) {
     return;
   }
-  let pair = unpack2x16float(src[g / 2u]);
-  out[g] = select(pair.x, pair.y, (g & 1u) == 1u);
+  let pair = unpack2x16float(src[g / 2]);
+  out[g] = select(pair.x, pair.y, (g & 1) == 1);
 }

@@ -16,6 +16,8 @@ import pyrite
 from pyrite import config
 
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="pyrite-xdg-"))
+# heuristic kernel choices, no writes to the user's autotune cache (test_autotune.py turns it on)
+os.environ.setdefault("PYRITE_AUTOTUNE", "off")
 
 _CACHE: dict[str, object] = {}
 

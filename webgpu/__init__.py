@@ -6,7 +6,8 @@ from .backend import WebGpu
 from .info import adapters
 from .memory import PoolStats
 from .registration import create, register
+from .stats import stats
 
 register()
 
-__all__ = ["DeviceMemoryError", "PoolStats", "WebGpu", "adapters", "create", "register"]
+__all__ = ["DeviceMemoryError", "PoolStats", "WebGpu", "adapters", "create", "register", "stats"]

@@ -1,8 +1,10 @@
 """WGSL generation: dtype mapping, template rendering and the strided elementwise kernel.
 
 Owns how a dtype is stored and computed in WGSL (bool as u32, f16 stored as f16 and computed as
-f32), the rendering of `shaders/*.wgsl` templates, and the one generated kernel family: N strided
-inputs (or scalars) -> one strided output through an expression taken from the op registry.
+f32), the rendering of `shaders/*.wgsl` templates with their `#include`s of the shared index
+arithmetic (`shaders/index.wgsl`, `window.wgsl`: `include` gives the same text to generated
+kernels), and the one generated kernel family: N strided inputs (or scalars) -> one strided
+output through an expression taken from the op registry.
 It does not own dispatch or buffers (`kernels.py`) or which ops exist (`core/backend/*`).
 """
 
@@ -130,8 +132,17 @@ def header(dtypes: tuple[DType, ...]) -> str:
 
 
 # ---- templates ------------------------------------------------------------------------------
+#: A line `#include "name.wgsl"` in a template's body pastes that shared file of `shaders/`
+#: there (its opening comment left out), once per kernel: a file already pasted, directly or
+#: through another include, is not pasted again. Shared files take no placeholders, so
+#: generated kernels paste the same text (`include`).
+_INCLUDE = re.compile(r"^#include\b(.*)$", re.MULTILINE)
+_INCLUDED = re.compile(r'\s*"([\w.-]+)"\s*')
+
+
 @cache
 def template_text(name: str) -> str:
+    """The text of `shaders/<name>`, as written."""
     return resources.files("pyrite.shaders").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -142,8 +153,43 @@ def _split(text: str) -> tuple[str, str]:
     return "".join(lines[:split]), "".join(lines[split:])
 
 
+def _expand(body: str, pasted: set[str], within: str) -> str:
+    """`body` with its `#include` lines replaced by the files not in `pasted` (which it grows);
+    `within` says where body comes from, for errors."""
+    def paste(line: re.Match[str]) -> str:
+        named = _INCLUDED.fullmatch(line.group(1))
+        if named is None:
+            raise PyriteError(f"{within}: {line.group(0).strip()!r}: write the file name in "
+                              f'quotes, as #include "index.wgsl"')
+        name = named.group(1)
+        if name in pasted:
+            return f"// {name}: included above"
+        pasted.add(name)
+        try:
+            text = template_text(name)
+        except (FileNotFoundError, IsADirectoryError):
+            raise PyriteError(f'{within}: #include "{name}": no file shaders/{name} in '
+                              f"pyrite.shaders") from None
+        body = _split(text)[1]
+        if found := _PLACEHOLDER.search(body):
+            raise PyriteError(f'{within}: #include "{name}": an included file takes no '
+                              f"placeholders, found {found.group(0)}")
+        return f"// ---- {name}\n" + _expand(body, pasted, f"{within} > {name}").rstrip("\n")
+    return _INCLUDE.sub(paste, body)
+
+
+def include(*names: str) -> str:
+    """The shared WGSL files of `shaders/` named, each once, for a generated kernel to paste
+    after its `header`: what a template's `#include "index.wgsl"` lines give it.
+
+    >>> "fn pyrite_offset(" in include("index.wgsl", "index.wgsl")
+    True
+    """
+    return _expand("".join(f'#include "{name}"\n' for name in names), set(), "include")
+
+
 def render(name: str, **values: str | int) -> str:
-    """A `shaders/` template with its `{{ placeholders }}` filled.
+    """A `shaders/` template with its `{{ placeholders }}` filled and its `#include`s pasted.
 
     The opening `//` comment documents the template and is kept as written; in the body every
     placeholder must get a value and every value must be used.
@@ -154,7 +200,17 @@ def render(name: str, **values: str | int) -> str:
     if missing or unused:
         raise PyriteError(f"render {name}: missing placeholders {sorted(missing)}, "
                           f"unused values {sorted(unused)}")
-    return head + _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), body)
+    body = _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), body)
+    return head + _expand(body, set(), f"render {name}")
+
+
+def window_words(in_hw: tuple[int, ...], out_hw: tuple[int, ...], kernel: tuple[int, ...],
+                 stride: tuple[int, ...], padding: tuple[tuple[int, int], ...],
+                 dilation: tuple[int, ...]) -> list[int]:
+    """The metadata words info[1..12] that `shaders/window.wgsl` reads, for one (H, W) plane:
+    [H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw] (padding: the leading side's)."""
+    (pt, _), (pl, _) = padding
+    return [*in_hw, *out_hw, *kernel, *stride, pt, pl, *dilation]
 
 
 # ---- the elementwise family -----------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from .codegen import WORKGROUP, KernelKey, render
+from .codegen import WORKGROUP, KernelKey, render, window_words
 from .kernels import Kernels
 from .tensor import GpuTensor
 
@@ -25,14 +25,13 @@ _F32 = (DType.F32, DType.F32, DType.F32)
 
 def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
               padding: Pads, dilation: Pair, groups: int) -> list[int]:
-    """The metadata words shared by the three kernels, after `total`:
-    [C_in, H, W, C_out, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, cg, cog]."""
+    """The metadata words shared by the three kernels, after `total`: the window
+    (`shaders/window.wgsl`), then [C_in, C_out, cg, cog]."""
     _, c_in, h, w = x_shape
     c_out, cg, kh, kw = w_shape
     # the kernels take exactly two spatial dims (H, W): one word per dim
-    (oh, ow), (sh, sw), (dh, dw) = out_hw, stride, dilation
-    (pt, _), (pl, _) = padding
-    return [c_in, h, w, c_out, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, cg, c_out // groups]
+    return [*window_words((h, w), out_hw, (kh, kw), stride, padding, dilation),
+            c_in, c_out, cg, c_out // groups]
 
 
 def _pipeline(k: Kernels, template: str, workgroup: int) -> object:
@@ -56,9 +55,11 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
     meta = [total, *_geometry(x.shape, weight.shape, (oh, ow), stride, padding, dilation,
                               groups), blocks, int(bias is not None)]
     bias_buffer = k.contiguous(bias).block.buffer if bias is not None else weight.block.buffer
-    k.launch(_pipeline(k, "conv2d", WORKGROUP),
+    wg = k.autotune.workgroup("conv2d", (total, weight.numel // c_out), DType.F32, WORKGROUP,
+                              lambda: conv2d(k, x, weight, bias, stride, padding, dilation, groups))
+    k.launch(_pipeline(k, "conv2d", wg),
              [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer],
-             k.grid(-(-total // WORKGROUP)))
+             k.grid(-(-total // wg)))
     return out
 
 
@@ -106,7 +107,11 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
         return out
     meta = [out.numel, *_geometry(x.shape, weight_shape, grad.shape[2:], stride, padding,
                                   dilation, groups), x.shape[0]]
-    k.launch(_pipeline(k, "conv2d_weight_grad", _REDUCE_WORKGROUP),
+    wg = k.autotune.workgroup(
+        "conv2d_weight_grad", (out.numel, grad.numel // grad.shape[1]), DType.F32,
+        _REDUCE_WORKGROUP,
+        lambda: conv2d_weight_grad(k, x, grad, weight_shape, stride, padding, dilation, groups))
+    k.launch(_pipeline(k, "conv2d_weight_grad", wg),
              [k.meta(meta), x.block.buffer, grad.block.buffer, out.block.buffer],
              k.grid(out.numel))
     return out

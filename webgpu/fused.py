@@ -132,12 +132,6 @@ class Layout:
     vec4: bool
 
 
-def elementwise_meta(layout: Layout, n_scalars: int) -> str:
-    """The metadata order, for the docs and the executor: see `fused_source`."""
-    return (f"numel, shape[{layout.rank}], per output: offset, per input: offset"
-            f" (+ strides[{layout.rank}] when strided), {n_scalars} scalars")
-
-
 def fused_source(program: Program, layout: Layout) -> str:
     """One kernel computing every output of `program` at each element of the iteration shape.
 
@@ -222,7 +216,7 @@ def fused_source(program: Program, layout: Layout) -> str:
         for o, (s, dt) in enumerate(zip(layout.outputs, out_dtypes, strict=True)):
             body.append(f"  out{o}[info[{out_words[o]}] + idx] = {store(names[s], dt)};")
 
-    dtypes = (*program.inputs, *out_dtypes)
+    dtypes = (*program.inputs, *program.scalars, *(s.dtype for s in program.steps), *out_dtypes)
     limit = "info[0] / 4" if vec else "info[0]"
     return (header(dtypes) + "".join(sorted(preludes)) + "\n" + "\n".join(decls) + f"""
 
@@ -267,7 +261,7 @@ def reduce_source(program: Program, result: int, rank: int, combine: str, identi
     lines, names, preludes = render_steps(program, ins, scalars)
     loop = ["  " + line for line in lines]
     value = convert(names[result], src, acc)
-    dtypes = (*program.inputs, out)
+    dtypes = (*program.inputs, *program.scalars, *(s.dtype for s in program.steps), out)
     comb = combine.replace("{acc}", "acc").replace("{x}", "x")
     return (header(dtypes) + "".join(sorted(preludes)) + "\n" + "\n".join(decls) + f"""
 
@@ -303,3 +297,41 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }}
 }}
 """)
+
+
+# ---- a matmul epilogue -----------------------------------------------------------------------
+def epilogue_source(program: Program, acc: int, result: int, batch_rank: int,
+                    first_binding: int) -> str:
+    """Module-scope WGSL giving a matmul kernel `fn pyrite_epilogue(v: f32, z: i32, row: i32,
+    col: i32) -> f32`: the value stored at (batch z, row, col) when the product there is v.
+
+    Input `acc` of the program is the product; the others are read at that element through
+    their views in the output shape. Bindings from `first_binding`: the metadata `em`
+    (batch_shape[batch_rank], then per other input: offset, strides[batch_rank + 2], then the
+    scalars), then the other inputs (read).
+    """
+    others = [j for j in range(len(program.inputs)) if j != acc]
+    decls = [f"@group(0) @binding({first_binding}) var<storage, read> em: array<i32>;"]
+    for n, j in enumerate(others):
+        decls.append(f"@group(0) @binding({first_binding + 1 + n}) var<storage, read> "
+                     f"ein{j}: array<{storage_type(program.inputs[j])}>;")
+    rank = batch_rank + 2
+    words = {j: batch_rank + n * (rank + 1) for n, j in enumerate(others)}
+    scalar_base = batch_rank + len(others) * (rank + 1)
+    body = ["  var r = z;"]
+    for j in others:
+        w = words[j]
+        body.append(f"  var p{j} = em[{w}] + row * em[{w + 1 + batch_rank}] "
+                    f"+ col * em[{w + 2 + batch_rank}];")
+    for d in range(batch_rank - 1, -1, -1):
+        body.append(f"  let c{d} = r % em[{d}]; r = r / em[{d}];")
+        body += [f"  p{j} += c{d} * em[{words[j] + 1 + d}];" for j in others]
+    ins = [load(f"ein{j}[p{j}]", dt) if j != acc else "v"
+           for j, dt in enumerate(program.inputs)]
+    scalars = [scalar_read(f"em[{scalar_base + k}]", dt)
+               for k, dt in enumerate(program.scalars)]
+    lines, names, preludes = render_steps(program, ins, scalars)
+    body += lines
+    return ("".join(sorted(preludes)) + "\n".join(decls) + """
+fn pyrite_epilogue(v: f32, z: i32, row: i32, col: i32) -> f32 {
+""" + "\n".join(body) + f"\n  return {names[result]};\n}}\n")

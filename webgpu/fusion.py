@@ -117,6 +117,10 @@ class KernelPlan:
     outputs: tuple[int, ...] = ()
     out_steps: tuple[int, ...] = ()
     scalars: tuple[int, ...] = ()
+    #: matmul: the elementwise kernel (its index in the plan) that may run as this product's
+    #: epilogue, and which of that kernel's inputs is the product; -1: none
+    epilogue: int = -1
+    acc: int = -1
 
 
 @dataclass(frozen=True)
@@ -361,6 +365,8 @@ class Fusion(Backend):
         plan = self._plans.get(key)
         stats = self.stats
         stats.flushes += 1
+        for seen in _INSPECTIONS:
+            seen.flushes += 1
         if plan is None:
             stats.plan_misses += 1
             plan = _analyse(nodes, leaf_dtypes, alive)
@@ -504,7 +510,33 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
     for kp in kernels:
         for s in kp.sources:
             uses[s] = uses.get(s, 0) + 1
+    for i, kp in enumerate(kernels):
+        if kp.kind == "matmul":
+            kernels[i] = _with_epilogue(kp, kernels, nodes, uses, alive)
     return Plan(tuple(kernels), uses)
+
+
+def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
+                   uses: dict[tuple[str, int], int], alive: tuple[int, ...]) -> KernelPlan:
+    """`kp` with the elementwise kernel that may run as its epilogue: the one group that
+    reads the product (nothing else does, nor does the program hold it), writing one f32
+    output of the product's shape, whose other inputs exist before the product runs."""
+    m = kp.node
+    source = ("h", m)
+    if m in alive or uses.get(source) != 1 or nodes[m].dtype is not DType.F32:
+        return kp
+    for g, group in enumerate(kernels):
+        if source not in group.sources:
+            continue
+        if group.kind != "elementwise" or len(group.outputs) != 1:
+            return kp
+        assert group.program is not None
+        if (nodes[group.node].shape != nodes[m].shape
+                or group.program.steps[group.out_steps[0]].dtype is not DType.F32
+                or any(kind == "h" and i > m for kind, i in group.sources)):
+            return kp
+        return KernelPlan(kp.kind, m, kp.sources, epilogue=g, acc=group.sources.index(source))
+    return kp
 
 
 # ---- execution: a plan + this stream's tensors -> results -----------------------------------------
@@ -523,10 +555,16 @@ class _Executor:
         self.inspections = list(_INSPECTIONS)
 
     def run(self) -> dict[int, GpuTensor]:
+        done: set[int] = set()  # elementwise kernels that ran as a matmul's epilogue
         for i, kp in enumerate(self.plan.kernels):
             self.index = i
+            if i in done:
+                continue
             if kp.kind == "matmul":
                 a, b = (self.leaves[s] for _, s in kp.sources)
+                if kp.epilogue >= 0 and self._matmul_epilogue(kp, a, b):
+                    done.add(kp.epilogue)
+                    continue
                 self.results[kp.node] = linalg.matmul(self.k, a, b)
                 self._saw(kp, "matmul", 0)
             elif kp.kind == "reduce":
@@ -559,6 +597,35 @@ class _Executor:
             seen.groups.append({"kind": kind, "ops": ops, "inputs": len(kp.sources),
                                 "outputs": len(kp.outputs) or 1, "inplace": inplace,
                                 "vec4": vec4, "shape": self.nodes[kp.node].shape})
+
+    def _matmul_epilogue(self, kp: KernelPlan, a: GpuTensor, b: GpuTensor) -> bool:
+        """The product and its epilogue group as one kernel; False where the matmul kernels
+        take no epilogue (then both run as planned)."""
+        group = self.plan.kernels[kp.epilogue]
+        program = group.program
+        assert program is not None
+        shape = self.nodes[kp.node].shape
+        batch = shape[:-2]
+        words = list(batch)
+        views = []
+        for j, source in enumerate(group.sources):
+            if j == kp.acc:
+                continue
+            g = self._source(source)
+            v = g if g.shape == shape else g.expanded(shape)
+            words += [v.offset, *v.strides]
+            views.append(v)
+        words += self._scalar_words(group)
+        epilogue = linalg.Epilogue(program, kp.acc, group.out_steps[0], tuple(views), words)
+        out = linalg.matmul_epilogue(self.k, a, b, epilogue)
+        if out is None:
+            return False
+        self.results[group.outputs[0]] = out
+        stats = self.fusion.stats
+        stats.fused_kernels += 1
+        stats.fused_ops += len(program)
+        self._saw(group, "matmul+epilogue", 0)
+        return True
 
     # ---- reductions ------------------------------------------------------------------------
     def _reduce(self, kp: KernelPlan) -> None:

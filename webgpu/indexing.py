@@ -19,6 +19,11 @@ def _spread(index: GpuTensor, shape: tuple[int, ...], dim: int) -> GpuTensor:
     return index.view(shape, strides, index.offset)
 
 
+def _without(strides: tuple[int, ...], dim: int) -> list[int]:
+    """`strides` with dim's set to 0: the kernels step along dim themselves."""
+    return [0 if d == dim else s for d, s in enumerate(strides)]
+
+
 def gather(k: Kernels, x: GpuTensor, dim: int, index: GpuTensor) -> GpuTensor:
     out = k.empty(index.shape, x.dtype, "gather")
     if out.numel == 0:
@@ -27,8 +32,8 @@ def gather(k: Kernels, x: GpuTensor, dim: int, index: GpuTensor) -> GpuTensor:
     pipeline = k.cached(key) or k.pipeline(key, render(
         "gather.wgsl", enable=header((x.dtype,)), io_type=storage_type(x.dtype),
         workgroup=WORKGROUP))
-    words = [out.numel, x.rank, dim, x.offset, index.offset, *out.shape, *x.strides,
-             *index.strides]
+    words = [out.numel, x.rank, x.strides[dim], x.offset, index.offset, *out.shape,
+             *_without(x.strides, dim), *index.strides]
     k.launch(pipeline, [k.meta(words), x.block.buffer, index.block.buffer, out.block.buffer],
              k.grid(-(-out.numel // WORKGROUP)))
     return out
@@ -51,8 +56,11 @@ def scatter_add(k: Kernels, x: GpuTensor, dim: int, index: GpuTensor,
         acc_type=compute_type(acc), load_x=load("x[xp]", x.dtype),
         load_v=load("value[vp + j * v_step]", x.dtype), store=store("acc", x.dtype),
         workgroup=WORKGROUP))
-    words = [out.numel, x.rank, dim, x.offset, index.offset, value.offset, *x.shape,
-             *index.shape, *x.strides, *index.strides, *value.strides]
+    bound = [x.shape[dim] if d == dim else n for d, n in enumerate(index.shape)]
+    along = [int(d == dim) for d in range(x.rank)]
+    words = [out.numel, x.rank, index.shape[dim], x.offset, index.offset, value.offset,
+             index.strides[dim], value.strides[dim], *x.shape, *bound, *x.strides,
+             *_without(index.strides, dim), *_without(value.strides, dim), *along]
     buffers = [k.meta(words), x.block.buffer, index.block.buffer, value.block.buffer,
                out.block.buffer]
     k.launch(pipeline, buffers, k.grid(-(-out.numel // WORKGROUP)))

@@ -1,21 +1,67 @@
 """Batched matmul with broadcast batch dims.
 
-Large f32 products go to the tuned template `shaders/matmul_tiled.wgsl` (configured and rendered
-by `matmul_config.py`), which wants row-major operands at offset 0 with one batch stride each:
-other layouts are copied into that form first (cheap next to the product). Everything else
-(small or integer products, mixed broadcast batches) runs `shaders/matmul_naive.wgsl`, which
-reads any strided view directly.
+Large f32 products go to the template `shaders/matmul_tiled.wgsl` (configured and rendered by
+`matmul_config.py`, its tile chosen per shape bucket by `autotune.py`), which wants row-major
+operands at offset 0 with one batch stride each: other layouts are copied into that form first
+(cheap next to the product). Everything else (small or integer products, mixed broadcast
+batches) runs `shaders/matmul_naive.wgsl`, which reads any strided view directly.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..dtype import DType
 from . import matmul_config
-from .codegen import KernelKey, compute_type, header, load, render, storage_type, store
+from .codegen import BITS_FN, KernelKey, compute_type, header, load, render, storage_type, store
+from .fused import Program, epilogue_source
 from .kernels import Kernels
 from .tensor import GpuTensor, contiguous_strides
 
 TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
+EPILOGUE_BINDING = 4  # the first binding of an epilogue, in both matmul kernels
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """Elementwise work applied to each product element before it is stored (`fusion.py`):
+    input `acc` of `program` is the product, step `result` the stored value; `views` are the
+    other inputs in the output's shape and `words` the epilogue metadata (see
+    `fused.epilogue_source`)."""
+
+    program: Program
+    acc: int
+    result: int
+    views: tuple[GpuTensor, ...]
+    words: list[int]
+
+    def key(self, batch_rank: int) -> tuple[object, ...]:
+        return (self.program, self.acc, self.result, batch_rank)
+
+    def source(self, batch_rank: int) -> str:
+        return epilogue_source(self.program, self.acc, self.result, batch_rank,
+                               EPILOGUE_BINDING)
+
+    def bindings(self, k: Kernels) -> list[object]:
+        return [k.meta(self.words), *(v.block.buffer for v in self.views)]
+
+
+def matmul_epilogue(k: Kernels, a: GpuTensor, b: GpuTensor,
+                    epilogue: Epilogue) -> GpuTensor | None:
+    """`epilogue(a @ b)` as one kernel, or None where that is not offered (not f32, f16 in the
+    epilogue, an empty product): the caller then runs the two apart."""
+    program = epilogue.program
+    dtypes = {*program.inputs, *program.scalars, *(s.dtype for s in program.steps)}
+    batch = tuple(max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True))
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if (a.dtype is not DType.F32 or b.dtype is not DType.F32 or DType.F16 in dtypes
+            or m * n * inner == 0):
+        return None
+    if m * n * inner >= TILED_MIN_WORK:
+        done = _tiled(k, a, b, batch, epilogue)
+        if done is not None:
+            return done
+    return _naive(k, a.expanded(batch + (m, inner)), b.expanded(batch + (inner, n)), epilogue)
 
 
 def matmul(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
@@ -45,7 +91,8 @@ def _batch_stride(t: GpuTensor) -> int | None:
     return None
 
 
-def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...]) -> GpuTensor | None:
+def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
+           epilogue: Epilogue | None = None) -> GpuTensor | None:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     views = []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
@@ -60,31 +107,49 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...]) -> Gp
     limits = k.runtime.limits
     if stride_a is None or stride_b is None or count > limits.max_compute_workgroups_per_dimension:
         return None
-    cfg = matmul_config.choose_config(m, n, inner, count,
-                                      limits.max_compute_workgroup_storage_size)
-    aligned = matmul_config.is_aligned(n, inner, (stride_a, stride_b, m * n))
-    key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0, cfg.cache_key(aligned))
-    pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, aligned))
     out = k.empty(batch + (m, n), DType.F32, "matmul")
     params = k.constant(matmul_config.params_bytes(m, n, inner, count, stride_a, stride_b, m * n),
                         uniform=True)
-    k.launch(pipeline, [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params],
-             cfg.dispatch(m, n, count))
+    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
+    extra: tuple[object, ...] = ()
+    code = ""
+    if epilogue is not None:
+        bindings += epilogue.bindings(k)
+        extra = epilogue.key(len(batch))
+        code = BITS_FN + epilogue.source(len(batch))
+
+    def launch(cfg: matmul_config.TileConfig, vec4: bool) -> None:
+        key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
+                        cfg.cache_key(vec4) + extra)  # type: ignore[arg-type]
+        pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code))
+        k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
+
+    # the tile: timed on first use per shape bucket (autotune.py), else choose_config's
+    aligned = matmul_config.is_aligned(n, inner, (stride_a, stride_b, m * n))
+    launch(*k.autotune.matmul(m, n, inner, count, aligned, launch))
     return out
 
 
-def _naive(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
+def _naive(k: Kernels, a: GpuTensor, b: GpuTensor,
+           epilogue: Epilogue | None = None) -> GpuTensor:
     """a (batch..., m, k) @ b (batch..., k, n), both already expanded to the batch shape."""
     batch = a.shape[:-2]
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     out = k.empty(batch + (m, n), a.dtype, "matmul")
     acc = DType.F32 if a.dtype.is_float else a.dtype
-    key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype))
+    enable, value, extra = header((a.dtype,)), "acc", ()
+    if epilogue is not None:
+        enable += epilogue.source(len(batch))
+        value = "pyrite_epilogue(acc, batch, row, col)"
+        extra = epilogue.key(len(batch))
+    key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype), 0,
+                    extra)  # type: ignore[arg-type]
     pipeline = k.cached(key) or k.pipeline(key, render(
-        "matmul_naive.wgsl", enable=header((a.dtype,)), io_type=storage_type(a.dtype),
+        "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),
         acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",
         load_a=load("a[ia]", a.dtype), load_b=load("b[ib]", b.dtype),
-        store=store("acc", a.dtype)))
+        store=store(value, a.dtype)))
+    tail = epilogue.bindings(k) if epilogue is not None else []
     rank = len(batch)
     count = out.numel // (m * n)
     most = k.runtime.limits.max_compute_workgroups_per_dimension
@@ -92,6 +157,6 @@ def _naive(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
         words = [m, n, inner, rank, a.offset, b.offset, a.strides[-2], a.strides[-1],
                  b.strides[-2], b.strides[-1], start, *batch, *a.strides[:-2], *b.strides[:-2]]
         groups = (-(-n // 16), -(-m // 16), min(most, count - start))
-        k.launch(pipeline, [k.meta(words), a.block.buffer, b.block.buffer, out.block.buffer],
-                 groups)
+        k.launch(pipeline, [k.meta(words), a.block.buffer, b.block.buffer, out.block.buffer,
+                            *tail], groups)
     return out

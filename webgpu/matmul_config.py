@@ -162,6 +162,38 @@ def choose_config(
     return fitting[-1]
 
 
+def candidates(
+    m: int,
+    n: int,
+    k: int,
+    batch: int = 1,
+    max_workgroup_bytes: int = 16384,
+    max_threads: int = 256,
+) -> list[TileConfig]:
+    """The configurations worth timing for a batch of M x K @ K x N products, best guess first.
+
+    `choose_config`'s pick, then the rest of LADDER, then every other config (CONFIGS order,
+    largest tile first), each fitting the device's workgroup memory and invocations. A tile
+    taller than M (or wider than N) rounded up to a power of two only computes padding where a
+    smaller tile exists, so it is left out. The autotuner (`webgpu/autotune.py`) times them.
+    """
+    first = choose_config(m, n, k, batch, max_workgroup_bytes)
+    rows = max(32, 1 << (m - 1).bit_length())
+    cols = max(32, 1 << (n - 1).bit_length())
+    rest = [CONFIGS[name] for name in LADDER] + list(CONFIGS.values())
+    found = [first]
+    for cfg in rest:
+        if (
+            cfg not in found
+            and cfg.workgroup_bytes <= max_workgroup_bytes
+            and cfg.threads <= max_threads
+            and cfg.bm <= rows
+            and cfg.bn <= cols
+        ):
+            found.append(cfg)
+    return found
+
+
 def is_aligned(n: int, k: int, offsets: tuple[int, ...] = ()) -> bool:
     """Whether the vec4 variant applies: rows of A (K) and of B and C (N) are whole vec4s, and
     every element offset or batch stride is a multiple of 4."""
@@ -318,6 +350,10 @@ def render_template(template: str, values: dict[str, object], banner: str = "") 
     The opening comment documents the placeholders and is not substituted; it must name exactly
     the placeholders that the body uses. A placeholder missing from `values`, or a value the body
     does not use, is an error. The rendered code opens with `banner` (a comment) instead.
+
+    The same rules as `codegen.render`, kept apart on purpose: this module stays standard
+    library only and loadable by path (benchmarks/webgpu_matmul.py), while codegen imports
+    pyrite's core. matmul_tiled.wgsl has no `#include` lines, which only codegen pastes.
     """
     header, body = split_header(template)
     used = set(_PLACEHOLDER.findall(body))
@@ -338,9 +374,47 @@ def _template() -> str:
     return TEMPLATE_PATH.read_text()
 
 
+_STORE_EPILOGUE_ALIGNED = """\
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row < p.m && col < p.n) {
+        let z = i32(base / max(p.stride_c, 1u));
+        var w = v;
+        for (var e = 0u; e < 4u; e++) {
+            w[e] = pyrite_epilogue(v[e], z, i32(row), i32(col + e));
+        }
+        c[(base + row * p.n + col) / 4u] = w;
+    }
+}"""
+
+_STORE_EPILOGUE_SCALAR = """\
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row < p.m) {
+        let z = i32(base / max(p.stride_c, 1u));
+        let i = base + row * p.n + col;
+        for (var e = 0u; e < 4u; e++) {
+            if (col + e < p.n) {
+                c[i + e] = pyrite_epilogue(v[e], z, i32(row), i32(col + e));
+            }
+        }
+    }
+}"""
+
+
+def _io_fns(aligned: bool, epilogue: str) -> str:
+    """The load/store functions; with an `epilogue` (module-scope WGSL defining
+    `pyrite_epilogue(v, z, row, col) -> f32`), every stored value goes through it first."""
+    io = _IO_ALIGNED if aligned else _IO_SCALAR
+    if not epilogue:
+        return io
+    store = _STORE_EPILOGUE_ALIGNED if aligned else _STORE_EPILOGUE_SCALAR
+    return io.split("fn store_c4")[0] + store + "\n\n" + epilogue
+
+
 @lru_cache(maxsize=64)
-def render(cfg: TileConfig, aligned: bool) -> str:
-    """WGSL for `cfg`; `aligned` selects vec4 storage access (see `is_aligned`)."""
+def render(cfg: TileConfig, aligned: bool, epilogue: str = "") -> str:
+    """WGSL for `cfg`; `aligned` selects vec4 storage access (see `is_aligned`); `epilogue`
+    is module-scope WGSL defining `pyrite_epilogue(v: f32, z: i32, row: i32, col: i32) -> f32`,
+    applied to every element before it is stored (fusion's matmul epilogue), or empty."""
     values: dict[str, object] = {
         "BM": cfg.bm,
         "BN": cfg.bn,
@@ -353,7 +427,7 @@ def render(cfg: TileConfig, aligned: bool) -> str:
         "LOADS_B": cfg.loads_b,
         "UNROLL": cfg.unroll,
         "ELEM": "vec4<f32>" if aligned else "f32",
-        "IO_FNS": _IO_ALIGNED if aligned else _IO_SCALAR,
+        "IO_FNS": _io_fns(aligned, epilogue),
     }
     values.update(_code_blocks(cfg))
     banner = (

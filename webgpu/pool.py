@@ -12,17 +12,22 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from .codegen import WORKGROUP, KernelKey, render
+from .codegen import WORKGROUP, KernelKey, header, render, window_words
 from .kernels import Kernels
 from .tensor import GpuTensor
+
+#: adaptive pooling's windows vary with the output: its window words other than the sizes are 0
+_NO_PADDING = ((0, 0), (0, 0))
 
 
 def _run(k: Kernels, template: str, entry: str, words: list[int],
          tensors: list[GpuTensor]) -> None:
     """Launch `entry` of `template` over info[0] invocations: metadata, then the buffers."""
     key = KernelKey(template, entry, (DType.F32, DType.F32), 0, (WORKGROUP,))
+    # max_pool2d spells -inf with the header's pyrite_bits
+    values = {"enable": header(())} if template == "max_pool2d" else {}
     pipeline = k.cached(key, entry) or k.pipeline(
-        key, render(f"{template}.wgsl", workgroup=WORKGROUP), entry)
+        key, render(f"{template}.wgsl", workgroup=WORKGROUP, **values), entry)
     k.launch(pipeline, [k.meta(words)] + [t.block.buffer for t in tensors],
              k.grid(-(-words[0] // WORKGROUP)))
 
@@ -42,8 +47,7 @@ def max_pool2d_with_indices(k: Kernels, x: GpuTensor, kernel: Pair, stride: Pair
     out = k.empty((n, c, oh, ow), DType.F32, "max_pool2d")
     index = k.empty((n, c, oh, ow), DType.I32, "max_pool2d")
     if out.numel:
-        words = [out.numel, h, w, oh, ow, *kernel, *stride, padding[0][0], padding[1][0],
-                 *dilation]
+        words = [out.numel, *window_words((h, w), (oh, ow), kernel, stride, padding, dilation)]
         _run(k, "max_pool2d", "main", words, [x, out, index])
     return out, index
 
@@ -57,8 +61,7 @@ def max_pool2d_grad(k: Kernels, grad: GpuTensor, index: GpuTensor,
     oh, ow = grad.shape[2:]
     out = k.empty(tuple(input_shape), DType.F32, "max_pool2d_grad")
     if out.numel:
-        words = [out.numel, h, w, oh, ow, *kernel, *stride, padding[0][0], padding[1][0],
-                 *dilation]
+        words = [out.numel, *window_words((h, w), (oh, ow), kernel, stride, padding, dilation)]
         _run(k, "max_pool2d_grad", "main", words, [grad, index, out])
     return out
 
@@ -71,9 +74,8 @@ def avg_pool2d(k: Kernels, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pa
     oh, ow = _out_size(x, kernel, stride, padding, (1, 1))
     out = k.empty((n, c, oh, ow), DType.F32, "avg_pool2d")
     if out.numel:
-        _run(k, "avg_pool2d", "forward", [out.numel, h, w, oh, ow, *kernel, *stride,
-                                          padding[0][0], padding[1][0], int(count_include_pad)],
-             [x, out])
+        window = window_words((h, w), (oh, ow), kernel, stride, padding, (1, 1))
+        _run(k, "avg_pool2d", "forward", [out.numel, *window, int(count_include_pad)], [x, out])
     return out
 
 
@@ -85,9 +87,9 @@ def avg_pool2d_grad(k: Kernels, grad: GpuTensor, input_shape: tuple[int, ...], k
     oh, ow = grad.shape[2:]
     out = k.empty(tuple(input_shape), DType.F32, "avg_pool2d_grad")
     if out.numel:
-        _run(k, "avg_pool2d", "backward", [out.numel, h, w, oh, ow, *kernel, *stride,
-                                           padding[0][0], padding[1][0],
-                                           int(count_include_pad)], [grad, out])
+        window = window_words((h, w), (oh, ow), kernel, stride, padding, (1, 1))
+        _run(k, "avg_pool2d", "backward", [out.numel, *window, int(count_include_pad)],
+             [grad, out])
     return out
 
 
@@ -97,7 +99,8 @@ def adaptive_avg_pool2d(k: Kernels, x: GpuTensor, output_size: Pair) -> GpuTenso
     n, c, h, w = x.shape
     out = k.empty((n, c, *output_size), DType.F32, "adaptive_avg_pool2d")
     if out.numel:
-        _run(k, "adaptive_avg_pool2d", "forward", [out.numel, h, w, *output_size], [x, out])
+        window = window_words((h, w), output_size, (0, 0), (0, 0), _NO_PADDING, (0, 0))
+        _run(k, "adaptive_avg_pool2d", "forward", [out.numel, *window], [x, out])
     return out
 
 
@@ -108,6 +111,6 @@ def adaptive_avg_pool2d_grad(k: Kernels, grad: GpuTensor,
     _, _, h, w = input_shape
     out = k.empty(tuple(input_shape), DType.F32, "adaptive_avg_pool2d_grad")
     if out.numel:
-        _run(k, "adaptive_avg_pool2d", "backward", [out.numel, h, w, *grad.shape[2:]],
-             [grad, out])
+        window = window_words((h, w), grad.shape[2:], (0, 0), (0, 0), _NO_PADDING, (0, 0))
+        _run(k, "adaptive_avg_pool2d", "backward", [out.numel, *window], [grad, out])
     return out

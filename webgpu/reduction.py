@@ -43,7 +43,8 @@ def reduce(k: Kernels, op: Reduction, x: GpuTensor, dim: int) -> GpuTensor:
     """Reduce `dim` of x, keeping it with size 1."""
     out_shape = tuple(1 if d == dim else n for d, n in enumerate(x.shape))
     acc = DType.I32 if x.dtype is DType.BOOL else (DType.F32 if x.dtype.is_float else x.dtype)
-    wg = _workgroup(x.shape[dim])
+    wg = k.autotune.reduction("argreduce" if op.returns_index else "reduce", x, dim,
+                              _workgroup(x.shape[dim]), lambda: reduce(k, op, x, dim))
     if op.returns_index:
         out = k.empty(out_shape, DType.I32, op.name)
         key = KernelKey("argreduce", op.name, (x.dtype, DType.I32), 0, (wg,))
@@ -71,7 +72,8 @@ def reduce(k: Kernels, op: Reduction, x: GpuTensor, dim: int) -> GpuTensor:
 def softmax(k: Kernels, x: GpuTensor, dim: int, log: bool) -> GpuTensor:
     """softmax (or log_softmax) of a float tensor along dim, into a dense tensor."""
     out = k.empty(x.shape, x.dtype, "log_softmax" if log else "softmax")
-    wg = _workgroup(x.shape[dim])
+    wg = k.autotune.reduction("softmax", x, dim, _workgroup(x.shape[dim]),
+                              lambda: softmax(k, x, dim, log))
     key = KernelKey("softmax", "log_softmax" if log else "softmax", (x.dtype, x.dtype), 0, (wg,))
     pipeline = k.cached(key) or k.pipeline(key, render(
         "softmax.wgsl", enable=header((x.dtype,)), io_type=storage_type(x.dtype),
