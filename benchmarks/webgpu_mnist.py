@@ -13,7 +13,15 @@ images when the dataset is on disk, random pixels otherwise), so the data pipeli
 measured. Each runs `--warmup` steps, then `--steps` timed steps `--repeats` times; the best
 repeat counts.
 
-    python benchmarks/webgpu_mnist.py --steps 5 --out benchmarks/results/webgpu_mnist_lavapipe.json
+`--fusion` picks pyrite's webgpu variants: "off" is the raw `WebGpu` backend (one kernel per op;
+`Autodiff` over it for training; JSON key "webgpu"), "on" is `Fusion` over it (elementwise ops
+recorded and fused into generated kernels; key "webgpu_fused"), "both" (the default) runs the
+two in the same run. Whichever of them the "webgpu" device name gives (PYRITE_FUSION), the raw
+and the fused backend are built here, so the keys always mean the same thing. For each, the
+runtime's dispatches and submits per step are counted over the timed steps.
+
+    python benchmarks/webgpu_mnist.py --steps 5 --warmup 1 --repeats 2 \
+        --out benchmarks/results/webgpu_mnist_lavapipe.json
 
 On the GPU machine run it as `benchmarks/webgpu_matmul.py` is run (see benchmarks/README.md),
 with pyrite on PYTHONPATH.
@@ -23,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import os
 import platform
 import pstats
@@ -33,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cpu_name, cuda_torch, guide_model
+from common import cpu_name, cuda_torch, guide_model, write_results
+from fusion import runtime_counts, webgpu_devices
 
 import pyrite
 import pyrite.webgpu
@@ -65,7 +73,8 @@ def _split(images: np.ndarray, labels: np.ndarray, batch: int) -> list[tuple[Any
 
 
 # ---- pyrite -------------------------------------------------------------------------------------
-def pyrite_train(device_name: str, data: list[tuple[Any, Any]]) -> tuple[Step, Callable[[], None]]:
+def pyrite_train(device_name: str | pyrite.Backend,
+                 data: list[tuple[Any, Any]]) -> tuple[Step, Callable[[], None]]:
     device = pyrite.device(device_name)
     pyrite.seed(0)
     state = {"model": ModelConfig(10, 512).init(device)}
@@ -81,7 +90,8 @@ def pyrite_train(device_name: str, data: list[tuple[Any, Any]]) -> tuple[Step, C
     return step, device.sync
 
 
-def pyrite_infer(device_name: str, data: list[tuple[Any, Any]]) -> tuple[Step, Callable[[], None]]:
+def pyrite_infer(device_name: str | pyrite.Backend,
+                 data: list[tuple[Any, Any]]) -> tuple[Step, Callable[[], None]]:
     device = pyrite.device(device_name)
     pyrite.seed(0)
     model = ModelConfig(10, 512).init(device)
@@ -125,11 +135,16 @@ def torch_infer(torch: Any, data: list[tuple[Any, Any]]) -> tuple[Step, Callable
 
 # ---- timing -------------------------------------------------------------------------------------
 def throughput(runner: tuple[Step, Callable[[], None]], batch: int, warmup: int, steps: int,
-               repeats: int) -> dict[str, Any]:
+               repeats: int, counts: Callable[[], dict[str, float]] | None = None
+               ) -> dict[str, Any]:
+    """Images/s of the best repeat; with `counts` (a snapshot of pyrite's runtime counters),
+    dispatches and submits per step over all timed steps (the native runtime counts no
+    readbacks; the browser's does)."""
     step, sync = runner
     for i in range(warmup):
         step(i)
     sync()
+    before = counts() if counts is not None else {}
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -138,13 +153,19 @@ def throughput(runner: tuple[Step, Callable[[], None]], batch: int, warmup: int,
         sync()
         times.append(time.perf_counter() - t0)
     best = min(times)
-    return {"images_per_s": round(steps * batch / best, 1),
-            "ms_per_step": round(best / steps * 1e3, 3),
-            "ms_per_step_all_repeats": [round(t / steps * 1e3, 3) for t in times]}
+    found = {"images_per_s": round(steps * batch / best, 1),
+             "ms_per_step": round(best / steps * 1e3, 3),
+             "ms_per_step_all_repeats": [round(t / steps * 1e3, 3) for t in times]}
+    if counts is not None:
+        after = counts()
+        for key in ("dispatches", "submits"):
+            found[f"{key}_per_step"] = round((after[key] - before[key]) / (steps * repeats), 2)
+    return found
 
 
 _LAYERS = [  # (label, path fragment), first match wins
     ("wgpu calls (driver, waits)", "wgpu/"),
+    ("fusion (record, plan, launch)", "webgpu/fus"),
     ("webgpu backend", "webgpu/"),
     ("autodiff", "backend/autodiff"),
     ("backend composites", "backend/"),
@@ -197,6 +218,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64, help="training batch (the guide's 64)")
     parser.add_argument("--infer-batch", type=int, default=256)
     parser.add_argument("--skip", default="", help="comma-separated: numpy, webgpu, torch")
+    parser.add_argument("--fusion", choices=("on", "off", "both"), default="both",
+                        help="pyrite webgpu with fusion on (webgpu_fused), off (webgpu) or both")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the webgpu training steps too")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
@@ -207,7 +230,8 @@ def main() -> None:
     train_data = _split(images, labels, args.batch)
     infer_data = _split(images, labels, args.infer_batch)
     torch = None if "torch" in skip else cuda_torch()
-    gpu = pyrite.device("webgpu")
+    fused, raw = webgpu_devices()
+    counts = runtime_counts(raw)  # dispatches, submits (batch.py)
     import wgpu
     results: dict[str, Any] = {
         "benchmark": "webgpu_mnist",
@@ -215,52 +239,67 @@ def main() -> None:
                  "linear 1024->512->10), 531178 params, Adam lr 1e-4",
         "batch_size": args.batch, "infer_batch_size": args.infer_batch, "data": source,
         "steps": args.steps, "warmup": args.warmup, "repeats": args.repeats,
+        "fusion": args.fusion,
+        "webgpu_devices": {"webgpu": f"{type(raw).__name__} (one kernel per op); training: "
+                                     f"Autodiff over it",
+                           "webgpu_fused": f"{type(fused).__name__}({type(raw).__name__}); "
+                                           f"training: Autodiff over it"},
         "machine": {"cpu": cpu_name(), "cpus": os.cpu_count(),
                     "python": platform.python_version(), "numpy": np.__version__,
                     "pyrite": pyrite.__version__, "wgpu": wgpu.__version__,
-                    "webgpu_adapter": str(gpu.adapter),  # type: ignore[attr-defined]
+                    "webgpu_adapter": str(raw.adapter),
                     "torch": torch.__version__ if torch else None,
                     "cuda_device": torch.cuda.get_device_name(0) if torch else None,
                     "torch_tf32": False if torch else None},
         "train": {}, "infer": {},
     }
-    runs = {"webgpu": ("autodiff<webgpu>", "webgpu"), "numpy": ("autodiff<numpy>", "numpy")}
+    runs: dict[str, tuple[Any, Any]] = {}
+    if "webgpu" not in skip:
+        if args.fusion in ("off", "both"):
+            runs["webgpu"] = (pyrite.Autodiff(raw), raw)
+        if args.fusion in ("on", "both"):
+            runs["webgpu_fused"] = (pyrite.Autodiff(fused), fused)
+    if "numpy" not in skip:
+        runs["numpy"] = ("autodiff<numpy>", "numpy")
     for name, (train_device, infer_device) in runs.items():
-        if name in skip:
-            continue
+        gpu_counts = counts if name.startswith("webgpu") else None
         results["train"][name] = throughput(pyrite_train(train_device, train_data), args.batch,
-                                            args.warmup, args.steps, args.repeats)
+                                            args.warmup, args.steps, args.repeats, gpu_counts)
         results["infer"][name] = throughput(pyrite_infer(infer_device, infer_data),
                                             args.infer_batch, args.warmup, args.steps,
-                                            args.repeats)
+                                            args.repeats, gpu_counts)
     if torch is not None:
         results["train"]["torch_cuda"] = throughput(torch_train(torch, train_data), args.batch,
                                                     args.warmup, args.steps, args.repeats)
         results["infer"]["torch_cuda"] = throughput(torch_infer(torch, infer_data),
                                                     args.infer_batch, args.warmup, args.steps,
                                                     args.repeats)
-    if args.profile and "webgpu" not in skip:
-        results["webgpu_train_profile"] = found = profile(
-            pyrite_train("autodiff<webgpu>", train_data), args.steps)
-        print("webgpu training, host time by layer:", found["by_layer_share"])
-        for row in found["top_functions_by_own_time"][:8]:
-            print(f"  {row['own_share']:6.1%}  {row['calls_per_step']:7.1f}/step  "
-                  f"{row['function']}")
+    for name in ("webgpu", "webgpu_fused"):
+        if args.profile and name in runs:
+            results[f"{name}_train_profile"] = found = profile(
+                pyrite_train(runs[name][0], train_data), args.steps)
+            print(f"{name} training, host time by layer:", found["by_layer_share"])
+            for row in found["top_functions_by_own_time"][:8]:
+                print(f"  {row['own_share']:6.1%}  {row['calls_per_step']:7.1f}/step  "
+                      f"{row['function']}")
     for phase in ("train", "infer"):
         found = results[phase]
         ratios = {}
-        for peer in ("numpy", "torch_cuda"):
-            if "webgpu" in found and peer in found:
-                ratios[f"webgpu_over_{peer}"] = round(
-                    found["webgpu"]["images_per_s"] / found[peer]["images_per_s"], 3)
+        for name, peer in (("webgpu", "numpy"), ("webgpu", "torch_cuda"),
+                           ("webgpu_fused", "numpy"), ("webgpu_fused", "torch_cuda"),
+                           ("webgpu_fused", "webgpu")):
+            if name in found and peer in found:
+                ratios[f"{name}_over_{peer}"] = round(
+                    found[name]["images_per_s"] / found[peer]["images_per_s"], 3)
         results[f"{phase}_ratios"] = ratios
         for name, row in found.items():
-            print(f"{phase:5s} {name:10s} {row['images_per_s']:10.1f} images/s "
-                  f"({row['ms_per_step']:.2f} ms/step)")
+            extra = (f", {row['dispatches_per_step']:g} dispatches/step"
+                     if "dispatches_per_step" in row else "")
+            print(f"{phase:5s} {name:12s} {row['images_per_s']:10.1f} images/s "
+                  f"({row['ms_per_step']:.2f} ms/step{extra})")
         print(f"{phase:5s} ratios {ratios}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        write_results(args.out, results)
         print(f"wrote {args.out}")
 
 

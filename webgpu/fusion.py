@@ -45,6 +45,8 @@ from .fused import INPUT, SCALAR, STEP, Layout, Program, Ref, Step, fused_source
 from .tensor import GpuTensor
 
 MAX_STREAM = 192  # nodes recorded before a flush happens by itself
+MAX_BINDINGS = 8  # storage buffers per kernel that every WebGPU device allows
+_MAX_READS = MAX_BINDINGS - 2  # a kernel's inputs besides its metadata and one output
 _HEAVY = frozenset({"reduce", "matmul"})
 _PLANS = 512  # stream plans kept
 
@@ -421,7 +423,8 @@ Fusion.__abstractmethods__ = frozenset()
 class _ProgramBuilder:
     """Collects the elementwise nodes under some roots into one `Program`."""
 
-    def __init__(self) -> None:
+    def __init__(self, cuts: set[int]) -> None:
+        self.cuts = cuts  # nodes written by a kernel of their own: read from memory here
         self.steps: list[Step] = []
         self.step_of: dict[int, int] = {}
         self.sources: list[tuple[str, int]] = []
@@ -448,11 +451,11 @@ class _ProgramBuilder:
         self.scalar_dtypes.append(dtype)
         return (SCALAR, len(self.scalar_slots) - 1)
 
-    def visit(self, node: Node, leaf_dtype: Callable[[int], DType]) -> Ref:
+    def visit(self, node: Node, leaf_dtype: Callable[[int], DType], root: bool = False) -> Ref:
         found = self.step_of.get(node.index)
         if found is not None:
             return (STEP, found)
-        if node.kind in _HEAVY:
+        if node.kind in _HEAVY or (node.index in self.cuts and not root):
             return self._input(("h", node.index), node.dtype)
         scalar_dtype = node.dtype
         if node.kind == "binary":
@@ -468,8 +471,42 @@ class _ProgramBuilder:
         return Program(tuple(self.steps), tuple(self.source_dtypes), tuple(self.scalar_dtypes))
 
 
+def _reads(nodes: list[Node], needed: list[bool]) -> tuple[dict[int, frozenset[Any]], set[int]]:
+    """The buffers each needed elementwise node's kernel would read, and the nodes cut out to be
+    written first so that no kernel reads more than `_MAX_READS` buffers (WebGPU guarantees
+    only `MAX_BINDINGS` storage buffers per kernel; a sum of 40 tensors must not be one
+    kernel): where a node would read too many, its elementwise arguments are written first."""
+    reads: dict[int, frozenset[Any]] = {}
+    cuts: set[int] = set()
+    for n in nodes:
+        if not needed[n.index] or n.kind in _HEAVY:
+            continue
+        found: set[Any] = set()
+        for a in n.args:
+            if type(a) is Node:
+                if a.kind in _HEAVY or a.index in cuts:
+                    found.add(("h", a.index))
+                else:
+                    found |= reads[a.index]
+            elif a >= 0:
+                found.add(("l", a))
+        if len(found) > _MAX_READS:
+            found = set()
+            for a in n.args:
+                if type(a) is Node:
+                    if a.kind not in _HEAVY:
+                        cuts.add(a.index)
+                    found.add(("h", a.index))
+                elif a >= 0:
+                    found.add(("l", a))
+        reads[n.index] = frozenset(found)
+    return reads, cuts
+
+
 def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int, ...]) -> Plan:
-    """Which kernels a flush launches, in order (a function of the stream's structure)."""
+    """Which kernels a flush launches, in order (a function of the stream's structure): heavy
+    nodes and cut-out intermediates in stream order, then the held elementwise results grouped
+    by shape (a group split where it would bind too many buffers)."""
     needed = [False] * len(nodes)
     for i in alive:
         needed[i] = True
@@ -478,18 +515,34 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
             for a in nodes[i].args:
                 if type(a) is Node:
                     needed[a.index] = True
+    reads, cuts = _reads(nodes, needed)
+    for n in nodes:  # a reduction reading too many buffers takes its input from memory
+        if n.kind == "reduce" and needed[n.index] and type(n.args[0]) is Node:
+            arg = n.args[0]
+            if arg.kind not in _HEAVY and len(reads[arg.index]) > _MAX_READS:
+                cuts.add(arg.index)
     leaf_dtype = leaf_dtypes.__getitem__
+
+    def group(outs: list[Node]) -> KernelPlan:
+        b = _ProgramBuilder(cuts)
+        steps = tuple(b.visit(n, leaf_dtype, root=True)[1] for n in outs)
+        return KernelPlan("elementwise", outs[0].index, tuple(b.sources), b.program(),
+                          outputs=tuple(n.index for n in outs), out_steps=steps,
+                          scalars=tuple(b.scalar_slots))
+
     kernels: list[KernelPlan] = []
     for n in nodes:
+        if n.index in cuts:
+            kernels.append(group([n]))
         if not needed[n.index] or n.kind not in _HEAVY:
             continue
         if n.kind == "matmul":
             kernels.append(KernelPlan("matmul", n.index, (("l", n.args[0]), ("l", n.args[1]))))
             continue
         (arg,) = n.args
-        if type(arg) is Node and arg.kind not in _HEAVY:
-            b = _ProgramBuilder()
-            kind, result = b.visit(arg, leaf_dtype)
+        if type(arg) is Node and arg.kind not in _HEAVY and arg.index not in cuts:
+            b = _ProgramBuilder(cuts)
+            kind, result = b.visit(arg, leaf_dtype, root=True)
             kernels.append(KernelPlan("reduce", n.index, tuple(b.sources), b.program(), result,
                                       scalars=tuple(b.scalar_slots)))
         else:
@@ -501,11 +554,16 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
         if n.kind not in _HEAVY:
             groups.setdefault(n.shape, []).append(n)
     for outs in groups.values():
-        b = _ProgramBuilder()
-        steps = tuple(b.visit(n, leaf_dtype)[1] for n in outs)
-        kernels.append(KernelPlan("elementwise", outs[0].index, tuple(b.sources), b.program(),
-                                  outputs=tuple(n.index for n in outs), out_steps=steps,
-                                  scalars=tuple(b.scalar_slots)))
+        chunk: list[Node] = []
+        chunk_reads: frozenset[Any] = frozenset()
+        for n in outs:
+            more = chunk_reads | reads[n.index]
+            if chunk and 1 + len(chunk) + 1 + len(more) > MAX_BINDINGS:
+                kernels.append(group(chunk))
+                chunk, more = [], reads[n.index]
+            chunk.append(n)
+            chunk_reads = more
+        kernels.append(group(chunk))
     uses: dict[tuple[str, int], int] = {}
     for kp in kernels:
         for s in kp.sources:
@@ -532,6 +590,7 @@ def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
             return kp
         assert group.program is not None
         if (nodes[group.node].shape != nodes[m].shape
+                or 4 + len(group.sources) > MAX_BINDINGS  # a, b, c, params, metadata, inputs
                 or group.program.steps[group.out_steps[0]].dtype is not DType.F32
                 or any(kind == "h" and i > m for kind, i in group.sources)):
             return kp

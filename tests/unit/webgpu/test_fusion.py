@@ -595,3 +595,27 @@ def test_fusion_needs_a_webgpu_inner_backend() -> None:
         Fusion(pyrite.device("numpy"))
     with pytest.raises(BackendUnavailable, match=r"fusion<numpy>.*fusion<webgpu>"):
         pyrite.device("fusion<numpy>")
+
+
+def test_kernels_never_bind_more_buffers_than_webgpu_allows(fdev) -> None:
+    # WebGPU guarantees 8 storage buffers per kernel: a sum of 40 tensors and 31 held results
+    # of one shape are split into kernels that each bind at most that many
+    arrays = [_f32((3, 4)) for _ in range(40)]
+    xs = _on(fdev, *arrays)
+    with fusion.inspect() as seen:
+        total = xs[0]
+        for x in xs[1:]:
+            total = total + x
+        got = total.numpy()
+    np.testing.assert_allclose(got, np.sum(arrays, axis=0), rtol=1e-5)
+    assert all(g["inputs"] + g["outputs"] + 1 <= fusion.MAX_BINDINGS for g in seen.groups)
+    with fusion.inspect() as seen:
+        held = [x * 2.0 + 1.0 for x in xs[:31]]
+        fdev.sync()
+    for h, a in zip(held, arrays[:31], strict=True):
+        np.testing.assert_allclose(h.numpy(), a * 2 + 1, rtol=1e-6)
+    assert all(g["inputs"] + g["outputs"] + 1 <= fusion.MAX_BINDINGS for g in seen.groups)
+    with fusion.inspect() as seen:
+        s = sum(xs[1:12], xs[0]).sum_dim(1).numpy()
+    np.testing.assert_allclose(s, np.sum(arrays[:12], axis=0).sum(1, keepdims=True), rtol=1e-5)
+    assert all(g["inputs"] + g["outputs"] + 1 <= fusion.MAX_BINDINGS for g in seen.groups)
