@@ -38,7 +38,7 @@ from ..backend.reduce import Reduction
 from ..backend.registry import Op
 from ..data import TensorData
 from ..dtype import DType, Kind
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, DeviceMemoryError, PyriteError
 from . import linalg, reduction
 from .codegen import WORKGROUP, KernelKey, scalar_bits, storage_itemsize, storage_type
 from .fused import INPUT, SCALAR, STEP, Layout, Program, Ref, Step, fused_source, reduce_source
@@ -71,7 +71,7 @@ class Node:
 class FusedTensor:
     """The primitive of `Fusion`: a tensor in memory (`value`) or a pending result (`node`)."""
 
-    __slots__ = ("shape", "dtype", "value", "node", "__weakref__")
+    __slots__ = ("shape", "dtype", "value", "node", "error", "__weakref__")
 
     def __init__(self, shape: tuple[int, ...], dtype: DType, value: GpuTensor | None,
                  node: Node | None = None) -> None:
@@ -79,6 +79,7 @@ class FusedTensor:
         self.dtype = dtype
         self.value = value
         self.node = node
+        self.error: BaseException | None = None  # why the flush that was to compute it failed
 
     def __repr__(self) -> str:
         state = "pending" if self.node is not None else "in memory"
@@ -256,7 +257,21 @@ class Fusion(Backend):
         """x in memory (flushing the stream if x is pending)."""
         if x.node is not None:
             self.flush()
-        return x.value  # type: ignore[return-value]
+        if x.value is None:
+            raise PyriteError(f"{self.name}: this tensor was never computed: the kernels that "
+                              f"were to compute it failed ({x.error}); compute it again"
+                              ) from x.error
+        return x.value
+
+    def _check_size(self, shape: tuple[int, ...], dtype: DType, op: str) -> None:
+        """Fail now, not at the flush, when a result could not fit in one buffer."""
+        nbytes = math.prod(shape) * storage_itemsize(dtype)
+        limit = self.inner.kernels.runtime.limits.max_allocation
+        if nbytes > limit:
+            raise DeviceMemoryError(
+                f"{op}: a buffer of {nbytes} bytes exceeds this adapter's limit of {limit} "
+                f"bytes per buffer (max_buffer_size / max_storage_buffer_binding_size); split "
+                f"the tensor or use a smaller batch")
 
     @staticmethod
     def _wrap(g: GpuTensor) -> FusedTensor:
@@ -270,8 +285,10 @@ class Fusion(Backend):
     def binary(self, op: Op, a: FusedTensor, b: FusedTensor | float | int | bool) -> FusedTensor:
         dtype = DType.BOOL if op.out_kind is Kind.BOOL else a.dtype
         if isinstance(b, FusedTensor):
-            shape = a.shape if a.shape == b.shape else tuple(
-                max(m, n) for m, n in zip(a.shape, b.shape, strict=True))
+            shape = a.shape
+            if a.shape != b.shape:
+                shape = tuple(max(m, n) for m, n in zip(a.shape, b.shape, strict=True))
+                self._check_size(shape, dtype, op.name)
             return self._record("binary", op, (self._arg(a), self._arg(b)), dtype, shape)
         value = b if a.dtype.kind is Kind.FLOAT else int(b)
         return self._record("binary", op, (self._arg(a), self._scalar(value, a.dtype)), dtype,
@@ -279,6 +296,7 @@ class Fusion(Backend):
 
     def where(self, mask: FusedTensor, a: FusedTensor, b: FusedTensor) -> FusedTensor:
         shape = tuple(max(s) for s in zip(mask.shape, a.shape, b.shape, strict=True))
+        self._check_size(shape, a.dtype, "where")
         return self._record("where", None, (self._arg(mask), self._arg(a), self._arg(b)),
                             a.dtype, shape)
 
@@ -291,11 +309,13 @@ class Fusion(Backend):
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> FusedTensor:
         dtype = self.inner.stored_dtype(dtype)
         value = float(value) if dtype.kind is Kind.FLOAT else int(value)
+        self._check_size(tuple(shape), dtype, "full")
         return self._record("fill", None, (self._scalar(value, dtype),), dtype, tuple(shape))
 
     def expand(self, x: FusedTensor, shape: tuple[int, ...]) -> FusedTensor:
         if x.node is None:
             return self._wrap(x.value.expanded(shape))  # type: ignore[union-attr]
+        self._check_size(tuple(shape), x.dtype, "expand")
         return self._record("view", None, (x.node,), x.dtype, tuple(shape))
 
     def reduce(self, op: Reduction, x: FusedTensor, dim: int) -> FusedTensor:
@@ -377,7 +397,13 @@ class Fusion(Backend):
             self._plans[key] = plan
         else:
             stats.plan_hits += 1
-        results = _Executor(self, nodes, leaves, scalars, plan, alive).run()
+        try:
+            results = _Executor(self, nodes, leaves, scalars, plan, alive).run()
+        except BaseException as exc:
+            for i in alive:  # never computed: say so when they are used, not a later flush
+                ft = held[i]
+                ft.node, ft.error = None, exc  # type: ignore[union-attr]
+            raise
         for i in alive:
             ft = held[i]
             ft.value = results[i]  # type: ignore[union-attr]

@@ -619,3 +619,14 @@ def test_kernels_never_bind_more_buffers_than_webgpu_allows(fdev) -> None:
         s = sum(xs[1:12], xs[0]).sum_dim(1).numpy()
     np.testing.assert_allclose(s, np.sum(arrays[:12], axis=0).sum(1, keepdims=True), rtol=1e-5)
     assert all(g["inputs"] + g["outputs"] + 1 <= fusion.MAX_BINDINGS for g in seen.groups)
+
+
+def test_a_result_too_large_for_one_buffer_fails_where_it_is_asked_for(fdev) -> None:
+    # the error comes from the op, not from a later flush that would carry it to other work
+    from pyrite.errors import DeviceMemoryError
+
+    limit = fdev.inner.kernels.runtime.limits.max_allocation
+    with pytest.raises(DeviceMemoryError, match="smaller batch"):
+        pyrite.zeros((limit // 4 + 1,), device=fdev)
+    (x,) = _on(fdev, _f32((2, 2)))
+    np.testing.assert_allclose((x + 1.0).numpy(), x.numpy() + 1.0)
