@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..dtype import DType
 from .memory import Block
@@ -46,9 +47,10 @@ class GpuTensor:
     def rank(self) -> int:
         return len(self.shape)
 
-    @property
+    @cached_property
     def is_contiguous(self) -> bool:
-        """Row-major without gaps (sizes-1 dims may have any stride)."""
+        """Row-major without gaps (sizes-1 dims may have any stride); views are immutable, so
+        the answer is kept."""
         want = contiguous_strides(self.shape)
         return all(s == w or n == 1 for s, w, n in zip(self.strides, want, self.shape, strict=True))
 
