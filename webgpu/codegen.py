@@ -34,7 +34,7 @@ class KernelKey:
     op: str  # registry op / reduction name, "" when none
     dtypes: tuple[DType, ...]  # operand dtypes, then the output's
     rank: int = 0
-    params: tuple[str | int | bool, ...] = ()
+    params: tuple[object, ...] = ()  # hashable: tile sizes, a fused program's structure, ...
 
 
 # ---- dtypes ---------------------------------------------------------------------------------

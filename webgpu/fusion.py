@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 import sys
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backend.base import Backend, Range
+from ..backend.base import Backend
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
 from ..data import TensorData
@@ -101,7 +101,7 @@ class _Holder:
 
 
 _SOLE = _count([object()], 0)  # the count of an object one list holds, measured the same way
-_SOLE_BLOCK = _block_count([_Holder(object())], 0)  # type: ignore[list-item]
+_SOLE_BLOCK = _block_count([_Holder(object())], 0)
 
 
 # ---- plans --------------------------------------------------------------------------------------
@@ -185,6 +185,16 @@ def inspect() -> Iterator[Inspection]:
 
 
 # ---- the decorator ------------------------------------------------------------------------------
+def _forward(method: str) -> Callable[..., Any]:
+    def forward(self: Fusion, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(_realised(self, a) for a in args)
+        kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
+        return _wrapped(getattr(self.inner, method)(*args, **kwargs))
+    forward.__name__ = method
+    forward.__doc__ = f"Flush, then `{method}` on the inner backend."
+    return forward
+
+
 class Fusion(Backend):
     """Lazy elementwise fusion over a `WebGpu` backend (see the module docstring)."""
 
@@ -372,6 +382,23 @@ class Fusion(Backend):
     async def to_data_async(self, x: FusedTensor) -> TensorData:
         return await self.inner.to_data_async(self._value(x))
 
+    # ---- the contract: flush, then the inner backend (every other public method is
+    # forwarded the same way below the class; these are named here as the contract's
+    # abstract primitives) ----------------------------------------------------------------
+    arange = _forward("arange")
+    cat = _forward("cat")
+    flip = _forward("flip")
+    gather = _forward("gather")
+    permute = _forward("permute")
+    random = _forward("random")
+    reshape = _forward("reshape")
+    scatter_add = _forward("scatter_add")
+    select = _forward("select")
+    select_add = _forward("select_add")
+    slice = _forward("slice")
+    slice_assign = _forward("slice_assign")
+    sort = _forward("sort")
+
     # ---- flushing --------------------------------------------------------------------------
     def flush(self) -> None:
         """Run every recorded op: the held results land in memory, the rest never do."""
@@ -410,16 +437,6 @@ class Fusion(Backend):
             ft.node = None  # type: ignore[union-attr]
 
 
-def _forward(method: str) -> Callable[..., Any]:
-    def forward(self: Fusion, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(_realised(self, a) for a in args)
-        kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
-        return _wrapped(getattr(self.inner, method)(*args, **kwargs))
-    forward.__name__ = method
-    forward.__doc__ = f"Flush, then `{method}` on the inner backend."
-    return forward
-
-
 def _realised(fusion: Fusion, value: Any) -> Any:
     if type(value) is FusedTensor:
         return fusion._value(value)
@@ -442,7 +459,6 @@ _OWN = {name for name, v in vars(Fusion).items() if callable(v)}
 for _name in dir(Backend):
     if not _name.startswith("_") and _name not in _OWN and callable(getattr(Backend, _name)):
         setattr(Fusion, _name, _forward(_name))
-Fusion.__abstractmethods__ = frozenset()
 
 
 # ---- analysis: a stream -> a plan ---------------------------------------------------------------
@@ -624,7 +640,7 @@ def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
     return kp
 
 
-# ---- execution: a plan + this stream's tensors -> results -----------------------------------------
+# ---- execution: a plan + this stream's tensors -> results ----------------------------------
 class _Executor:
     def __init__(self, fusion: Fusion, nodes: list[Node], leaves: list[GpuTensor],
                  scalars: list[tuple[float | int | bool, DType]], plan: Plan,
@@ -735,7 +751,7 @@ class _Executor:
         wg = reduction._workgroup(length)
         program = kp.program
         key = KernelKey("fused_reduce", op.name, (*program.inputs, out_dtype), rank,
-                        (wg, kp.result, program))  # type: ignore[arg-type]
+                        (wg, kp.result, program))
         pipeline = self._pipeline(key, lambda: reduce_source(
             program, kp.result, rank, op.wgsl_combine, op.wgsl_identity, out_dtype, wg))
         words = [out.numel, length, *node.shape]
@@ -821,7 +837,7 @@ class _Executor:
         pipeline = self.plan.pipelines.get(facts)
         if pipeline is None:
             key = KernelKey("fused", f"{len(program)} ops", (*program.inputs, *out_dtypes),
-                            layout.rank, (program, layout))  # type: ignore[arg-type]
+                            layout.rank, (program, layout))
             pipeline = self.plan.pipelines[facts] = self._pipeline(
                 key, lambda: fused_source(program, layout))
         else:

@@ -120,7 +120,7 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool) -> None:
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
-                        cfg.cache_key(vec4) + extra)  # type: ignore[arg-type]
+                        (*cfg.cache_key(vec4), *extra))
         pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code))
         k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
 
@@ -137,13 +137,13 @@ def _naive(k: Kernels, a: GpuTensor, b: GpuTensor,
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     out = k.empty(batch + (m, n), a.dtype, "matmul")
     acc = DType.F32 if a.dtype.is_float else a.dtype
-    enable, value, extra = header((a.dtype,)), "acc", ()
+    enable, value = header((a.dtype,)), "acc"
+    extra: tuple[object, ...] = ()
     if epilogue is not None:
         enable += epilogue.source(len(batch))
         value = "pyrite_epilogue(acc, batch, row, col)"
         extra = epilogue.key(len(batch))
-    key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype), 0,
-                    extra)  # type: ignore[arg-type]
+    key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype), 0, extra)
     pipeline = k.cached(key) or k.pipeline(key, render(
         "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),
         acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",

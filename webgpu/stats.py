@@ -19,7 +19,7 @@ from ..errors import BackendUnavailable
 
 def _layers(backend: Backend) -> list[Any]:
     found = [backend]
-    while hasattr(found[-1], "inner") and isinstance(getattr(found[-1], "inner"), Backend):
+    while hasattr(found[-1], "inner") and isinstance(found[-1].inner, Backend):
         found.append(found[-1].inner)
     return found
 
