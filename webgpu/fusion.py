@@ -794,9 +794,15 @@ class _Executor:
         assert program is not None
         shape = self.nodes[kp.node].shape
         n = math.prod(shape)
-        out_dtypes = [program.steps[s].dtype for s in kp.out_steps]
+        facts = self.plan.pipelines.get(("facts", self.index))
+        if facts is None:  # what depends on the plan only, worked out once
+            out_dtypes = tuple(program.steps[s].dtype for s in kp.out_steps)
+            item_bytes = sum(map(storage_itemsize, (*program.inputs, *out_dtypes)))
+            words4 = all(storage_itemsize(d) == 4 for d in (*program.inputs, *out_dtypes))
+            facts = self.plan.pipelines[("facts", self.index)] = (out_dtypes, item_bytes, words4)
+        out_dtypes, item_bytes, words4 = facts
         # in place: decided before any view is made (a view would count as a reference)
-        inplace = [-1] * len(kp.outputs)
+        inplace = [-1] * len(out_dtypes)
         taken: set[int] = set()
         if n:
             for o, dt in enumerate(out_dtypes):
@@ -806,10 +812,14 @@ class _Executor:
                         taken.add(j)
                         break
         views = []
+        flat_all = aligned = True
         for source in kp.sources:
             g = self._source(source)
-            views.append(g if g.shape == shape else g.expanded(shape))
-        flat = tuple(v.is_contiguous for v in views)
+            v = g if g.shape == shape else g.expanded(shape)
+            views.append(v)
+            flat_all = flat_all and v.is_contiguous
+            aligned = aligned and v.offset % 4 == 0
+        flat = tuple(v.is_contiguous for v in views) if not flat_all else (True,) * len(views)
         outs = []
         for o, dt in enumerate(out_dtypes):
             j = inplace[o]
@@ -817,40 +827,41 @@ class _Executor:
                 outs.append(GpuTensor.dense(views[j].block, shape, dt))
             else:
                 outs.append(k.empty(shape, dt, "fused"))
+        results = self.results
         for node, out in zip(kp.outputs, outs, strict=True):
-            self.results[node] = out
-        vec4 = (all(flat) and n % 4 == 0 and all(v.offset % 4 == 0 for v in views)
-                and all(storage_itemsize(v.dtype) == 4 for v in views)
-                and all(storage_itemsize(dt) == 4 for dt in out_dtypes))
-        rank = len(shape)
-        layout = Layout(rank if not all(flat) else 0, flat, kp.out_steps, tuple(inplace), vec4)
-        self._saw(kp, "elementwise", sum(j >= 0 for j in inplace), vec4)
+            results[node] = out
+        vec4 = flat_all and aligned and words4 and n % 4 == 0
+        written = len(taken)
+        if self.inspections:
+            self._saw(kp, "elementwise", written, vec4)
         if not n:
             return
         stats = self.fusion.stats
         stats.fused_kernels += 1
         stats.fused_ops += len(program)
-        stats.inplace += sum(j >= 0 for j in inplace)
-        stats.bytes_moved += (sum(v.numel * storage_itemsize(v.dtype) for v in views)
-                              + sum(n * storage_itemsize(dt) for dt in out_dtypes))
-        facts = (self.index, layout.rank, flat, layout.inplace, vec4)
-        pipeline = self.plan.pipelines.get(facts)
+        stats.inplace += written
+        stats.bytes_moved += n * item_bytes
+        rank = 0 if flat_all else len(shape)
+        key_facts = (self.index, rank, flat, tuple(inplace), vec4)
+        pipeline = self.plan.pipelines.get(key_facts)
         if pipeline is None:
+            layout = Layout(rank, flat, kp.out_steps, tuple(inplace), vec4)
             key = KernelKey("fused", f"{len(program)} ops", (*program.inputs, *out_dtypes),
-                            layout.rank, (program, layout))
-            pipeline = self.plan.pipelines[facts] = self._pipeline(
+                            rank, (program, layout))
+            pipeline = self.plan.pipelines[key_facts] = self._pipeline(
                 key, lambda: fused_source(program, layout))
         else:
             stats.pipeline_hits += 1
         words = [n]
-        if not all(flat):
+        if not flat_all:
             words += shape
         words += [0] * len(outs)  # outputs are dense at offset 0
         for v, f in zip(views, flat, strict=True):
             words.append(v.offset)
             if not f:
                 words += v.strides
-        words += self._scalar_words(kp)
+        if kp.scalars:
+            words += self._scalar_words(kp)
         bindings = [k.meta(words), *(o.block.buffer for o in outs)]
         bindings += [v.block.buffer for j, v in enumerate(views) if j not in taken]
         threads = n // 4 if vec4 else n
