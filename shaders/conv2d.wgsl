@@ -12,8 +12,11 @@
 //           1 x: array<f32> (N, C_in, H, W) dense, 2 w: array<f32> (C_out, cg, KH, KW) dense,
 //           3 bias: array<f32> (C_out; any buffer when has_bias is 0),
 //           4 out: array<f32> (N, C_out, OH, OW) dense.
-// Placeholders: {{ workgroup }} (invocations per workgroup).
+// Placeholders: {{ workgroup }} (invocations per workgroup), {{ epilogue }} (module-scope WGSL
+//   defining `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i:
+//   `return v;`, or fusion's epilogue with its bindings from 5 on).
 #include "window.wgsl"
+{{ epilogue }}
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> w: array<f32>;
@@ -61,8 +64,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   }
   let plane = win.oh * win.ow;
   let obase = (n * c_out + co0) * plane + oy * win.ow + ox;
-  out[obase] = acc.x;
-  if (live > 1) { out[obase + plane] = acc.y; }
-  if (live > 2) { out[obase + 2 * plane] = acc.z; }
-  if (live > 3) { out[obase + 3 * plane] = acc.w; }
+  out[obase] = pyrite_out(acc.x, obase);
+  if (live > 1) { out[obase + plane] = pyrite_out(acc.y, obase + plane); }
+  if (live > 2) { out[obase + 2 * plane] = pyrite_out(acc.z, obase + 2 * plane); }
+  if (live > 3) { out[obase + 3 * plane] = pyrite_out(acc.w, obase + 3 * plane); }
 }

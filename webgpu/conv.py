@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from .codegen import WORKGROUP, KernelKey, render, window_words
+from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
+from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .tensor import GpuTensor
 
@@ -34,14 +35,27 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
             c_in, c_out, cg, c_out // groups]
 
 
-def _pipeline(k: Kernels, template: str, workgroup: int) -> object:
-    key = KernelKey(template, "", _F32, 0, (workgroup,))
-    return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup))
+_PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
+EPILOGUE_BINDING = 5  # the first binding of an epilogue in conv2d.wgsl
+
+
+def _pipeline(k: Kernels, template: str, workgroup: int,
+              epilogue: Epilogue | None = None) -> object:
+    if template != "conv2d":
+        key = KernelKey(template, "", _F32, 0, (workgroup,))
+        return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup))
+    extra = epilogue.key() if epilogue is not None else ()
+    key = KernelKey(template, "", _F32, 0, (workgroup, *extra))
+    code = BITS_FN + epilogue.source(EPILOGUE_BINDING) if epilogue is not None else _PLAIN_OUT
+    return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup,
+                                                   epilogue=code))
 
 
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
-           padding: Pads, dilation: Pair, groups: int) -> GpuTensor:
-    """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW)."""
+           padding: Pads, dilation: Pair, groups: int,
+           epilogue: Epilogue | None = None) -> GpuTensor:
+    """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW);
+    `epilogue` (fusion's) computes what is stored from each output value."""
     x, weight = k.contiguous(x), k.contiguous(weight)
     n, _, h, w = x.shape
     c_out, _, kh, kw = weight.shape
@@ -57,9 +71,10 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
     bias_buffer = k.contiguous(bias).block.buffer if bias is not None else weight.block.buffer
     wg = k.autotune.workgroup("conv2d", (total, weight.numel // c_out), DType.F32, WORKGROUP,
                               lambda: conv2d(k, x, weight, bias, stride, padding, dilation, groups))
-    k.launch(_pipeline(k, "conv2d", wg),
-             [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer],
-             k.grid(-(-total // wg)))
+    tail = epilogue.bindings(k) if epilogue is not None else []
+    k.launch(_pipeline(k, "conv2d", wg, epilogue),
+             [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer,
+              *tail], k.grid(-(-total // wg)))
     return out
 
 

@@ -335,3 +335,58 @@ def epilogue_source(program: Program, acc: int, result: int, batch_rank: int,
     return ("".join(sorted(preludes)) + "\n".join(decls) + """
 fn pyrite_epilogue(v: f32, z: i32, row: i32, col: i32) -> f32 {
 """ + "\n".join(body) + f"\n  return {names[result]};\n}}\n")
+
+
+def dense_epilogue_source(program: Program, acc: int, result: int, rank: int,
+                          first_binding: int) -> str:
+    """Module-scope WGSL giving a kernel with a dense output of rank `rank` the function
+    `fn pyrite_out(v: f32, i: i32) -> f32`: the value stored at linear output index i when the
+    kernel computed v there. Input `acc` of the program is v; the others are read at that
+    element through their views in the output shape. Bindings from `first_binding`: the
+    metadata `em` (shape[rank], then per other input: offset, strides[rank], then the
+    scalars), then the other inputs (read)."""
+    others = [j for j in range(len(program.inputs)) if j != acc]
+    decls = [f"@group(0) @binding({first_binding}) var<storage, read> em: array<i32>;"]
+    for n, j in enumerate(others):
+        decls.append(f"@group(0) @binding({first_binding + 1 + n}) var<storage, read> "
+                     f"ein{j}: array<{storage_type(program.inputs[j])}>;")
+    words = {j: rank + n * (rank + 1) for n, j in enumerate(others)}
+    scalar_base = rank + len(others) * (rank + 1)
+    body = ["  var r = i;"] + [f"  var p{j} = em[{words[j]}];" for j in others]
+    for d in range(rank - 1, -1, -1):
+        body.append(f"  let c{d} = r % em[{d}]; r = r / em[{d}];")
+        body += [f"  p{j} += c{d} * em[{words[j] + 1 + d}];" for j in others]
+    ins = [load(f"ein{j}[p{j}]", dt) if j != acc else "v"
+           for j, dt in enumerate(program.inputs)]
+    scalars = [scalar_read(f"em[{scalar_base + k}]", dt)
+               for k, dt in enumerate(program.scalars)]
+    lines, names, preludes = render_steps(program, ins, scalars)
+    body += lines
+    return ("".join(sorted(preludes)) + "\n".join(decls) + """
+fn pyrite_out(v: f32, i: i32) -> f32 {
+""" + "\n".join(body) + f"\n  return {names[result]};\n}}\n")
+
+
+@dataclass(frozen=True)
+class DenseEpilogue:
+    """Elementwise work a kernel with a dense output applies to each value before storing it
+    (fusion's conv epilogue): input `acc` of `program` is the value, step `result` the stored
+    one; `views` are the other inputs in the output's shape, `words` the metadata `em`."""
+
+    program: Program
+    acc: int
+    result: int
+    rank: int
+    views: tuple[object, ...]
+    words: list[int]
+
+    def key(self) -> tuple[object, ...]:
+        return ("epilogue", self.program, self.acc, self.result, self.rank)
+
+    def source(self, first_binding: int) -> str:
+        return dense_epilogue_source(self.program, self.acc, self.result, self.rank,
+                                     first_binding)
+
+    def bindings(self, k: object) -> list[object]:
+        return [k.meta(self.words),  # type: ignore[attr-defined]
+                *(v.block.buffer for v in self.views)]  # type: ignore[attr-defined]

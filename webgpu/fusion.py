@@ -39,15 +39,28 @@ from ..backend.registry import Op
 from ..data import TensorData
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable, DeviceMemoryError, PyriteError
-from . import linalg, reduction
+from . import conv, linalg, reduction
 from .codegen import WORKGROUP, KernelKey, scalar_bits, storage_itemsize, storage_type
-from .fused import INPUT, SCALAR, STEP, Layout, Program, Ref, Step, fused_source, reduce_source
+from .fused import (
+    INPUT,
+    SCALAR,
+    STEP,
+    DenseEpilogue,
+    Layout,
+    Program,
+    Ref,
+    Step,
+    fused_source,
+    reduce_source,
+)
 from .tensor import GpuTensor
 
 MAX_STREAM = 192  # nodes recorded before a flush happens by itself
 MAX_BINDINGS = 8  # storage buffers per kernel that every WebGPU device allows
 _MAX_READS = MAX_BINDINGS - 2  # a kernel's inputs besides its metadata and one output
-_HEAVY = frozenset({"reduce", "matmul"})
+_HEAVY = frozenset({"reduce", "matmul", "conv2d"})
+#: bindings a heavy kernel uses before its epilogue's metadata and inputs
+_EPILOGUE_BASE = {"matmul": 4, "conv2d": 5}
 _PLANS = 512  # stream plans kept
 
 
@@ -66,6 +79,21 @@ class Node:
         self.shape = shape
         self.index = index
         self.dim = dim
+
+
+@dataclass(frozen=True)
+class ConvOp:
+    """The parameters of a recorded conv2d (its `name` keys plans)."""
+
+    stride: tuple[int, int]
+    padding: tuple[tuple[int, int], tuple[int, int]]
+    dilation: tuple[int, int]
+    groups: int
+    bias: bool
+
+    @property
+    def name(self) -> str:
+        return f"conv2d{self.stride}{self.padding}{self.dilation}{self.groups}{self.bias}"
 
 
 class FusedTensor:
@@ -340,6 +368,33 @@ class Fusion(Backend):
         shape = batch + (a.shape[-2], b.shape[-1])
         return self._record("matmul", None, (self._leaf(ga), self._leaf(gb)), a.dtype, shape)
 
+    def conv2d(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
+               stride: Any, padding: Any, dilation: Any, groups: int) -> FusedTensor:
+        """Recorded (f32), so the elementwise ops that consume the output can run as its
+        epilogue; other dtypes take the inner backend's path."""
+        if not all(t is None or t.dtype is DType.F32 for t in (x, weight, bias)):
+            return _wrapped(self.inner.conv2d(  # type: ignore[no-any-return]
+                self._value(x), self._value(weight), None if bias is None else
+                self._value(bias), stride, padding, dilation, groups))
+        values = [self._value(x), self._value(weight)]
+        if bias is not None:
+            values.append(self._value(bias))
+        from ..backend.module_ops import conv_out_size
+        n, _, h, w = x.shape
+        c_out, _, kh, kw = weight.shape
+        padded = (h + sum(padding[0]), w + sum(padding[1]))
+        oh, ow = conv_out_size(padded, (kh, kw), stride, dilation)
+        op = ConvOp(tuple(stride), tuple(tuple(p) for p in padding),  # type: ignore[arg-type]
+                    tuple(dilation), groups, bias is not None)
+        return self._record("conv2d", op, tuple(self._leaf(v) for v in values), DType.F32,
+                            (n, c_out, oh, ow))
+
+    def conv2d_saving(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
+                      stride: Any, padding: Any, dilation: Any,
+                      groups: int) -> tuple[FusedTensor, Any]:
+        """conv2d; the webgpu kernels keep nothing for the weight gradient."""
+        return self.conv2d(x, weight, bias, stride, padding, dilation, groups), None
+
     # ---- the contract: answered here -------------------------------------------------------
     def shape(self, x: FusedTensor) -> tuple[int, ...]:
         return x.shape
@@ -578,8 +633,8 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
             kernels.append(group([n]))
         if not needed[n.index] or n.kind not in _HEAVY:
             continue
-        if n.kind == "matmul":
-            kernels.append(KernelPlan("matmul", n.index, (("l", n.args[0]), ("l", n.args[1]))))
+        if n.kind in ("matmul", "conv2d"):
+            kernels.append(KernelPlan(n.kind, n.index, tuple(("l", a) for a in n.args)))
             continue
         (arg,) = n.args
         if type(arg) is Node and arg.kind not in _HEAVY and arg.index not in cuts:
@@ -611,16 +666,17 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
         for s in kp.sources:
             uses[s] = uses.get(s, 0) + 1
     for i, kp in enumerate(kernels):
-        if kp.kind == "matmul":
+        if kp.kind in _EPILOGUE_BASE:
             kernels[i] = _with_epilogue(kp, kernels, nodes, uses, alive)
     return Plan(tuple(kernels), uses)
 
 
 def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
                    uses: dict[tuple[str, int], int], alive: tuple[int, ...]) -> KernelPlan:
-    """`kp` with the elementwise kernel that may run as its epilogue: the one group that
-    reads the product (nothing else does, nor does the program hold it), writing one f32
-    output of the product's shape, whose other inputs exist before the product runs."""
+    """`kp` (a matmul or conv2d) with the elementwise kernel that may run as its epilogue:
+    the one group that reads its result (nothing else does, nor does the program hold it),
+    writing one f32 output of the result's shape, whose other inputs exist before it runs,
+    within the binding limit."""
     m = kp.node
     source = ("h", m)
     if m in alive or uses.get(source) != 1 or nodes[m].dtype is not DType.F32:
@@ -632,7 +688,8 @@ def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
             return kp
         assert group.program is not None
         if (nodes[group.node].shape != nodes[m].shape
-                or 4 + len(group.sources) > MAX_BINDINGS  # a, b, c, params, metadata, inputs
+                # the kernel's own bindings, the epilogue's metadata and other inputs
+                or _EPILOGUE_BASE[kp.kind] + len(group.sources) > MAX_BINDINGS
                 or group.program.steps[group.out_steps[0]].dtype is not DType.F32
                 or any(kind == "h" and i > m for kind, i in group.sources)):
             return kp
@@ -668,6 +725,12 @@ class _Executor:
                     continue
                 self.results[kp.node] = linalg.matmul(self.k, a, b)
                 self._saw(kp, "matmul", 0)
+            elif kp.kind == "conv2d":
+                if kp.epilogue >= 0 and self._conv_epilogue(kp):
+                    done.add(kp.epilogue)
+                    continue
+                self.results[kp.node] = self._conv(kp, None)
+                self._saw(kp, "conv2d", 0)
             elif kp.kind == "reduce":
                 self._reduce(kp)
             else:
@@ -726,6 +789,41 @@ class _Executor:
         stats.fused_kernels += 1
         stats.fused_ops += len(program)
         self._saw(group, "matmul+epilogue", 0)
+        return True
+
+    def _conv(self, kp: KernelPlan, epilogue: DenseEpilogue | None) -> GpuTensor:
+        node = self.nodes[kp.node]
+        op: ConvOp = node.op
+        x, w, *rest = (self.leaves[s] for _, s in kp.sources)
+        return conv.conv2d(self.k, x, w, rest[0] if rest else None, op.stride, op.padding,
+                           op.dilation, op.groups, epilogue)
+
+    def _conv_epilogue(self, kp: KernelPlan) -> bool:
+        """The conv and its epilogue group as one kernel."""
+        group = self.plan.kernels[kp.epilogue]
+        program = group.program
+        assert program is not None
+        if any(d is DType.F16 for d in (*program.inputs, *program.scalars,
+                                        *(s.dtype for s in program.steps))):
+            return False
+        shape = self.nodes[kp.node].shape
+        words = list(shape)
+        views = []
+        for j, source in enumerate(group.sources):
+            if j == kp.acc:
+                continue
+            g = self._source(source)
+            v = g if g.shape == shape else g.expanded(shape)
+            words += [v.offset, *v.strides]
+            views.append(v)
+        words += self._scalar_words(group)
+        epilogue = DenseEpilogue(program, kp.acc, group.out_steps[0], len(shape), tuple(views),
+                                 words)
+        self.results[group.outputs[0]] = self._conv(kp, epilogue)
+        stats = self.fusion.stats
+        stats.fused_kernels += 1
+        stats.fused_ops += len(program)
+        self._saw(group, "conv2d+epilogue", 0)
         return True
 
     # ---- reductions ------------------------------------------------------------------------

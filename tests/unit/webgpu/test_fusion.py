@@ -630,3 +630,28 @@ def test_a_result_too_large_for_one_buffer_fails_where_it_is_asked_for(fdev) -> 
         pyrite.zeros((limit // 4 + 1,), device=fdev)
     (x,) = _on(fdev, _f32((2, 2)))
     np.testing.assert_allclose((x + 1.0).numpy(), x.numpy() + 1.0)
+
+
+def test_conv_with_an_epilogue_is_one_kernel(fdev) -> None:
+    # conv2d -> scale, shift, relu: one kernel; values as on numpy (padding, stride, groups)
+    from pyrite import activation
+    from pyrite.nn import functional
+
+    xa, wa, ba = _f32((2, 4, 9, 7)), _f32((6, 2, 3, 3)), _f32((6,))
+    x, w, b = _on(fdev, xa, wa, ba)
+    xn, wn, bn = (pyrite.tensor(a, device="numpy") for a in (xa, wa, ba))
+
+    def net(x: pyrite.Tensor, w: pyrite.Tensor, b: pyrite.Tensor) -> pyrite.Tensor:
+        y = functional.conv2d(x, w, b, stride=(2, 1), padding=1, groups=2)
+        return activation.relu(y * 2.0 - 0.5)
+
+    with fusion.inspect() as seen:
+        got = net(x, w, b).numpy()
+    assert _kinds(seen) == ["conv2d+epilogue"], seen.groups
+    _close(got, net(xn, wn, bn).numpy(), rtol=1e-4, atol=1e-5)
+    # the conv output held by the program: written as it is, the epilogue runs on its own
+    with fusion.inspect() as seen:
+        y = functional.conv2d(x, w, b, stride=(2, 1), padding=1, groups=2)
+        z = activation.relu(y).numpy()
+    assert "conv2d" in _kinds(seen)
+    _close(z, np.maximum(y.numpy(), 0))
