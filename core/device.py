@@ -43,6 +43,12 @@ def _lazy(ep: object) -> Callable[[], Backend]:
     return build
 
 
+def decorator_names() -> list[str]:
+    """Names of the registered decorators (`autodiff`, and `fusion` once pyrite.webgpu is
+    imported)."""
+    return sorted(_DECORATORS)
+
+
 def backend_names() -> list[str]:
     """Names of the base backends: registered ones and those installed packages declare."""
     _discover()

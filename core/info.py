@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .coverage import BURN_OPS, coverage
-from .device import backend_names, device
+from .device import backend_names, decorator_names, device
 
 
 def _try(name: str) -> tuple[Any, str]:
@@ -30,7 +30,8 @@ def report_backends() -> str:
         if callable(adapters):
             for key, value in adapters().items():
                 lines.append(f"      {key}: {value}")
-    lines.append("Decorators: autodiff<NAME> (e.g. autodiff<numpy>)")
+    names = ", ".join(f"{d}<NAME>" for d in decorator_names())
+    lines.append(f"Decorators: {names} (e.g. autodiff<numpy>)")
     return "\n".join(lines)
 
 

@@ -418,6 +418,13 @@ class Fusion(Backend):
         self.flush()
         self.inner.sync()
 
+    def adapter_info(self) -> dict[str, object]:
+        """The inner backend's adapters, and that ops are fused here."""
+        found: dict[str, object] = self.inner.adapter_info()
+        found["fusion"] = "on: elementwise ops fused into generated kernels (PYRITE_FUSION=off " \
+                          "runs one kernel per op)"
+        return found
+
     def reset(self, runtime: Any = None) -> None:
         """Drop the device (after a DeviceLostError) and everything recorded on it; see
         `WebGpu.reset`."""
