@@ -251,18 +251,18 @@ class Module:
         return self.map(load)
 
     def save_file(self, path: PathLike, recorder: FileRecorder | None = None) -> Path:
-        """Save the record with `recorder` (default: named MessagePack, full precision);
-        returns the path written (the recorder adds its extension when `path` has none)."""
-        from ..record import DefaultFileRecorder
-        rec = DefaultFileRecorder() if recorder is None else recorder
+        """Save the record with `recorder` (default: named MessagePack, full precision, or
+        safetensors for a path ending in `.safetensors`); returns the path written (the recorder
+        adds its extension when `path` has none)."""
+        rec = _recorder_for(path, recorder)
         return rec.save(self.into_record(), path, item_type=type(self).__name__)
 
     def load_file(self, path: PathLike, recorder: FileRecorder | None = None,
                   device: Backend | str | None = None) -> Self:
         """A new module with the params saved at `path` (see `load_record`), on `device` when
-        given, else where this module's params are."""
-        from ..record import DefaultFileRecorder
-        rec = DefaultFileRecorder() if recorder is None else recorder
+        given, else where this module's params are. A path ending in `.safetensors` is read
+        as safetensors when no recorder is given; its tensors are matched by dotted path."""
+        rec = _recorder_for(path, recorder)
         target = rec.path_for(path)
         if not target.exists():
             raise RecordError(f"{target}: no such file; save one with module.save_file(...) or "
@@ -274,6 +274,17 @@ class Module:
     def __repr__(self) -> str:
         from .display import render
         return render(self)
+
+
+def _recorder_for(path: PathLike, recorder: FileRecorder | None) -> FileRecorder:
+    """`recorder`, else safetensors for a `.safetensors` path, else the default recorder."""
+    if recorder is not None:
+        return recorder
+    if os.fspath(path).lower().endswith(".safetensors"):
+        from ..interop.safetensors import SafetensorsFileRecorder
+        return SafetensorsFileRecorder()
+    from ..record import DefaultFileRecorder
+    return DefaultFileRecorder()
 
 
 def _checked(path: str, value: object) -> Param:
