@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ..backend.registry import Op
 from ..dtype import DType, Kind
 from ..errors import DTypeError, PyriteError
 
@@ -117,6 +118,27 @@ def nan_test(var: str, dtype: DType) -> str:
     if dtype.kind is Kind.FLOAT:
         return f"((bitcast<u32>({var}) & 0x7fffffffu) > 0x7f800000u)"
     return "false"
+
+
+def op_expression(op: Op, dtype: DType, args: tuple[str, ...]) -> tuple[str, str]:
+    """The registry's WGSL for `op` on operands of `dtype` named `args`, and its prelude."""
+    expr = op.wgsl_int if dtype.kind is Kind.INT and op.wgsl_int else op.wgsl
+    names = ("{x}",) if op.arity == 1 else ("{a}", "{b}")
+    values = list(args)
+    if dtype.kind is Kind.INT and op.wgsl_int is None and op.prelude and op.out_kind is None:
+        # the helper (pow) is written for f32: run it in f32 and round back, exact for
+        # results below 2^24 (numpy's integer power is exact; larger results would overflow i32
+        # in practice anyway)
+        values = [f"f32({a})" for a in values]
+        expr = f"i32(round({expr}))"
+    for name, value in zip(names, values, strict=True):
+        expr = expr.replace(name, value)
+    if op.arity == 1 and dtype.kind is Kind.FLOAT and op.out_kind is None:
+        # WGSL leaves a builtin's result on NaN indeterminate (SwiftShader's exp(NaN) is inf):
+        # a NaN input gives NaN, as in numpy
+        expr = f"select({expr}, {args[0]}, {nan_test(args[0], dtype)})"
+    return expr, op.prelude
+
 
 
 #: f32 from its bits at run time. Tint (Chrome's WGSL compiler) rejects a constant expression

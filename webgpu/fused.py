@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backend.registry import REGISTRY, Op
-from ..dtype import DType, Kind
+from ..backend.registry import REGISTRY
+from ..dtype import DType
 from .codegen import (
     WORKGROUP,
     compute_type,
@@ -20,7 +20,7 @@ from .codegen import (
     header,
     identity,
     load,
-    nan_test,
+    op_expression,
     scalar_read,
     storage_type,
     store,
@@ -51,26 +51,6 @@ class Program:
 
     def __len__(self) -> int:
         return len(self.steps)
-
-
-def op_expression(op: Op, dtype: DType, args: tuple[str, ...]) -> tuple[str, str]:
-    """The registry's WGSL for `op` on operands of `dtype` named `args`, and its prelude."""
-    expr = op.wgsl_int if dtype.kind is Kind.INT and op.wgsl_int else op.wgsl
-    names = ("{x}",) if op.arity == 1 else ("{a}", "{b}")
-    values = list(args)
-    if dtype.kind is Kind.INT and op.wgsl_int is None and op.prelude and op.out_kind is None:
-        # the helper (pow) is written for f32: run it in f32 and round back, exact for
-        # results below 2^24 (numpy's integer power is exact; larger results would overflow i32
-        # in practice anyway)
-        values = [f"f32({a})" for a in values]
-        expr = f"i32(round({expr}))"
-    for name, value in zip(names, values, strict=True):
-        expr = expr.replace(name, value)
-    if op.arity == 1 and dtype.kind is Kind.FLOAT and op.out_kind is None:
-        # WGSL leaves a builtin's result on NaN indeterminate (SwiftShader's exp(NaN) is inf):
-        # a NaN input gives NaN, as in numpy
-        expr = f"select({expr}, {args[0]}, {nan_test(args[0], dtype)})"
-    return expr, op.prelude
 
 
 def _rounded(expr: str, dtype: DType) -> str:
@@ -299,47 +279,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 """)
 
 
-# ---- a matmul epilogue -----------------------------------------------------------------------
-def epilogue_source(program: Program, acc: int, result: int, batch_rank: int,
-                    first_binding: int) -> str:
-    """Module-scope WGSL giving a matmul kernel `fn pyrite_epilogue(v: f32, z: i32, row: i32,
-    col: i32) -> f32`: the value stored at (batch z, row, col) when the product there is v.
-
-    Input `acc` of the program is the product; the others are read at that element through
-    their views in the output shape. Bindings from `first_binding`: the metadata `em`
-    (batch_shape[batch_rank], then per other input: offset, strides[batch_rank + 2], then the
-    scalars), then the other inputs (read).
-    """
-    others = [j for j in range(len(program.inputs)) if j != acc]
-    decls = [f"@group(0) @binding({first_binding}) var<storage, read> em: array<i32>;"]
-    for n, j in enumerate(others):
-        decls.append(f"@group(0) @binding({first_binding + 1 + n}) var<storage, read> "
-                     f"ein{j}: array<{storage_type(program.inputs[j])}>;")
-    rank = batch_rank + 2
-    words = {j: batch_rank + n * (rank + 1) for n, j in enumerate(others)}
-    scalar_base = batch_rank + len(others) * (rank + 1)
-    body = ["  var r = z;"]
-    for j in others:
-        w = words[j]
-        body.append(f"  var p{j} = em[{w}] + row * em[{w + 1 + batch_rank}] "
-                    f"+ col * em[{w + 2 + batch_rank}];")
-    for d in range(batch_rank - 1, -1, -1):
-        body.append(f"  let c{d} = r % em[{d}]; r = r / em[{d}];")
-        body += [f"  p{j} += c{d} * em[{words[j] + 1 + d}];" for j in others]
-    ins = [load(f"ein{j}[p{j}]", dt) if j != acc else "v"
-           for j, dt in enumerate(program.inputs)]
-    scalars = [scalar_read(f"em[{scalar_base + k}]", dt)
-               for k, dt in enumerate(program.scalars)]
-    lines, names, preludes = render_steps(program, ins, scalars)
-    body += lines
-    return ("".join(sorted(preludes)) + "\n".join(decls) + """
-fn pyrite_epilogue(v: f32, z: i32, row: i32, col: i32) -> f32 {
-""" + "\n".join(body) + f"\n  return {names[result]};\n}}\n")
-
-
+# ---- an epilogue: what a matmul or conv kernel stores ----------------------------------------
 def dense_epilogue_source(program: Program, acc: int, result: int, rank: int,
                           first_binding: int) -> str:
-    """Module-scope WGSL giving a kernel with a dense output of rank `rank` the function
+    """Module-scope WGSL giving a kernel with a dense output of rank `rank` (a matmul, a conv)
+    the function
     `fn pyrite_out(v: f32, i: i32) -> f32`: the value stored at linear output index i when the
     kernel computed v there. Input `acc` of the program is v; the others are read at that
     element through their views in the output shape. Bindings from `first_binding`: the
@@ -370,8 +314,9 @@ fn pyrite_out(v: f32, i: i32) -> f32 {
 @dataclass(frozen=True)
 class DenseEpilogue:
     """Elementwise work a kernel with a dense output applies to each value before storing it
-    (fusion's conv epilogue): input `acc` of `program` is the value, step `result` the stored
-    one; `views` are the other inputs in the output's shape, `words` the metadata `em`."""
+    (fusion's matmul and conv epilogues): input `acc` of `program` is the value, step
+    `result` the stored one; `views` are the other inputs in the output's shape, `words` the
+    metadata `em`."""
 
     program: Program
     acc: int

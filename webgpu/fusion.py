@@ -769,50 +769,15 @@ class _Executor:
                                 "outputs": len(kp.outputs) or 1, "inplace": inplace,
                                 "vec4": vec4, "shape": self.nodes[kp.node].shape})
 
-    def _matmul_epilogue(self, kp: KernelPlan, a: GpuTensor, b: GpuTensor) -> bool:
-        """The product and its epilogue group as one kernel; False where the matmul kernels
-        take no epilogue (then both run as planned)."""
-        group = self.plan.kernels[kp.epilogue]
-        program = group.program
-        assert program is not None
-        shape = self.nodes[kp.node].shape
-        batch = shape[:-2]
-        words = list(batch)
-        views = []
-        for j, source in enumerate(group.sources):
-            if j == kp.acc:
-                continue
-            g = self._source(source)
-            v = g if g.shape == shape else g.expanded(shape)
-            words += [v.offset, *v.strides]
-            views.append(v)
-        words += self._scalar_words(group)
-        epilogue = linalg.Epilogue(program, kp.acc, group.out_steps[0], tuple(views), words)
-        out = linalg.matmul_epilogue(self.k, a, b, epilogue)
-        if out is None:
-            return False
-        self.results[group.outputs[0]] = out
-        stats = self.fusion.stats
-        stats.fused_kernels += 1
-        stats.fused_ops += len(program)
-        self._saw(group, "matmul+epilogue", 0)
-        return True
-
-    def _conv(self, kp: KernelPlan, epilogue: DenseEpilogue | None) -> GpuTensor:
-        node = self.nodes[kp.node]
-        op: ConvOp = node.op
-        x, w, *rest = (self.leaves[s] for _, s in kp.sources)
-        return conv.conv2d(self.k, x, w, rest[0] if rest else None, op.stride, op.padding,
-                           op.dilation, op.groups, epilogue)
-
-    def _conv_epilogue(self, kp: KernelPlan) -> bool:
-        """The conv and its epilogue group as one kernel."""
+    def _epilogue(self, kp: KernelPlan) -> DenseEpilogue | None:
+        """The epilogue group of a matmul or conv2d as the kernel's store step; None where
+        it computes in f16 (the two kernels are f32 only: both then run as planned)."""
         group = self.plan.kernels[kp.epilogue]
         program = group.program
         assert program is not None
         if any(d is DType.F16 for d in (*program.inputs, *program.scalars,
                                         *(s.dtype for s in program.steps))):
-            return False
+            return None
         shape = self.nodes[kp.node].shape
         words = list(shape)
         views = []
@@ -824,14 +789,40 @@ class _Executor:
             words += [v.offset, *v.strides]
             views.append(v)
         words += self._scalar_words(group)
-        epilogue = DenseEpilogue(program, kp.acc, group.out_steps[0], len(shape), tuple(views),
-                                 words)
-        self.results[group.outputs[0]] = self._conv(kp, epilogue)
+        return DenseEpilogue(program, kp.acc, group.out_steps[0], len(shape), tuple(views),
+                             words)
+
+    def _with_epilogue(self, kp: KernelPlan, out: GpuTensor | None) -> bool:
+        """Book the epilogue group's output, computed by `kp`'s kernel (False: not run)."""
+        if out is None:
+            return False
+        group = self.plan.kernels[kp.epilogue]
+        self.results[group.outputs[0]] = out
         stats = self.fusion.stats
         stats.fused_kernels += 1
-        stats.fused_ops += len(program)
-        self._saw(group, "conv2d+epilogue", 0)
+        stats.fused_ops += len(group.program)  # type: ignore[arg-type]
+        self._saw(group, f"{kp.kind}+epilogue", 0)
         return True
+
+    def _matmul_epilogue(self, kp: KernelPlan, a: GpuTensor, b: GpuTensor) -> bool:
+        """The product and its epilogue group as one kernel; False where the matmul kernels
+        take no epilogue (then both run as planned)."""
+        epilogue = self._epilogue(kp)
+        out = None if epilogue is None else linalg.matmul_epilogue(self.k, a, b, epilogue)
+        return self._with_epilogue(kp, out)
+
+    def _conv(self, kp: KernelPlan, epilogue: DenseEpilogue | None) -> GpuTensor:
+        node = self.nodes[kp.node]
+        op: ConvOp = node.op
+        x, w, *rest = (self.leaves[s] for _, s in kp.sources)
+        return conv.conv2d(self.k, x, w, rest[0] if rest else None, op.stride, op.padding,
+                           op.dilation, op.groups, epilogue)
+
+    def _conv_epilogue(self, kp: KernelPlan) -> bool:
+        """The conv and its epilogue group as one kernel."""
+        epilogue = self._epilogue(kp)
+        out = None if epilogue is None else self._conv(kp, epilogue)
+        return self._with_epilogue(kp, out)
 
     # ---- reductions ------------------------------------------------------------------------
     def _reduce(self, kp: KernelPlan) -> None:

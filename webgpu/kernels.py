@@ -25,7 +25,7 @@ from .codegen import (
     Operand,
     convert,
     elementwise_source,
-    nan_test,
+    op_expression,
     scalar_bits,
     storage_itemsize,
 )
@@ -174,18 +174,4 @@ class Kernels:
 
 def _expression(op: Op, dtype: DType, names: tuple[str, ...]) -> tuple[str, str]:
     """The registry's WGSL for `op` on `dtype`, its operands renamed v0, v1, ..."""
-    expr = op.wgsl_int if dtype.kind is Kind.INT and op.wgsl_int else op.wgsl
-    args = [f"v{i}" for i in range(len(names))]
-    if dtype.kind is Kind.INT and op.wgsl_int is None and op.prelude and op.out_kind is None:
-        # the helper (pow) is written for f32: run it in f32 and round back, exact for
-        # results below 2^24 (numpy's integer power is exact; larger results would overflow i32
-        # in practice anyway)
-        args = [f"f32({a})" for a in args]
-        expr = f"i32(round({expr}))"
-    for name, arg in zip(names, args, strict=True):
-        expr = expr.replace(name, arg)
-    if op.arity == 1 and dtype.kind is Kind.FLOAT and op.out_kind is None:
-        # WGSL leaves a builtin's result on NaN indeterminate (SwiftShader's exp(NaN) is inf):
-        # a NaN input gives NaN, as in numpy
-        expr = f"select({expr}, v0, {nan_test('v0', dtype)})"
-    return expr, op.prelude
+    return op_expression(op, dtype, tuple(f"v{i}" for i in range(len(names))))

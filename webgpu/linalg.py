@@ -9,12 +9,10 @@ batches) runs `shaders/matmul_naive.wgsl`, which reads any strided view directly
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..dtype import DType
 from . import matmul_config
 from .codegen import BITS_FN, KernelKey, compute_type, header, load, render, storage_type, store
-from .fused import Program, epilogue_source
+from .fused import DenseEpilogue
 from .kernels import Kernels
 from .tensor import GpuTensor, contiguous_strides
 
@@ -22,40 +20,13 @@ TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is a
 EPILOGUE_BINDING = 4  # the first binding of an epilogue, in both matmul kernels
 
 
-@dataclass(frozen=True)
-class Epilogue:
-    """Elementwise work applied to each product element before it is stored (`fusion.py`):
-    input `acc` of `program` is the product, step `result` the stored value; `views` are the
-    other inputs in the output's shape and `words` the epilogue metadata (see
-    `fused.epilogue_source`)."""
-
-    program: Program
-    acc: int
-    result: int
-    views: tuple[GpuTensor, ...]
-    words: list[int]
-
-    def key(self, batch_rank: int) -> tuple[object, ...]:
-        return (self.program, self.acc, self.result, batch_rank)
-
-    def source(self, batch_rank: int) -> str:
-        return epilogue_source(self.program, self.acc, self.result, batch_rank,
-                               EPILOGUE_BINDING)
-
-    def bindings(self, k: Kernels) -> list[object]:
-        return [k.meta(self.words), *(v.block.buffer for v in self.views)]
-
-
 def matmul_epilogue(k: Kernels, a: GpuTensor, b: GpuTensor,
-                    epilogue: Epilogue) -> GpuTensor | None:
-    """`epilogue(a @ b)` as one kernel, or None where that is not offered (not f32, f16 in the
-    epilogue, an empty product): the caller then runs the two apart."""
-    program = epilogue.program
-    dtypes = {*program.inputs, *program.scalars, *(s.dtype for s in program.steps)}
+                    epilogue: DenseEpilogue) -> GpuTensor | None:
+    """`epilogue(a @ b)` as one kernel, or None where that is not offered (not f32, an empty
+    product): the caller then runs the two apart."""
     batch = tuple(max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True))
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if (a.dtype is not DType.F32 or b.dtype is not DType.F32 or DType.F16 in dtypes
-            or m * n * inner == 0):
+    if a.dtype is not DType.F32 or b.dtype is not DType.F32 or m * n * inner == 0:
         return None
     if m * n * inner >= TILED_MIN_WORK:
         done = _tiled(k, a, b, batch, epilogue)
@@ -92,7 +63,7 @@ def _batch_stride(t: GpuTensor) -> int | None:
 
 
 def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
-           epilogue: Epilogue | None = None) -> GpuTensor | None:
+           epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     views = []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
@@ -115,8 +86,8 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     code = ""
     if epilogue is not None:
         bindings += epilogue.bindings(k)
-        extra = epilogue.key(len(batch))
-        code = BITS_FN + epilogue.source(len(batch))
+        extra = epilogue.key()
+        code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool) -> None:
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
@@ -131,7 +102,7 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
 
 
 def _naive(k: Kernels, a: GpuTensor, b: GpuTensor,
-           epilogue: Epilogue | None = None) -> GpuTensor:
+           epilogue: DenseEpilogue | None = None) -> GpuTensor:
     """a (batch..., m, k) @ b (batch..., k, n), both already expanded to the batch shape."""
     batch = a.shape[:-2]
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -140,9 +111,9 @@ def _naive(k: Kernels, a: GpuTensor, b: GpuTensor,
     enable, value = header((a.dtype,)), "acc"
     extra: tuple[object, ...] = ()
     if epilogue is not None:
-        enable += epilogue.source(len(batch))
-        value = "pyrite_epilogue(acc, batch, row, col)"
-        extra = epilogue.key(len(batch))
+        enable += epilogue.source(EPILOGUE_BINDING)
+        value = "pyrite_out(acc, (batch * m + row) * n + col)"
+        extra = epilogue.key()
     key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype), 0, extra)
     pipeline = k.cached(key) or k.pipeline(key, render(
         "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),

@@ -377,10 +377,10 @@ def _template() -> str:
 _STORE_EPILOGUE_ALIGNED = """\
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row < p.m && col < p.n) {
-        let z = i32(base / max(p.stride_c, 1u));
+        let i = base + row * p.n + col;
         var w = v;
         for (var e = 0u; e < 4u; e++) {
-            w[e] = pyrite_epilogue(v[e], z, i32(row), i32(col + e));
+            w[e] = pyrite_out(v[e], i32(i + e));
         }
         c[(base + row * p.n + col) / 4u] = w;
     }
@@ -389,11 +389,10 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 _STORE_EPILOGUE_SCALAR = """\
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row < p.m) {
-        let z = i32(base / max(p.stride_c, 1u));
         let i = base + row * p.n + col;
         for (var e = 0u; e < 4u; e++) {
             if (col + e < p.n) {
-                c[i + e] = pyrite_epilogue(v[e], z, i32(row), i32(col + e));
+                c[i + e] = pyrite_out(v[e], i32(i + e));
             }
         }
     }
@@ -402,7 +401,8 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 
 def _io_fns(aligned: bool, epilogue: str) -> str:
     """The load/store functions; with an `epilogue` (module-scope WGSL defining
-    `pyrite_epilogue(v, z, row, col) -> f32`), every stored value goes through it first."""
+    `pyrite_out(v, i) -> f32`, i the element's index in c), every stored value goes through
+    it first."""
     io = _IO_ALIGNED if aligned else _IO_SCALAR
     if not epilogue:
         return io
@@ -413,8 +413,8 @@ def _io_fns(aligned: bool, epilogue: str) -> str:
 @lru_cache(maxsize=64)
 def render(cfg: TileConfig, aligned: bool, epilogue: str = "") -> str:
     """WGSL for `cfg`; `aligned` selects vec4 storage access (see `is_aligned`); `epilogue`
-    is module-scope WGSL defining `pyrite_epilogue(v: f32, z: i32, row: i32, col: i32) -> f32`,
-    applied to every element before it is stored (fusion's matmul epilogue), or empty."""
+    is module-scope WGSL defining `pyrite_out(v: f32, i: i32) -> f32` (i: the element's index
+    in c, dense), applied to every element before it is stored (fusion's epilogue), or empty."""
     values: dict[str, object] = {
         "BM": cfg.bm,
         "BN": cfg.bn,
