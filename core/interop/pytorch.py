@@ -249,14 +249,18 @@ def _rebuild_parameter(data: object, *_: object) -> object:
     return data
 
 
+#: what a malformed or truncated pickle raises while it is read
+_PICKLE_ERRORS = (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
+                  AttributeError, struct.error, MemoryError, RecursionError)
+
+
 def _unpickle(data: bytes, source: str, storage: Callable[[tuple[Any, ...]], _Storage],
               big_endian: bool = False) -> Any:
     try:
         return _Unpickler(io.BytesIO(data), source, storage, big_endian).load()
     except RecordError:
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
-            AttributeError, struct.error, MemoryError, RecursionError) as err:
+    except _PICKLE_ERRORS as err:
         raise _err(source, f"the pickle is invalid or truncated ({type(err).__name__}: "
                            f"{err})") from err
 
@@ -336,8 +340,7 @@ def _read_legacy(data: bytes, source: str) -> Any:
             return _LegacyUnpickler(stream, source, storage).load()
         except RecordError:
             raise
-        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
-                AttributeError, struct.error, MemoryError, RecursionError) as err:
+        except _PICKLE_ERRORS as err:
             raise _err(source, f"the pickle at byte {start} is invalid or truncated "
                                f"({type(err).__name__}: {err})") from err
 
