@@ -66,3 +66,8 @@ def op_error(cls: type[PyriteError], op: str, message: str) -> PyriteError:
 class DeviceLostError(PyriteError, RuntimeError):
     """The GPU device was lost (driver reset, device destroyed, a failed submit or readback):
     its tensors are gone; build a new backend and reload what was saved."""
+
+
+class OnnxError(PyriteError, ValueError):
+    """An ONNX file pyrite cannot read or run: names the file, and the node where one is at
+    fault (its name, op type and opset)."""

@@ -1,0 +1,79 @@
+"""Helpers the operator functions share: host numbers out of values, axes, dtypes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ....data import TensorData
+from ....dtype import DType
+from ....tensor import Tensor
+
+
+def ints(value: Any) -> list[int] | None:
+    """A host value (list, tuple, int, TensorData or a tensor) as a list of ints; None stays
+    None. A device tensor is read back, which the runtime avoids by keeping such values on the
+    host."""
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        value = value.to_data()
+    if isinstance(value, TensorData):
+        value = value.values()
+    if isinstance(value, (int, float)):
+        return [int(value)]
+    return [int(v) for v in value]
+
+
+def floats(value: Any) -> list[float] | None:
+    """Like `ints`, as floats."""
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        value = value.to_data()
+    if isinstance(value, TensorData):
+        value = value.values()
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    return [float(v) for v in value]
+
+
+def scalar(value: Any) -> float | int | bool | None:
+    """A one-element host value as a Python number (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        value = value.to_data()
+    if isinstance(value, TensorData):
+        vals = value.values()
+        if len(vals) != 1:
+            raise ValueError(f"expected a single value, got shape {list(value.shape)}")
+        return vals[0]  # type: ignore[no-any-return]
+    if isinstance(value, Sequence):
+        return scalar(value[0]) if len(value) == 1 else None
+    return value  # type: ignore[no-any-return]
+
+
+def axis(a: int, rank: int) -> int:
+    """An ONNX axis (negative counts from the end) as a dim in 0..rank-1."""
+    if not -rank <= a < max(rank, 1):
+        raise ValueError(f"axis {a} is out of range for rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def axes(values: Sequence[int] | None, rank: int) -> list[int]:
+    """Normalised, sorted, distinct axes (None: every axis)."""
+    if values is None:
+        return list(range(rank))
+    return sorted({axis(a, rank) for a in values})
+
+
+def dtype_of(onnx_code: int) -> DType:
+    from ..graph import onnx_dtype, type_name
+    dt = onnx_dtype(onnx_code)
+    if dt is None:
+        raise ValueError(f"element type {type_name(onnx_code)} is not supported")
+    return dt
+
+
+__all__ = ["axes", "axis", "dtype_of", "floats", "ints", "scalar"]
