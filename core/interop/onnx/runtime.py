@@ -154,9 +154,25 @@ class OnnxModel(Module):
     def run(self, feeds: dict[str, Tensor], outputs: Iterable[str] | None = None
             ) -> list[Tensor]:
         """The named outputs (default: the graph's) for the given inputs."""
-        graph, frozen = self.graph, self._onnx
+        env, on_host = self.execute(feeds)
+        dev = self._current_device()
+        wanted = list(outputs) if outputs is not None else self.output_names
+        out = []
+        for name in wanted:
+            if name not in env:
+                raise OnnxError(f"{self.graph.source}: no value named {name!r}")
+            v = env[name]
+            out.append(_move(v, dev) if name in on_host else v)
+        return out
+
+    def _current_device(self) -> Backend:
         devices = self.devices()
-        dev = devices[0] if devices else self._device
+        return devices[0] if devices else self._device
+
+    def execute(self, feeds: dict[str, Tensor]) -> tuple[dict[str, Any], set[str]]:
+        """Run every node: all values by name, and the names of those kept on the host."""
+        graph, frozen = self.graph, self._onnx
+        dev = self._current_device()
         hostdev = host_device() or dev
         env: dict[str, Any] = {}
         on_host: set[str] = set()
@@ -176,7 +192,7 @@ class OnnxModel(Module):
             if undefined:
                 raise OnnxError(f"{graph.source}: {node.label(graph.opset)} reads "
                                 f"{', '.join(undefined)}, which no earlier node produced")
-            host = spec.name in ("Shape", "Size") or all(n in on_host for n in names)
+            host = spec.name in HOST_OPS or all(n in on_host for n in names)
             args: list[Any] = []
             for i, n in enumerate(node.inputs):
                 if not n:
@@ -196,14 +212,11 @@ class OnnxModel(Module):
                     env[name] = value
                     if host:
                         on_host.add(name)
-        wanted = list(outputs) if outputs is not None else self.output_names
-        out = []
-        for name in wanted:
-            if name not in env:
-                raise OnnxError(f"{graph.source}: no value named {name!r}")
-            v = env[name]
-            out.append(_move(v, dev) if name in on_host and host_device() is not None else v)
-        return out
+        return env, on_host
+
+
+#: operators whose result is always a host value (they read only a tensor's shape)
+HOST_OPS = frozenset({"Shape", "Size"})
 
 
 #: what a dtype a device lacks is stored as (webgpu has no 64-bit types)

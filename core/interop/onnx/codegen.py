@@ -1,0 +1,687 @@
+"""`pyrite import-onnx`: an ONNX graph as a readable Python module plus a pyrite record.
+
+The generated module is a `Module` subclass. Where a node matches a pyrite layer it becomes one
+(Conv -> `nn.Conv2d`, Gemm or MatMul(+Add) with constant weights -> `nn.Linear`,
+BatchNormalization -> `nn.BatchNorm`, LayerNormalization -> `nn.LayerNorm`, 2-d pools ->
+`nn.MaxPool2d`/`nn.AvgPool2d`); activations, arithmetic, reshapes and the like become tensor
+methods and operators; anything else calls the same operator function the runtime uses
+(`O.Resize(...)`). The weights go to a record the module loads.
+
+Shape arithmetic is folded: the graph is traced once on the host with inputs of the declared
+shapes, and every value that depends only on constants and static shapes becomes a literal
+(`x.reshape([1, 1000])` instead of Shape/Gather/Concat chains). A symbolic input dim (`batch`)
+is traced twice with different sizes; what changes with it stays computed at run time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pprint
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...data import TensorData
+from ...errors import OnnxError
+from ...module import Module, Param
+from ...tensor import Tensor
+from .graph import Graph, Node
+from .registry import OPS
+from .runtime import OnnxModel, identifier
+
+PathLike = str | os.PathLike[str]
+#: a folded value with at most this many elements is written as a literal
+LITERAL_LIMIT = 64
+WIDTH = 99
+_ACTIVATIONS = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh"}
+_OPERATORS = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
+_RECORDERS = {"bin": ("BinFileRecorder", ".bin"), "bin-gz": ("BinGzFileRecorder", ".bin.gz"),
+              "mpk": ("NamedMpkFileRecorder", ".mpk"),
+              "mpk-gz": ("NamedMpkGzFileRecorder", ".mpk.gz"),
+              "json": ("PrettyJsonFileRecorder", ".json"),
+              "json-gz": ("JsonGzFileRecorder", ".json.gz")}
+_PRECISIONS = {"full": "FullPrecision", "half": "HalfPrecision", "double": "DoublePrecision"}
+
+
+@dataclass
+class Generated:
+    """What `generate` makes: the module's source and its weights by param path."""
+
+    source: str
+    class_name: str
+    weights: dict[str, TensorData] = field(default_factory=dict)
+    trainable: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass
+class ImportResult:
+    """Where `import_onnx` wrote the module and its record."""
+
+    module_path: Path
+    record_path: Path
+    class_name: str
+
+
+@dataclass
+class _Trace:
+    values: dict[str, Any]
+    static: set[str]  # host values that are the same whatever the symbolic dims are
+    shapes: dict[str, tuple[int, ...]]
+    fixed: set[str]  # values whose shape is the same whatever the symbolic dims are
+    varying: dict[str, list[int]]  # the dims of each value's shape that follow them
+
+
+def _feed_shapes(graph: Graph, given: dict[str, Sequence[int]] | None, symbolic: int,
+                 batch: bool) -> dict[str, tuple[int, ...]]:
+    out: dict[str, tuple[int, ...]] = {}
+    for v in graph.feeds:
+        if given and v.name in given:
+            out[v.name] = tuple(int(d) for d in given[v.name])
+            continue
+        if v.shape is None:
+            raise OnnxError(f"{graph.source}: input {v.name!r} has no declared shape; give one "
+                            f"with --input-shape {v.name}=1,3,224,224")
+        out[v.name] = tuple(symbolic if (batch and i == 0) or not isinstance(d, int) or d <= 0
+                            else d for i, d in enumerate(v.shape))
+    return out
+
+
+def trace(graph: Graph, given: dict[str, Sequence[int]] | None = None, *,
+          batch: bool = True) -> _Trace:
+    """Run `graph` on the host with zero inputs; say which host values are static.
+
+    With `batch`, the leading dim of every input is a batch size the code must not fix.
+    """
+    from ...creation import zeros
+
+    model = OnnxModel(graph, "numpy")
+
+    def run(symbolic: int) -> tuple[dict[str, Any], set[str]]:
+        feeds = {}
+        for v in graph.feeds:
+            shape = _feed_shapes(graph, given, symbolic, batch)[v.name]
+            feeds[v.name] = zeros(shape, device="numpy", dtype=v.dtype or "f32")
+        try:
+            return model.execute(feeds)
+        except Exception as exc:
+            raise OnnxError(f"{graph.source}: tracing the graph with zero inputs of the "
+                            f"declared shapes failed: {exc}") from exc
+
+    values, on_host = run(1)
+    shapes = {n: tuple(v.shape) for n, v in values.items() if isinstance(v, Tensor)}
+    static, fixed = set(on_host), set(shapes)
+    symbolic = batch or any(not isinstance(d, int) or d <= 0 for v in graph.feeds
+                            if not (given and v.name in given) for d in (v.shape or ()))
+    varying: dict[str, list[int]] = {}
+    if symbolic:
+        other, _ = run(2)
+        static = {n for n in on_host if _same(values[n], other.get(n))}
+        for n, shape in shapes.items():
+            o = other.get(n)
+            if isinstance(o, Tensor) and len(o.shape) == len(shape):
+                varying[n] = [i for i, (a, b) in enumerate(zip(shape, o.shape, strict=True))
+                              if a != b]
+        fixed = {n for n, dims in varying.items() if not dims}
+    return _Trace(values, static, shapes, fixed, varying)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.shape != b.shape:
+        return False
+    return bool(a.to_data().values() == b.to_data().values())
+
+
+def _literal(value: Any) -> Any:
+    """A host tensor as a Python literal (nested lists, or a scalar for rank 0)."""
+    data = value.to_data() if isinstance(value, Tensor) else value
+    return data.to_list()
+
+
+class _Writer:
+    """Builds the generated class: layer lines for __init__, statements for forward."""
+
+    def __init__(self, graph: Graph, tr: _Trace, class_name: str) -> None:
+        self.g, self.tr, self.class_name = graph, tr, class_name
+        self.init: list[str] = []
+        self.body: list[str] = []
+        self.attrs: set[str] = set()
+        self.locals: set[str] = {"self", "dev", "pyrite", "nn", "O", "activation", "cat"}
+        self.expr: dict[str, str] = {}  # ONNX value -> Python expression (a tensor)
+        self.weights: dict[str, TensorData] = {}
+        self.trainable: dict[str, bool] = {}
+        self.uses = graph.consumers()
+        self.outputs = {v.name for v in graph.outputs}
+        self.absorbed: set[str] = set()  # nodes folded into a previous layer
+        self.needs_dev = False
+
+    # ---- values ------------------------------------------------------------------------------
+    def local(self, onnx_name: str) -> str:
+        name = identifier(onnx_name, self.locals)
+        self.expr[onnx_name] = name
+        return name
+
+    def is_static(self, name: str) -> bool:
+        return name in self.tr.static
+
+    def host_arg(self, name: str) -> str:
+        """A host input as a literal (static) or an expression."""
+        if self.is_static(name):
+            return _fmt(_literal(self.tr.values[name]))
+        return self.tensor(name)
+
+    def tensor(self, name: str) -> str:
+        """An input read as a tensor."""
+        if name in self.expr:
+            return self.expr[name]
+        init = self.g.initializers.get(name)
+        if init is not None and init.dtype.is_float:
+            attr = identifier(name, self.attrs)
+            self.init.append(f"self.{attr} = Param(pyrite.zeros({list(init.shape)}, "
+                             f"dtype={str(init.dtype)!r}, device=device))")
+            self.weights[attr] = init
+            self.trainable[attr] = True
+            self.expr[name] = f"self.{attr}.val"
+            return self.expr[name]
+        value = self.tr.values[name]
+        data = value.to_data()
+        attr = identifier(name, self.attrs)
+        if data.num_elements <= LITERAL_LIMIT:
+            self.init.append(f"self.{attr} = pyrite.tensor({_fmt(data.to_list())}, "
+                             f"dtype={str(data.dtype)!r}, device=device)")
+        else:
+            self.init.append(f"self.{attr} = Param(pyrite.zeros({list(data.shape)}, "
+                             f"dtype={str(data.dtype)!r}, device=device), require_grad=False)")
+            self.weights[attr] = data
+            self.trainable[attr] = False
+            attr += ".val"
+        self.expr[name] = f"self.{attr}"
+        return self.expr[name]
+
+    def const(self, name: str) -> TensorData | None:
+        """An initializer only this node reads (so a layer may take it), else None."""
+        data = self.g.initializers.get(name)
+        if data is None or len(self.uses.get(name, [])) != 1 or name in self.outputs:
+            return None
+        return data
+
+    def emit(self, target: str, call: str) -> None:
+        self.body.append(_wrap(f"{target} = {call}", 8))
+
+    def layer(self, node: Node, ctor: str, weights: dict[str, TensorData]) -> str:
+        attr = identifier(node.name or node.outputs[0], self.attrs)
+        self.init.append(f"self.{attr} = {ctor}")
+        for path, data in weights.items():
+            self.weights[f"{attr}.{path}"] = data
+            self.trainable[f"{attr}.{path}"] = path in ("weight", "bias", "gamma", "beta")
+        return attr
+
+    # ---- nodes -------------------------------------------------------------------------------
+    def node(self, node: Node) -> None:
+        if node.name in self.absorbed:
+            return
+        outs = [o for o in node.outputs if o]
+        if outs and all(self.is_static(o) for o in outs):
+            return  # folded: its values are literals where they are read
+        x = node.inputs[0] if node.inputs else ""
+        method = getattr(self, f"_{node.op_type.lower()}", None)
+        if method is not None and method(node, x):
+            return
+        self.generic(node)
+
+    def generic(self, node: Node) -> None:
+        spec = OPS[node.op_type]
+        args: list[str] = []
+        for i, name in enumerate(node.inputs):
+            if not name:
+                args.append("None")
+            elif i in spec.host:
+                args.append(self.host_arg(name))
+            else:
+                args.append(self.tensor(name))
+        while args and args[-1] == "None":
+            args.pop()
+        if spec.attr_inputs is not None and self.g.opset < spec.attr_inputs[0]:
+            moved = [node.attrs.get(n) for n in spec.attr_inputs[1]]
+            while moved and moved[-1] is None:
+                moved.pop()
+            args += [_fmt(_plain(v)) for v in moved]
+        kwargs = [f"{k}={_fmt(_plain(v))}" for k, v in node.attrs.items() if k in spec.attrs]
+        if "opset" in spec.context:
+            kwargs.append(f"opset={self.g.opset}")
+        if "device" in spec.context:
+            kwargs.append("device=dev")
+            self.needs_dev = True
+        outs = [self.local(o) if o else "_" for o in node.outputs]
+        n_results = len(outs)
+        target = ", ".join(outs) if n_results > 1 else outs[0]
+        call = f"O.{node.op_type}({', '.join(args + kwargs)})"
+        if n_results == 1 and _multi_output(node.op_type):
+            call += "[0]"
+        self.emit(target, call)
+
+    # layers -------------------------------------------------------------------------------
+    def _conv(self, node: Node, x: str) -> bool:
+        w = self.const(node.inputs[1])
+        b = self.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+        if w is None or len(w.shape) != 4 or (len(node.inputs) > 2 and node.inputs[2]
+                                              and b is None):
+            return False
+        from .ops.nn import auto_pads
+        st = list(node.attrs.get("strides", [1, 1]))
+        dl = list(node.attrs.get("dilations", [1, 1]))
+        pads = auto_pads(str(node.attrs.get("auto_pad", "NOTSET")), self.tr.shapes[x][2:],
+                         list(w.shape[2:]), st, dl, node.attrs.get("pads"))
+        group = int(node.attrs.get("group", 1))
+        args = [f"{w.shape[1] * group}, {w.shape[0]}, {tuple(w.shape[2:])}"]
+        if st != [1, 1]:
+            args.append(f"stride={tuple(st)}")
+        if dl != [1, 1]:
+            args.append(f"dilation={tuple(dl)}")
+        if group != 1:
+            args.append(f"groups={group}")
+        if b is None:
+            args.append("bias=False")
+        if any(p != (0, 0) for p in pads):
+            args.append(f"padding={tuple(pads)}")
+        weights = {"weight": w} | ({"bias": b} if b is not None else {})
+        attr = self.layer(node, f"nn.Conv2dConfig({', '.join(args)}).init(device)", weights)
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        return True
+
+    def _gemm(self, node: Node, x: str) -> bool:
+        a = node.attrs
+        if (a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0 or a.get("transA", 0)
+                or len(self.tr.shapes.get(x, ())) != 2):
+            return False
+        w = self.const(node.inputs[1])
+        b = self.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+        if w is None or len(w.shape) != 2 or (b is not None and len(b.shape) != 1) or (
+                len(node.inputs) > 2 and node.inputs[2] and b is None):
+            return False
+        if a.get("transB", 0):
+            w = _transpose(w)
+        return self._linear(node, x, w, b, node.outputs[0])
+
+    def _matmul(self, node: Node, x: str) -> bool:
+        w = self.const(node.inputs[1])
+        if w is None or len(w.shape) != 2 or len(self.tr.shapes.get(x, ())) < 2:
+            if len(self.tr.shapes.get(x, ())) >= 2 and len(
+                    self.tr.shapes.get(node.inputs[1], ())) >= 2:
+                self.emit(self.local(node.outputs[0]), f"{self.tensor(x)}.matmul("
+                          f"{self.tensor(node.inputs[1])})")
+                return True
+            return False
+        out, b = node.outputs[0], None
+        readers = self.uses.get(out, [])
+        if len(readers) == 1 and out not in self.outputs:
+            add, pos = readers[0]
+            other = add.inputs[1 - pos] if add.op_type == "Add" and len(add.inputs) == 2 else ""
+            bias = self.const(other) if other else None
+            if bias is not None and list(bias.shape) == [w.shape[1]]:
+                b, out = bias, add.outputs[0]
+                self.absorbed.add(add.name)
+        return self._linear(node, x, w, b, out)
+
+    def _linear(self, node: Node, x: str, w: TensorData, b: TensorData | None,
+                out: str) -> bool:
+        bias = "" if b is not None else ", bias=False"
+        weights = {"weight": w} | ({"bias": b} if b is not None else {})
+        attr = self.layer(node, f"nn.LinearConfig({w.shape[0]}, {w.shape[1]}{bias})"
+                          f".init(device)", weights)
+        self.emit(self.local(out), f"self.{attr}({self.tensor(x)})")
+        return True
+
+    def _batchnormalization(self, node: Node, x: str) -> bool:
+        parts = [self.const(n) for n in node.inputs[1:5]]
+        if len(node.inputs) != 5 or any(p is None for p in parts) or len(
+                [o for o in node.outputs if o]) != 1 or node.attrs.get("training_mode", 0):
+            return False
+        gamma, beta, mean, var = parts
+        assert gamma is not None and beta is not None and mean is not None and var is not None
+        eps = float(node.attrs.get("epsilon", 1e-5))
+        mom = 1.0 - float(node.attrs.get("momentum", 0.9))
+        attr = self.layer(node, f"nn.BatchNormConfig({gamma.shape[0]}, epsilon={eps!r}, "
+                          f"momentum={round(mom, 6)!r}).init(device)",
+                          {"gamma": gamma, "beta": beta, "running_mean": mean,
+                           "running_var": var})
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        return True
+
+    def _layernormalization(self, node: Node, x: str) -> bool:
+        rank = len(self.tr.shapes.get(x, ()))
+        ax = int(node.attrs.get("axis", -1))
+        scale = self.const(node.inputs[1])
+        bias = self.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+        if (ax not in (-1, rank - 1) or scale is None or bias is None or len(scale.shape) != 1
+                or len([o for o in node.outputs if o]) != 1):
+            return False
+        eps = float(node.attrs.get("epsilon", 1e-5))
+        attr = self.layer(node, f"nn.LayerNormConfig({scale.shape[0]}, epsilon={eps!r})"
+                          f".init(device)", {"gamma": scale, "beta": bias})
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        return True
+
+    def _pool(self, node: Node, x: str, kind: str) -> bool:
+        k = list(node.attrs.get("kernel_shape", []))
+        if len(k) != 2 or len([o for o in node.outputs if o]) != 1:
+            return False
+        from .ops.nn import auto_pads
+        st = list(node.attrs.get("strides", [1, 1]))
+        dl = list(node.attrs.get("dilations", [1, 1]))
+        pads = auto_pads(str(node.attrs.get("auto_pad", "NOTSET")), self.tr.shapes[x][2:], k,
+                         st, dl, node.attrs.get("pads"))
+        args = [f"{tuple(k)}", f"stride={tuple(st)}"]
+        if any(p != (0, 0) for p in pads):
+            args.append(f"padding={tuple(pads)}")
+        if kind == "Max" and dl != [1, 1]:
+            args.append(f"dilation={tuple(dl)}")
+        elif kind == "Avg":
+            if dl != [1, 1]:
+                return False
+            args.append(f"count_include_pad={bool(node.attrs.get('count_include_pad', 0))}")
+        if node.attrs.get("ceil_mode", 0):
+            args.append("ceil_mode=True")
+        attr = self.layer(node, f"nn.{kind}Pool2dConfig({', '.join(args)}).init()", {})
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        return True
+
+    def _maxpool(self, node: Node, x: str) -> bool:
+        if node.attrs.get("storage_order", 0):
+            return False
+        return self._pool(node, x, "Max")
+
+    def _averagepool(self, node: Node, x: str) -> bool:
+        return self._pool(node, x, "Avg")
+
+    # tensor methods -----------------------------------------------------------------------
+    def _relu(self, node: Node, x: str) -> bool:
+        return self._activation(node, x)
+
+    def _sigmoid(self, node: Node, x: str) -> bool:
+        return self._activation(node, x)
+
+    def _tanh(self, node: Node, x: str) -> bool:
+        return self._activation(node, x)
+
+    def _activation(self, node: Node, x: str) -> bool:
+        fn = _ACTIVATIONS[node.op_type]
+        self.emit(self.local(node.outputs[0]), f"activation.{fn}({self.tensor(x)})")
+        return True
+
+    def _identity(self, node: Node, x: str) -> bool:
+        self.expr[node.outputs[0]] = self.tensor(x)
+        return True
+
+    def _dropout(self, node: Node, x: str) -> bool:
+        if len([o for o in node.outputs if o]) != 1:
+            return False
+        return self._identity(node, x)  # inference graph: dropout is the identity
+
+    def _concat(self, node: Node, x: str) -> bool:
+        parts = [self.tensor(n) for n in node.inputs if n]
+        ax = int(node.attrs.get("axis", 0))
+        rank = len(self.tr.shapes.get(node.outputs[0], ()))
+        dim = ax + rank if ax < 0 else ax
+        self.emit(self.local(node.outputs[0]), f"cat([{', '.join(parts)}], {dim})")
+        return True
+
+    def _static_shape(self, node: Node, x: str) -> bool:
+        out = node.outputs[0]
+        if out not in self.tr.shapes or not all(self.is_static(n) for n in node.inputs[1:]
+                                                if n):
+            return False
+        shape = list(self.tr.shapes[out])
+        if any(d == 0 for d in shape):
+            return False
+        if out not in self.tr.fixed:
+            dims = self.tr.varying.get(out, [])
+            if len(dims) != 1:
+                return False
+            shape[dims[0]] = -1  # the batch dim: whatever the input brings
+        self.emit(self.local(out), f"{self.tensor(x)}.reshape({shape})")
+        return True
+
+    _reshape = _static_shape
+    _flatten = _static_shape
+    _squeeze = _static_shape
+    _unsqueeze = _static_shape
+
+    def _transpose(self, node: Node, x: str) -> bool:
+        rank = len(self.tr.shapes.get(x, ()))
+        perm = node.attrs.get("perm", list(reversed(range(rank))))
+        self.emit(self.local(node.outputs[0]), f"{self.tensor(x)}.permute({list(perm)})")
+        return True
+
+    def _softmax(self, node: Node, x: str) -> bool:
+        rank = len(self.tr.shapes.get(x, ()))
+        ax = node.attrs.get("axis")
+        if self.g.opset < 13 and not (rank == 2 and ax in (None, 1, -1)):
+            return False
+        ax = -1 if ax is None else int(ax)
+        self.emit(self.local(node.outputs[0]),
+                  f"{self.tensor(x)}.softmax({ax + rank if ax < 0 else ax})")
+        return True
+
+    def _binary(self, node: Node, x: str) -> bool:
+        a, b = node.inputs
+        dts = [self._dtype(n) for n in (a, b)]
+        if any(d is None or not d.is_float for d in dts) or dts[0] is not dts[1]:
+            return False
+        sym = _OPERATORS[node.op_type]
+        self.emit(self.local(node.outputs[0]), f"{self._operand(a)} {sym} {self._operand(b)}")
+        return True
+
+    _add = _binary
+    _sub = _binary
+    _mul = _binary
+    _div = _binary
+
+    def _operand(self, name: str) -> str:
+        if self.is_static(name) and name not in self.expr:
+            v = self.tr.values[name]
+            if v.numel() == 1 and v.ndim == 0:
+                return _fmt(float(v.item()))
+        return self.tensor(name)
+
+    def _dtype(self, name: str) -> Any:
+        v = self.tr.values.get(name)
+        return v.dtype if isinstance(v, Tensor) else None
+
+    # ---- the file ----------------------------------------------------------------------------
+    def source(self, header: str) -> str:
+        feeds = self.g.feeds
+        params = ", ".join(f"{identifier(v.name, set())}: Tensor" for v in feeds)
+        for v in feeds:
+            self.expr[v.name] = identifier(v.name, self.locals)
+        body_start = ["dev = " + (self.expr[feeds[0].name] + ".device" if feeds else "None")]
+        for node in self.g.nodes:
+            self.node(node)
+        outs = [self.tensor(v.name) for v in self.g.outputs]
+        ret = outs[0] if len(outs) == 1 else f"({', '.join(outs)},)"
+        rtype = "Tensor" if len(outs) == 1 else f"tuple[{', '.join(['Tensor'] * len(outs))}]"
+        text = "\n".join(self.init + self.body)
+        imports = ["import pyrite"]
+        used = [n for n in ("activation", "nn") if re.search(rf"\b{n}\.", text)]
+        if used:
+            imports.append(f"from pyrite import {', '.join(used)}")
+        if "cat(" in text:
+            imports.append("from pyrite.creation import cat")
+        if re.search(r"\bO\.", text):
+            imports.append("from pyrite.interop.onnx import functional as O")
+        imports.append("from pyrite.module import Module" + (", Param" if "Param(" in text
+                                                             else ""))
+        imports.append("from pyrite.tensor import Tensor")
+        lines = [header, "from __future__ import annotations", "", *imports,
+                 "", "", f"class {self.class_name}(Module):",
+                 f'    """{self._summary()}"""', "",
+                 "    def __init__(self, device: str | pyrite.Backend | None = None) -> None:"]
+        lines += [_wrap(ln, 8) for ln in self.init] or ["        pass"]
+        lines += ["", f"    def forward(self, {params}) -> {rtype}:"]
+        if self.needs_dev:
+            lines.append("        " + body_start[0])
+        lines += self.body + [f"        return {ret}", ""]
+        return "\n".join(lines)
+
+    def _summary(self) -> str:
+        ins = ", ".join(f"{v.name} {self._describe(v.name)}" for v in self.g.feeds)
+        outs = ", ".join(f"{v.name} {self._describe(v.name)}" for v in self.g.outputs)
+        return f"Inputs: {ins}. Outputs: {outs}."
+
+    def _describe(self, name: str) -> str:
+        v = self.tr.values.get(name)
+        return f"{v.dtype} {list(v.shape)}" if isinstance(v, Tensor) else ""
+
+
+def _multi_output(op_type: str) -> bool:
+    return op_type in ("TopK", "Split", "MaxPool", "Dropout", "BatchNormalization",
+                       "LayerNormalization")
+
+
+def _transpose(data: TensorData) -> TensorData:
+    rows, cols = data.shape
+    flat = data.values()
+    values = [flat[r * cols + c] for c in range(cols) for r in range(rows)]
+    return TensorData(values, shape=(cols, rows), dtype=data.dtype)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, TensorData):
+        return value.to_list()
+    return value
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        if math.isnan(value):
+            return "float('nan')"
+    if isinstance(value, list) and any(isinstance(v, float) and not math.isfinite(v)
+                                       for v in _flat(value)):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    return pprint.pformat(value, width=WIDTH - 24, compact=True)
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [x for v in value for x in _flat(v)]
+    return [value]
+
+
+def _wrap(line: str, indent: int) -> str:
+    """`line` indented, broken after its first '(' when it is longer than the page."""
+    pad = " " * indent
+    text = pad + line.strip()
+    if len(text) <= WIDTH or "(" not in text or "\n" in line:
+        return text
+    head, _, rest = text.partition("(")
+    inner = rest[:-1] if rest.endswith(")") else rest
+    suffix = ")" if rest.endswith(")") else ""
+    return f"{head}(\n{pad}    {inner}{suffix}" if len(pad) + 4 + len(inner) + 1 <= WIDTH \
+        else f"{head}(\n" + _split_args(inner, pad + "    ") + suffix
+
+
+def _split_args(args: str, pad: str) -> str:
+    parts, depth, cur = [], 0, ""
+    for ch in args:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    return ",\n".join(pad + p for p in parts)
+
+
+def generate(graph: Graph, *, class_name: str = "Model",
+             input_shapes: dict[str, Sequence[int]] | None = None,
+             header: str | None = None, batch: bool = True) -> Generated:
+    """The Python source of a module that runs `graph`, and its weights."""
+    tr = trace(graph, input_shapes, batch=batch)
+    w = _Writer(graph, tr, class_name)
+    head = header or f'"""{class_name}: generated by `pyrite import-onnx` from {graph.source}."""'
+    return Generated(w.source(head), class_name, w.weights, w.trainable)
+
+
+def build(gen: Generated, device: str | None = "numpy") -> Module:
+    """The generated module, instantiated with its weights."""
+    namespace: dict[str, Any] = {"__name__": f"pyrite_generated_{gen.class_name}"}
+    exec(compile(gen.source, f"<generated {gen.class_name}>", "exec"), namespace)  # noqa: S102
+    model: Module = namespace[gen.class_name](device)
+    return set_weights(model, gen.weights)
+
+
+def set_weights(model: Module, weights: dict[str, TensorData]) -> Module:
+    """Replace each param named by its dotted path with the given values."""
+    from ...tensor import from_data
+
+    for path, data in weights.items():
+        *parents, leaf = path.split(".")
+        owner: Any = model
+        for p in parents:
+            owner = getattr(owner, p)
+        old = getattr(owner, leaf)
+        if not isinstance(old, Param):
+            raise OnnxError(f"generated module: {path} is not a param")
+        if tuple(old.shape) != tuple(data.shape):
+            raise OnnxError(f"generated module: {path} has shape {list(old.shape)}, the ONNX "
+                            f"weights {list(data.shape)}")
+        value = from_data(data.convert(old.val.dtype), device=old.val.device)
+        setattr(owner, leaf, old.with_val(value))
+    return model
+
+
+def import_onnx(path: PathLike, out_dir: PathLike, *, name: str | None = None,
+                class_name: str | None = None, recorder: str = "bin", precision: str = "full",
+                input_shapes: dict[str, Sequence[int]] | None = None,
+                batch: bool = True) -> ImportResult:
+    """Write `<out_dir>/<name>.py` (the module) and its record beside it; see the module doc."""
+    from ...record import precision as precisions
+    from ...record import recorder as recorders
+    from .reader import read
+
+    if recorder not in _RECORDERS:
+        raise OnnxError(f"unknown recorder {recorder!r}; choose one of {', '.join(_RECORDERS)}")
+    if precision not in _PRECISIONS:
+        raise OnnxError(f"unknown precision {precision!r}; choose one of "
+                        f"{', '.join(_PRECISIONS)}")
+    src = Path(path)
+    graph = read(src)
+    stem = name or identifier(src.stem, set()).lower()
+    cls = class_name or "".join(p.capitalize() for p in stem.split("_")) or "Model"
+    rec_cls, ext = _RECORDERS[recorder]
+    prec_cls = _PRECISIONS[precision]
+    record_file = f"{stem}{ext}"
+    header = _header(graph, src.name, cls, record_file, rec_cls, prec_cls)
+    gen = generate(graph, class_name=cls, input_shapes=input_shapes, header=header,
+                   batch=batch)
+    model = build(gen)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rec = getattr(recorders, rec_cls)(precision=getattr(precisions, prec_cls)())
+    record_path = model.save_file(out / record_file, rec)
+    module_path = out / f"{stem}.py"
+    from ...record.atomic import atomic_write
+    blob = gen.source.encode()
+    atomic_write(module_path, lambda f: f.write(blob))
+    return ImportResult(module_path, Path(record_path), cls)
+
+
+def _header(graph: Graph, source: str, cls: str, record: str, rec_cls: str,
+            prec_cls: str) -> str:
+    return (f'"""{cls}: generated by `pyrite import-onnx` from {source} (ONNX opset '
+            f'{graph.opset}).\n\nIts weights are in {record} ({rec_cls}, {prec_cls}):\n\n'
+            f"    from pyrite.record import {rec_cls}, {prec_cls}\n"
+            f"    model = {cls}(device).load_file({record!r}, {rec_cls}({prec_cls}()))\n\n"
+            f"Edit it as you like: it is plain pyrite code.\n" + '"""')
+
+
+__all__ = ["Generated", "ImportResult", "build", "generate", "import_onnx", "set_weights",
+           "trace"]
