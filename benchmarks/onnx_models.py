@@ -1,0 +1,140 @@
+"""SqueezeNet 1.1 inference latency: pyrite (numpy and webgpu) against onnxruntime CPU, in the
+same run, at batch 1 and 16; plus the ONNX node-test scoreboard.
+
+pyrite runs the module `pyrite import-onnx` generates from the model (the same code the
+`/classify` page runs), and `pyrite.onnx.load`'s graph runtime for comparison. onnxruntime runs
+the same file with its default CPU settings (all cores), the batch dim made symbolic in memory
+(the file declares batch 1). Inputs are random pixels in the model's range (0..255 less the
+mean); outputs are checked against onnxruntime before timing.
+
+Timing: wall clock per forward pass including the readback of the probabilities, median of
+--iters after --warmup (webgpu: the first pass compiles its kernels and is not timed). The
+target on numpy is <= 1.5x onnxruntime's batch-16 latency.
+
+    PYRITE_MODELS=../shared/models python benchmarks/onnx_models.py \\
+        --out benchmarks/results/onnx_models.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import cpu_name, write_results
+
+import pyrite
+
+
+def model_path(models: str | None) -> Path:
+    root = models or os.environ.get("PYRITE_MODELS")
+    if not root:
+        raise SystemExit("set PYRITE_MODELS (or --models) to the folder holding "
+                         "squeezenet1.1/squeezenet1.1.onnx")
+    path = Path(root) / "squeezenet1.1" / "squeezenet1.1.onnx"
+    if not path.is_file():
+        raise SystemExit(f"{path}: not found")
+    return path
+
+
+def ort_session(path: Path) -> Any:
+    import onnx
+    import onnxruntime as ort
+
+    proto = onnx.load(str(path))
+    for value in list(proto.graph.input) + list(proto.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def generated(path: Path, device: str) -> Any:
+    """The `pyrite import-onnx` module with its record, on `device`."""
+    import importlib.util
+
+    from pyrite.interop.onnx.codegen import import_onnx
+    from pyrite.record import BinFileRecorder
+
+    out = Path(tempfile.mkdtemp(prefix="pyrite-onnx-bench-"))
+    result = import_onnx(path, out, name="squeezenet", class_name="SqueezeNet")
+    spec = importlib.util.spec_from_file_location("bench_squeezenet", result.module_path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.SqueezeNet(device).load_file(result.record_path, BinFileRecorder())
+
+
+def timed(fn: Callable[[], Any], warmup: int, iters: int) -> dict[str, float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return {"median_ms": statistics.median(times), "best_ms": min(times)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", help="the models folder (default: $PYRITE_MODELS)")
+    parser.add_argument("--devices", default="numpy,webgpu")
+    parser.add_argument("--batches", default="1,16")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--no-scoreboard", action="store_true")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+
+    path = model_path(args.models)
+    session = ort_session(path)
+    rng = np.random.default_rng(0)
+    rows: list[dict[str, Any]] = []
+    for batch in (int(b) for b in args.batches.split(",")):
+        x = rng.uniform(-123, 151, (batch, 3, 227, 227)).astype(np.float32)
+        want = session.run(None, {"data": x})[0]
+        ort = timed(lambda x=x: session.run(None, {"data": x}), args.warmup, args.iters)
+        rows.append({"batch": batch, "runner": "onnxruntime-cpu", **ort})
+        print(f"batch {batch:3d} onnxruntime cpu        {ort['median_ms']:9.2f} ms")
+        for device in args.devices.split(","):
+            for kind in ("generated", "runtime"):
+                model = generated(path, device) if kind == "generated" else \
+                    pyrite.onnx.load(path, device)
+                xt = pyrite.tensor(x, device=device)
+                got = model(xt).numpy()
+                err = float(np.abs(got - want).max())
+                t = timed(lambda m=model, xt=xt: m(xt).numpy(), args.warmup, args.iters)
+                ratio = t["median_ms"] / ort["median_ms"]
+                rows.append({"batch": batch, "runner": f"pyrite-{device}-{kind}", **t,
+                             "vs_onnxruntime": ratio, "max_abs_diff": err})
+                print(f"batch {batch:3d} pyrite {device:7s} {kind:9s} {t['median_ms']:9.2f} ms"
+                      f"  {ratio:5.2f}x onnxruntime  (max diff {err:.1e})")
+    result: dict[str, Any] = {
+        "benchmark": "onnx_models", "model": "squeezenet1.1", "cpu": cpu_name(),
+        "cores": os.cpu_count(), "python": platform.python_version(),
+        "onnxruntime": __import__("onnxruntime").__version__, "rows": rows}
+    if "webgpu" in args.devices:
+        result["adapter"] = str(pyrite.device("webgpu").adapter_info()).splitlines()[0] \
+            if hasattr(pyrite.device("webgpu"), "adapter_info") else "webgpu"
+    if not args.no_scoreboard:
+        from pyrite.interop.onnx.node_tests import score
+        board = {}
+        for device in args.devices.split(","):
+            b = score(device)
+            board[device] = {"total": len(b.results), **dict(b.totals())}
+            print(f"node tests on {device}: {board[device]}")
+        result["node_tests"] = board
+        result["burn_node_tests"] = {"onnx": "1.19", "total": 1615, "compile": 932,
+                                     "match": 830, "source": "the issue's figures"}
+    if args.out:
+        write_results(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
