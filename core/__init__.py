@@ -5,6 +5,8 @@ Importing pyrite needs only the standard library: numpy is imported when the num
 first used, wgpu when the webgpu backend is.
 """
 
+from typing import TYPE_CHECKING
+
 from . import activation
 from .backend import REGISTRY, Backend, Op
 from .backend.autodiff import Autodiff, Gradients
@@ -53,6 +55,18 @@ __version__ = "0.1.0"
 
 register_backend("numpy", NumpyBackend)
 register_decorator("autodiff", Autodiff)
+
+
+if TYPE_CHECKING:
+    from . import onnx as onnx
+
+
+def __getattr__(name: str) -> object:
+    """`pyrite.onnx` is imported on first use (it loads the module machinery)."""
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'pyrite' has no attribute {name!r}")
 
 __all__ = [
     "REGISTRY", "Autodiff", "Backend", "BackendUnavailable", "Bernoulli", "Bool",
