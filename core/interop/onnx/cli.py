@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 
-def _shapes(values: list[str] | None) -> dict[str, list[int]] | None:
+def _shapes(values: list[str] | None) -> dict[str, Sequence[int]] | None:
     if not values:
         return None
-    out: dict[str, list[int]] = {}
+    out: dict[str, Sequence[int]] = {}
     for item in values:
         name, sep, dims = item.partition("=")
         try:

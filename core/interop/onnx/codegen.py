@@ -19,6 +19,7 @@ import math
 import os
 import pprint
 import re
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from ...module import Module, Param
 from ...tensor import Tensor
 from .graph import Graph, Node
 from .registry import OPS
-from .runtime import OnnxModel, identifier
+from .runtime import OnnxModel, identifier, used_outputs
 
 PathLike = str | os.PathLike[str]
 #: a folded value with at most this many elements is written as a literal
@@ -254,13 +255,15 @@ class _Writer:
         if "device" in spec.context:
             kwargs.append("device=dev")
             self.needs_dev = True
+        if "outputs" in spec.context:
+            kwargs.append(f"outputs={used_outputs(node)}")
         outs = [self.local(o) if o else "_" for o in node.outputs]
         n_results = len(outs)
         target = ", ".join(outs) if n_results > 1 else outs[0]
         call = f"O.{node.op_type}({', '.join(args + kwargs)})"
         if n_results == 1 and _multi_output(node.op_type):
             call += "[0]"
-        self.emit(target, call)
+        self.emit(target + (": Tensor" if n_results == 1 else ""), call)
 
     # layers -------------------------------------------------------------------------------
     def _conv(self, node: Node, x: str) -> bool:
@@ -341,8 +344,8 @@ class _Writer:
             return False
         gamma, beta, mean, var = parts
         assert gamma is not None and beta is not None and mean is not None and var is not None
-        eps = float(node.attrs.get("epsilon", 1e-5))
-        mom = 1.0 - float(node.attrs.get("momentum", 0.9))
+        eps = f32(float(node.attrs.get("epsilon", 1e-5)))
+        mom = 1.0 - f32(float(node.attrs.get("momentum", 0.9)))
         attr = self.layer(node, f"nn.BatchNormConfig({gamma.shape[0]}, epsilon={eps!r}, "
                           f"momentum={round(mom, 6)!r}).init(device)",
                           {"gamma": gamma, "beta": beta, "running_mean": mean,
@@ -358,7 +361,7 @@ class _Writer:
         if (ax not in (-1, rank - 1) or scale is None or bias is None or len(scale.shape) != 1
                 or len([o for o in node.outputs if o]) != 1):
             return False
-        eps = float(node.attrs.get("epsilon", 1e-5))
+        eps = f32(float(node.attrs.get("epsilon", 1e-5)))
         attr = self.layer(node, f"nn.LayerNormConfig({scale.shape[0]}, epsilon={eps!r})"
                           f".init(device)", {"gamma": scale, "beta": bias})
         self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
@@ -430,8 +433,7 @@ class _Writer:
 
     def _static_shape(self, node: Node, x: str) -> bool:
         out = node.outputs[0]
-        if out not in self.tr.shapes or not all(self.is_static(n) for n in node.inputs[1:]
-                                                if n):
+        if out not in self.tr.shapes:
             return False
         shape = list(self.tr.shapes[out])
         if any(d == 0 for d in shape):
@@ -501,6 +503,9 @@ class _Writer:
             self.node(node)
         outs = [self.tensor(v.name) for v in self.g.outputs]
         ret = outs[0] if len(outs) == 1 else f"({', '.join(outs)},)"
+        self.body = _live(self.body, ret)
+        self._drop_unread_constants()
+        self.needs_dev = any(re.search(r"\bdev\b", line) for line in self.body)
         rtype = "Tensor" if len(outs) == 1 else f"tuple[{', '.join(['Tensor'] * len(outs))}]"
         text = "\n".join(self.init + self.body)
         imports = ["import pyrite"]
@@ -525,6 +530,20 @@ class _Writer:
         lines += self.body + [f"        return {ret}", ""]
         return "\n".join(lines)
 
+    def _drop_unread_constants(self) -> None:
+        """Forget the constants and params only dead shape arithmetic read."""
+        body = "\n".join(self.body)
+        keep = []
+        for line in self.init:
+            attr = line.split(" = ", 1)[0].removeprefix("self.")
+            layer = " = nn." in line
+            if layer or re.search(rf"\bself\.{re.escape(attr)}\b", body):
+                keep.append(line)
+            else:
+                self.weights.pop(attr, None)
+                self.trainable.pop(attr, None)
+        self.init = keep
+
     def _summary(self) -> str:
         ins = ", ".join(f"{v.name} {self._describe(v.name)}" for v in self.g.feeds)
         outs = ", ".join(f"{v.name} {self._describe(v.name)}" for v in self.g.outputs)
@@ -532,12 +551,28 @@ class _Writer:
 
     def _describe(self, name: str) -> str:
         v = self.tr.values.get(name)
-        return f"{v.dtype} {list(v.shape)}" if isinstance(v, Tensor) else ""
+        declared = {i.name: i.shape for i in self.g.inputs + self.g.outputs}.get(name)
+        shape = list(declared) if declared is not None else list(v.shape) if isinstance(
+            v, Tensor) else "?"
+        return f"{v.dtype} {shape}" if isinstance(v, Tensor) else str(shape)
+
+
+def _live(body: list[str], ret: str) -> list[str]:
+    """`body` without the assignments nothing reads (shape arithmetic a literal replaced)."""
+    kept: list[str] = []
+    needed = set(re.findall(r"\w+", ret))
+    for stmt in reversed(body):
+        target, _, expr = stmt.partition(" = ")
+        names = {t.split(":")[0].strip() for t in target.split(",")}
+        if names & needed:
+            kept.append(stmt)
+            needed |= set(re.findall(r"\w+", expr))
+    return kept[::-1]
 
 
 def _multi_output(op_type: str) -> bool:
     return op_type in ("TopK", "Split", "MaxPool", "Dropout", "BatchNormalization",
-                       "LayerNormalization")
+                       "LayerNormalization", "SoftmaxCrossEntropyLoss", "Attention")
 
 
 def _transpose(data: TensorData) -> TensorData:
@@ -548,12 +583,38 @@ def _transpose(data: TensorData) -> TensorData:
 
 
 def _plain(value: Any) -> Any:
+    """An attribute's value as it is written in code (ONNX float attributes are float32:
+    written as the shortest decimal that gives the same float32)."""
     if isinstance(value, TensorData):
-        return value.to_list()
+        return _Code(f"pyrite.TensorData({_fmt(value.to_list())}, shape={tuple(value.shape)}, "
+                     f"dtype={str(value.dtype)!r})")
+    if isinstance(value, float):
+        return f32(value)
+    if isinstance(value, list):
+        return [f32(v) if isinstance(v, float) else v for v in value]
+    return value
+
+
+class _Code(str):
+    """Source text that `_fmt` writes as it is."""
+
+
+def f32(value: float) -> float:
+    """The shortest decimal that rounds to the same float32 as `value` (1e-05, not
+    9.999999747378752e-06)."""
+    if not math.isfinite(value):
+        return value
+    target = struct.pack("<f", value)
+    for digits in range(1, 18):
+        short = float(f"{value:.{digits}g}")
+        if struct.pack("<f", short) == target:
+            return short
     return value
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, _Code):
+        return str(value)
     if isinstance(value, float):
         if math.isinf(value):
             return "float('inf')" if value > 0 else "float('-inf')"

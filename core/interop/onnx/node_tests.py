@@ -97,6 +97,7 @@ def run_case(case: Any, device: str) -> Result:
     for inputs, expected in case.data_sets:
         feeds: dict[str, Any] = {}
         for info, value in zip(graph.feeds, inputs, strict=False):
+            value = _as_array(value)
             if not isinstance(value, np.ndarray):
                 return Result(case.name, ops, "unsupported",
                               f"input {info.name!r} is a {type(value).__name__}, not a tensor")
@@ -104,7 +105,7 @@ def run_case(case: Any, device: str) -> Result:
                 return Result(case.name, ops, "unsupported",
                               f"input {info.name!r} holds strings")
             try:
-                feeds[info.name] = TensorData(np.ascontiguousarray(value))
+                feeds[info.name] = TensorData(np.require(value, requirements="C"))
             except Exception as exc:  # noqa: BLE001
                 return Result(case.name, ops, "unsupported",
                               f"input {info.name!r} ({value.dtype}): {exc}")
@@ -119,10 +120,23 @@ def run_case(case: Any, device: str) -> Result:
             return Result(case.name, ops, "fail",
                           f"{len(got)} outputs, expected {len(expected)}")
         for i, (want, have) in enumerate(zip(expected, got, strict=False)):
-            why = _compare(np.asarray(want), have, case.rtol, case.atol)
+            why = _compare(np.asarray(_as_array(want)), have, case.rtol, case.atol)
             if why:
                 return Result(case.name, ops, "fail", f"output {i}: {why}")
     return Result(case.name, ops, "pass")
+
+
+def _as_array(value: Any) -> Any:
+    """A case's input or output as an ndarray (cases hold arrays, numpy scalars or
+    TensorProtos); sequences and the like come back as they are."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+
+    if isinstance(value, TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    return value
 
 
 def _compare(want: Any, have: Any, rtol: float, atol: float) -> str:

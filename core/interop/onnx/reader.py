@@ -53,7 +53,7 @@ def read(path: PathLike) -> Graph:
 def parse(blob: bytes, *, source: str = "<bytes>", folder: Path | None = None) -> Graph:
     """The graph of an ONNX model held in memory (`folder` resolves external data)."""
     onnx = _onnx()
-    from google.protobuf.message import DecodeError
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped,unused-ignore]
 
     if not blob:
         raise OnnxError(f"{source}: the file is empty, not an ONNX model")

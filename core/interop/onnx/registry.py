@@ -4,7 +4,8 @@ An operator is a plain Python function over pyrite tensors. Its positional param
 ONNX inputs in order (an omitted optional input arrives as None; `*args` takes a variadic
 input) and its keyword-only parameters are the ONNX attributes, by their ONNX names. Two
 keyword names are not attributes but context the runtime supplies when a function asks for
-them: `opset` (the model's opset) and `device` (where to create tensors when no input says).
+them: `opset` (the model's opset), `device` (where to create tensors when no input says) and
+`outputs` (how many outputs the node uses, so an op can skip computing optional ones).
 
 The generated code of `pyrite import-onnx` calls the same functions, so the runtime module and
 the generated module share one implementation of every operator.
@@ -26,7 +27,7 @@ from .graph import Graph, onnx_dtype, type_name
 from .reader import _Subgraph, _Unsupported
 
 #: keyword names a function may declare to receive context instead of attributes
-CONTEXT = ("opset", "device")
+CONTEXT = ("opset", "device", "outputs")
 
 
 @dataclass

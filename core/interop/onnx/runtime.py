@@ -97,7 +97,17 @@ def call(spec: OpSpec, node: Node, args: list[Any], opset: int, device: Backend 
         kwargs["opset"] = opset
     if "device" in spec.context:
         kwargs["device"] = device
+    if "outputs" in spec.context:
+        kwargs["outputs"] = used_outputs(node)
     return spec.fn(*args, **kwargs)
+
+
+def used_outputs(node: Node) -> int:
+    """How many outputs `node` names (omitted trailing ones not counted)."""
+    names = list(node.outputs)
+    while names and not names[-1]:
+        names.pop()
+    return len(names)
 
 
 class OnnxModel(Module):

@@ -12,7 +12,7 @@ from ....tensor import Tensor
 from ..registry import op
 from ._util import axes as norm_axes
 from ._util import axis as norm
-from ._util import ints, scalar
+from ._util import ints
 
 Step = Callable[[Tensor, int], Tensor]
 
@@ -28,8 +28,7 @@ def _dims(x: Tensor, axes: Any, noop_with_empty_axes: int) -> list[int]:
 
 def _fold(x: Tensor, dims: list[int], keepdims: int, step: Step, empty: float | None = None
           ) -> Tensor:
-    """Apply `step` (a keep-dim reduction) along each of `dims`; drop them unless keepdims.
-    `empty` is the value of a reduction over no elements when `step` cannot give it."""
+    """`step` (keep-dim) along each of `dims`; `empty` fills a reduction over nothing."""
     if empty is not None and any(x.shape[d] == 0 for d in dims):
         shape = [1 if d in dims else s for d, s in enumerate(x.shape)]
         x = full(shape, _fit(empty, x.dtype), device=x.device, dtype=x.dtype)
@@ -40,16 +39,15 @@ def _fold(x: Tensor, dims: list[int], keepdims: int, step: Step, empty: float | 
 
 
 def _fit(value: float, dtype: DType) -> float | int | bool:
-    """An identity value as the nearest one `dtype` holds (-inf -> the smallest int)."""
+    """An identity value as the nearest one an int `dtype` holds (-inf: the smallest)."""
     if dtype.kind is Kind.FLOAT:
         return value
     lo, hi = dtype.bounds
-    if dtype.kind is Kind.BOOL:
-        return value > 0
-    return int(lo) if value < 0 else int(hi)
+    return int(max(lo, min(hi, value)))
 
 
 def _sum(x: Tensor, d: int) -> Tensor:
+    """Sum along d, kept."""
     return x.sum_dim(d)
 
 
@@ -59,6 +57,7 @@ def _numeric(x: Tensor) -> Tensor:
 
 
 def _back(y: Tensor, like: Tensor) -> Tensor:
+    """y as Bool again when `like` was."""
     return y.bool() if like.kind is Kind.BOOL else y
 
 
@@ -96,7 +95,8 @@ def reduce_max(data: Tensor, axes: Any = None, *, keepdims: int = 1,
                noop_with_empty_axes: int = 0) -> Tensor:
     """Max over `axes` (-inf, the smallest int or False over no elements)."""
     dims = _dims(data, axes, noop_with_empty_axes)
-    y = _fold(_numeric(data), dims, keepdims, lambda t, d: t.max_dim(d), -math.inf)
+    empty = 0.0 if data.kind is Kind.BOOL else -math.inf
+    y = _fold(_numeric(data), dims, keepdims, lambda t, d: t.max_dim(d), empty)
     return _back(y, data)
 
 
@@ -105,7 +105,8 @@ def reduce_min(data: Tensor, axes: Any = None, *, keepdims: int = 1,
                noop_with_empty_axes: int = 0) -> Tensor:
     """Min over `axes` (inf, the largest int or True over no elements)."""
     dims = _dims(data, axes, noop_with_empty_axes)
-    y = _fold(_numeric(data), dims, keepdims, lambda t, d: t.min_dim(d), math.inf)
+    empty = 1.0 if data.kind is Kind.BOOL else math.inf
+    y = _fold(_numeric(data), dims, keepdims, lambda t, d: t.min_dim(d), empty)
     return _back(y, data)
 
 
@@ -156,6 +157,7 @@ def reduce_log_sum_exp(data: Tensor, axes: Any = None, *, keepdims: int = 1,
 
 
 def _log_sum_exp(x: Tensor, dims: list[int], keepdims: int) -> Tensor:
+    """log(sum(exp(x))) over dims, shifted by the (finite) max."""
     if any(x.shape[d] == 0 for d in dims):
         return _fold(x.exp(), dims, keepdims, _sum).log()
     top = _fold(x, dims, 1, lambda t, d: t.max_dim(d))
@@ -166,6 +168,7 @@ def _log_sum_exp(x: Tensor, dims: list[int], keepdims: int) -> Tensor:
 
 # ---- arg-reductions -----------------------------------------------------------------------------
 def _arg(x: Tensor, axis: int, keepdims: int, last: int, largest: bool) -> Tensor:
+    """Index of the max (or min) along axis, the first or the last one on ties."""
     d = norm(axis, x.ndim)
     x = _numeric(x)
     if last:
@@ -209,7 +212,7 @@ def _shifted(x: Tensor, d: int, k: int, fill: float) -> Tensor:
 
 def _scan(x: Tensor, axis: Any, exclusive: int, reverse: int, product: bool) -> Tensor:
     """Inclusive (or exclusive) running sum or product along `axis`, in log2(n) steps."""
-    d = norm(int(scalar(ints(axis)) or 0), x.ndim)
+    d = norm((ints(axis) or [0])[0], x.ndim)
     ident = 1 if product else 0
     y = x.flip([d]) if reverse else x
     if exclusive:
@@ -238,10 +241,9 @@ def cum_prod(x: Tensor, axis: Any, *, exclusive: int = 0, reverse: int = 0) -> T
 @op("TopK", host=(1,), attr_inputs=(10, ("k",)))
 def top_k(x: Tensor, k: Any, *, axis: int = -1, largest: int = 1,
           sorted: int = 1) -> tuple[Tensor, Tensor]:  # noqa: A002 - the ONNX name
-    """The k largest (or smallest) values along `axis`, in order, and their int64 indices;
-    equal values keep their order."""
+    """The k largest (or smallest) values along `axis`, sorted, and their int64 indices."""
     d = norm(axis, x.ndim)
-    n = int(scalar(ints(k)) or 0)
+    n = (ints(k) or [0])[0]
     values, index = _numeric(x).sort_with_indices(d, descending=bool(largest))
     return _back(values.narrow(d, 0, n), x), _as_i64(index.narrow(d, 0, n))
 
@@ -258,6 +260,7 @@ def _rows(x: Tensor, axis: int, opset: int, fn: Step) -> Tensor:
 
 
 def _default_axis(axis: int | None, opset: int) -> int:
+    """Softmax's default axis: -1 from opset 13, 1 before."""
     return (-1 if opset >= 13 else 1) if axis is None else axis
 
 
