@@ -18,6 +18,7 @@ target on numpy is <= 1.5x onnxruntime's batch-16 latency.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import platform
 import statistics
@@ -92,6 +93,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
+    if "webgpu" in args.devices:
+        importlib.import_module("pyrite.webgpu")  # registers the device from a source tree
     path = model_path(args.models)
     session = ort_session(path)
     rng = np.random.default_rng(0)
@@ -120,8 +123,7 @@ def main() -> None:
         "cores": os.cpu_count(), "python": platform.python_version(),
         "onnxruntime": __import__("onnxruntime").__version__, "rows": rows}
     if "webgpu" in args.devices:
-        result["adapter"] = str(pyrite.device("webgpu").adapter_info()).splitlines()[0] \
-            if hasattr(pyrite.device("webgpu"), "adapter_info") else "webgpu"
+        result["adapter"] = pyrite.device("webgpu").adapter_info()
     if not args.no_scoreboard:
         from pyrite.interop.onnx.node_tests import score
         board = {}
