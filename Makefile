@@ -34,7 +34,7 @@ wasm/node_modules/.installed: wasm/package.json wasm/package-lock.json
 # The web bundle pages load (pyrite.js, the browser wheel, records, manifest); `pyrite serve`
 # rebuilds it at start, so this only makes sure it builds here.
 web-bundle: venv browser-deps
-	$(BIN)/python -m pyrite.wasm build
+	PYRITE_MODELS=$(MODELS) $(BIN)/python -m pyrite.wasm build
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -45,10 +45,14 @@ $(VENV)/.installed: pyproject.toml
 # Set-up installs Vulkan on the CPU, Pyodide and Chromium, so a missing WebGPU adapter, Pyodide
 # or browser fails the run instead of skipping tests.
 test: setup
+	PYRITE_DATA=$(DATA) PYRITE_MODELS=$(MODELS) \
 	PYRITE_REQUIRE=$${PYRITE_REQUIRE-webgpu,pyodide,browser} $(BIN)/python -m pytest -q -p no:cacheprovider
 
-# MNIST is read from $PYRITE_DATA/mnist; beside a checkout with ../shared, that copy is used.
+# MNIST is read from $PYRITE_DATA/mnist and the sample photos from $PYRITE_DATA/samples;
+# pretrained models pyrite does not ship from $PYRITE_MODELS (squeezenet1.1/). Beside a checkout
+# with ../shared, those copies are used.
 DATA := $(if $(PYRITE_DATA),$(PYRITE_DATA),$(if $(wildcard ../shared/data/mnist),$(abspath ../shared/data),))
+MODELS := $(if $(PYRITE_MODELS),$(PYRITE_MODELS),$(if $(wildcard ../shared/models/squeezenet1.1),$(abspath ../shared/models),))
 
 demo: setup
 	$(BIN)/pyrite info backends
@@ -57,12 +61,15 @@ demo: setup
 	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --index 42
 	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --all
 	PYRITE_DATA=$(DATA) $(BIN)/pyrite infer mnist --all --device webgpu
+	@# without the model, this says where to put it, and the demo goes on
+	-PYRITE_MODELS=$(MODELS) $(BIN)/pyrite infer squeezenet $(wildcard $(DATA)/samples/*.jp*g)
+	-PYRITE_MODELS=$(MODELS) $(BIN)/pyrite infer squeezenet $(wildcard $(DATA)/samples/bald_eagle.jp*g) --device webgpu
 	$(MAKE) --no-print-directory serve
 
 # The demo pages: prints each demo's URL, serves until Ctrl-C (PORT=0 picks a free port).
 PORT ?= 8000
 serve: setup
-	PYRITE_DATA=$(DATA) $(BIN)/pyrite serve --host 127.0.0.1 --port $(PORT)
+	PYRITE_DATA=$(DATA) PYRITE_MODELS=$(MODELS) $(BIN)/pyrite serve --host 127.0.0.1 --port $(PORT)
 
 bench: setup
 	$(BIN)/python benchmarks/ops_cpu.py --out benchmarks/results/ops_cpu.json

@@ -51,16 +51,28 @@ def autotune_mode() -> str:
     raise ConfigError(f"PYRITE_AUTOTUNE={value!r} is not a setting; use on, cached or off")
 
 
+def models_dir() -> str:
+    """PYRITE_MODELS: the folder holding model files users provide, one sub-folder per model
+    (`$PYRITE_MODELS/squeezenet1.1/squeezenet1.1.onnx`); empty: unset."""
+    return os.environ.get("PYRITE_MODELS", "").strip()
+
+
+def cache_dir() -> str:
+    """pyrite's cache folder: `$XDG_CACHE_HOME/pyrite`, or `~/.cache/pyrite` without
+    XDG_CACHE_HOME (or with a relative one, which the XDG spec says to ignore)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "pyrite")
+
+
 def autotune_cache() -> str:
     """PYRITE_AUTOTUNE_CACHE: the autotune JSON file; unset: `$XDG_CACHE_HOME/pyrite/autotune.json`,
     or `~/.cache/pyrite/autotune.json` without XDG_CACHE_HOME (or with a relative one)."""
     given = os.environ.get("PYRITE_AUTOTUNE_CACHE", "").strip()
     if given:
         return os.path.expanduser(given)
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    if not os.path.isabs(base):  # the XDG spec says to ignore a relative path
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pyrite", "autotune.json")
+    return os.path.join(cache_dir(), "autotune.json")
 
 
 def fusion_enabled() -> bool:

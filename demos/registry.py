@@ -1,31 +1,76 @@
 """The demo models that pages and the server's `/api/predict/{name}` run, by name.
 
-Each entry names its record (served to pages under `/models/`), builds the model on a device
-from that record, and turns a JSON-able input into a JSON-able prediction with the same Python
-code natively and in the page.
+Each entry says where its record is (shipped with the demo, or built from a model file the
+user provides: see models.py), builds the model on a device from that record and any other
+files it needs (labels), and turns a JSON-able input into a JSON-able prediction with the same
+Python code natively and in the page. It also names the demo package whose `page/` folder is
+its page, and the page's URL name (`/mnist`, `/classify`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyrite
 from pyrite.module import Module
 
+from .models import ModelMissing
+
+Device = str | pyrite.Backend
+Source = Path | bytes  # a file natively, its bytes in a page
+Builder = Callable[[Device, Source, Mapping[str, Source]], Module]
+
+
+def _no_files() -> dict[str, Path]:
+    return {}
+
 
 @dataclass(frozen=True)
 class DemoModel:
-    """A servable model: `load(device, record_path)` then `predict(model, inputs)`."""
+    """A servable model: `load(device)` then `predict(model, inputs)`.
+
+    `locate()` gives the record file and `files()` the other files the model loads, by name
+    (both raise ModelMissing, saying where to put the model, when it is not installed);
+    `build(device, record, files)` makes the model from them, as files natively and as bytes
+    in a page.
+    """
 
     name: str
     description: str
-    record: Path  # the record file, shipped with the demo
     inputs: str  # what `predict` takes, for error messages and the API's docs
-    load: Callable[[str | pyrite.Backend, Path | bytes], Module]
+    build: Builder
     run: Callable[[Module, dict[str, object]], dict[str, object]]
     example: dict[str, object]  # a valid input (the bundle build runs it to list the kernels)
+    locate: Callable[[], Path]
+    files: Callable[[], dict[str, Path]] = _no_files
+    package: str = ""  # the demos sub-package whose page/ is its page (default: `name`)
+    page: str = ""  # the page's URL name, `/{page}` (default: `name`)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "package", self.package or self.name)
+        object.__setattr__(self, "page", self.page or self.name)
+
+    @property
+    def record(self) -> Path:
+        """The record file (ModelMissing when the model is not installed)."""
+        return self.locate()
+
+    def missing(self) -> str | None:
+        """Why the model cannot be loaded here (its files are not installed), or None."""
+        try:
+            self.locate()
+            self.files()
+        except ModelMissing as exc:
+            return f"{self.name}: {exc}"
+        return None
+
+    def load(self, device: Device, record: Source | None = None,
+             files: Mapping[str, Source] | None = None) -> Module:
+        """The model on `device`, from `record` and `files` (default: its own, natively)."""
+        return self.build(device, self.locate() if record is None else record,
+                          self.files() if files is None else files)
 
     def predict(self, model: Module, inputs: object) -> dict[str, object]:
         """Run the model on a JSON object; a ValueError names what a valid input is."""
@@ -37,7 +82,7 @@ class DemoModel:
 def _mnist() -> DemoModel:
     from .mnist import predict  # only what inference needs (a page loads no training code)
 
-    def load(device: str | pyrite.Backend, record: Path | bytes) -> Module:
+    def build(device: Device, record: Source, files: Mapping[str, Source]) -> Module:
         return predict.load(device, record)
 
     def run(model: Module, inputs: dict[str, object]) -> dict[str, object]:
@@ -47,11 +92,42 @@ def _mnist() -> DemoModel:
         return predict.predict(model, inputs["pixels"])  # type: ignore[arg-type]
 
     return DemoModel("mnist", "Burn's guide CNN trained on MNIST by pyrite (99.13 %)",
-                     predict.SHIPPED, '{"pixels": [784 numbers 0..255]}', load, run,
-                     {"pixels": [0.0] * predict.PIXELS})
+                     '{"pixels": [784 numbers 0..255]}', build, run,
+                     {"pixels": [0.0] * predict.PIXELS}, locate=lambda: predict.SHIPPED)
 
 
-_BUILDERS: dict[str, Callable[[], DemoModel]] = {"mnist": _mnist}
+def _squeezenet() -> DemoModel:
+    # only what inference needs: the page imports this; the record is built natively
+    from .image_classification import predict
+
+    def locate() -> Path:
+        from .image_classification import files
+
+        return files.record_path()
+
+    def labels() -> dict[str, Path]:
+        from .image_classification import files
+
+        return {"labels": files.labels_path()}
+
+    def build(device: Device, record: Source, files: Mapping[str, Source]) -> Module:
+        if "labels" not in files:
+            raise ModelMissing("squeezenet: the ImageNet labels (synset.txt) were not given")
+        return predict.load(device, record, files["labels"])
+
+    def run(model: Module, inputs: dict[str, object]) -> dict[str, object]:
+        if "pixels" not in inputs:
+            raise ValueError(f"squeezenet: the input needs 'pixels': {predict.INPUT_TEXT}")
+        return predict.predict(model, inputs["pixels"])  # type: ignore[arg-type]
+
+    return DemoModel("squeezenet", "SqueezeNet 1.1, an ImageNet classifier imported from ONNX: "
+                     "photos to 1000 classes", f'{{"pixels": [{predict.PIXELS} numbers 0..255: '
+                     f'RGB, row-major, {predict.SIDE}x{predict.SIDE}]}}', build, run,
+                     {"pixels": [0] * predict.PIXELS}, locate=locate, files=labels,
+                     package="image_classification", page="classify")
+
+
+_BUILDERS: dict[str, Callable[[], DemoModel]] = {"mnist": _mnist, "squeezenet": _squeezenet}
 
 
 def names() -> list[str]:
@@ -67,4 +143,4 @@ def get(name: str) -> DemoModel:
     return builder()
 
 
-__all__ = ["DemoModel", "get", "names"]
+__all__ = ["DemoModel", "ModelMissing", "get", "names"]

@@ -51,16 +51,22 @@ class Api:
         return JSONResponse({"status": "ok", "version": pyrite.__version__})
 
     async def config(self, request: Request) -> Response:
-        """Where pages find Pyodide and its packages, and the models the API runs."""
+        """Where pages find Pyodide and its packages, and the models the API runs (those
+        whose files are not installed under "unavailable", with the reason)."""
+        demos = [registry.get(name) for name in self.names]
+        missing = {d.name: reason for d in demos if (reason := d.missing()) is not None}
         return JSONResponse({"pyodide": "/pyodide/", "pyodide_packages": self.pyodide_packages,
-                             "models": self.names})
+                             "models": [n for n in self.names if n not in missing],
+                             "unavailable": missing})
 
     async def models(self, request: Request) -> Response:
-        """Each model's name, description, input and prediction URL."""
+        """Each model's name, description, input, prediction URL and page, and whether its
+        files are installed (`missing`: why not, and where to put them)."""
         demos = [registry.get(name) for name in self.names]
         return JSONResponse({"models": [
             {"name": d.name, "description": d.description, "inputs": d.inputs,
-             "predict": f"/api/predict/{d.name}"} for d in demos]})
+             "predict": f"/api/predict/{d.name}", "page": f"/{d.page}",
+             "missing": d.missing()} for d in demos]})
 
     async def predict(self, request: Request) -> Response:
         """The model's prediction for the JSON body, run natively off the event loop."""

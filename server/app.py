@@ -2,8 +2,10 @@
 
 Routes, in the order they are tried:
     /healthz, /api/*          the JSON API (api.py)
+    /api/samples, /samples/*  the sample photos of the classification page (samples.py)
     /                         home page listing the demos
-    /{demo}, /demos/{demo}/*  each demo's page folder (pages.py)
+    /{demo}, /demos/{demo}/*  each demo's page folder, /demos/shared/* what they share
+                              (pages.py)
     /pyodide-packages/*       a full Pyodide distribution's packages, when given a folder
     /web/*                    the web bundle (web.py), with CORS for `allow_origins`
     /*                        the same bundle at the root: pyrite.js, pyodide/, wheels/, ...
@@ -34,6 +36,7 @@ from .cors import Cors
 from .errors import ServeSetupError, http_error, server_error
 from .pages import Pages
 from .predictor import Predictor
+from .samples import Samples
 from .static import StaticFolder
 from .web import BundleRoutes
 
@@ -75,6 +78,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     demo_pages: Mapping[str, Path] | None = None,
     allow_origins: Iterable[str] = (),
+    samples_dir: Path | None = None,
 ) -> Starlette:
     """The server's app, serving the web bundle in `web_dir` (checked: it holds pyrite.js and
     its Pyodide); without one, the bundle is built first into `bundle.default_dir()`, as
@@ -84,9 +88,10 @@ def create_app(
 
     `pyodide_packages` is a folder to serve at /pyodide-packages/ or a URL to announce in
     /api/config; `api_device` runs /api/predict; `max_body` caps request bodies (bytes);
-    `demo_pages` maps demo names to page folders (default: each registry model's
-    `demos/<name>/page/`); `allow_origins` are the origins (or `*`) whose pages may load the
-    bundle's files (CORS).
+    `demo_pages` maps demo pages' URL names to their folders (default: each registry model's
+    page, `demos/<package>/page/`); `allow_origins` are the origins (or `*`) whose pages may
+    load the bundle's files (CORS); `samples_dir` holds the sample photos the classification
+    page offers (default `$PYRITE_DATA/samples/`).
     """
     if max_body <= 0:
         raise ServeSetupError(f"max_body must be a positive number of bytes, got {max_body}")
@@ -102,13 +107,14 @@ def create_app(
         web = bundle.check(web_dir)
     names = registry.names()
     pages = folders.demo_pages(names) if demo_pages is None else dict(demo_pages)
-    descriptions = {name: registry.get(name).description for name in names}
+    descriptions = {demo.page: demo.description for demo in map(registry.get, names)}
     packages_url = "/pyodide-packages/" if packages.folder is not None else packages.url
 
     routes: list[BaseRoute] = []
     routes += Api(Predictor(api_device), max_body=max_body,
                   pyodide_packages=packages_url).routes()
-    routes += Pages(pages, descriptions).routes()
+    routes += Samples(samples_dir or folders.default_samples_dir()).routes()
+    routes += Pages(pages, descriptions, folders.shared_page_dir()).routes()
     if packages.folder is not None:
         routes.append(_static("/pyodide-packages", StaticFolder(
             packages.folder, PYODIDE_CACHE, label="the Pyodide packages")))

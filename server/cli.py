@@ -4,7 +4,8 @@
 `pyrite.commands`); `python -m pyrite.server [options]` runs the same thing.
 Without `--web DIR` the web bundle is built at startup into $PYRITE_WEB_DIR
 (default ~/.cache/pyrite/web) by `pyrite.wasm.build.build`, with the Pyodide runtime of
-`--pyodide DIR`; `--allow-origin ORIGIN` lets pages of that origin load the bundle.
+`--pyodide DIR`; `--allow-origin ORIGIN` lets pages of that origin load the bundle; `--models DIR`
+is where demo models that pyrite does not ship are read from (default $PYRITE_MODELS).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pyrite.demos import registry
+from pyrite.demos import models, registry
 
 from . import bundle, folders
 from .app import create_app
@@ -45,6 +46,7 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pyodide-packages", metavar="DIR_OR_URL", help="a full Pyodide "
                         "distribution's packages (numpy, ...): a folder to serve at "
                         "/pyodide-packages/, or a URL pages load them from")
+    models.add_option(parser)
     parser.add_argument("--api-device", default="numpy", help="device that /api/predict runs "
                         "models on (default numpy)")
     parser.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
@@ -62,12 +64,17 @@ def _web_dir(args: argparse.Namespace) -> Path:
     pyodide = folders.check_pyodide_dir(args.pyodide or folders.default_pyodide_dir())
     where = bundle.default_dir()
     print(f"pyrite serve: building the web bundle in {where}", flush=True)
+    for name in registry.names():
+        reason = registry.get(name).missing()
+        if reason is not None:  # its page says so too
+            print(f"pyrite serve: without the {name} model: {reason}", flush=True)
     # the builder replaces an older bundle there atomically
     return bundle.build(where, pyodide_dir=pyodide)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build or check what is served, then serve it until stopped."""
+    models.use_option(args.models_dir)
     pages = folders.demo_pages(registry.names())
     try:
         origins = Cors(args.allow_origins).origins  # checked before a bundle is built

@@ -1,5 +1,6 @@
 """Where the served folders besides the web bundle come from: the Pyodide runtime, an optional
-full Pyodide package distribution, and each demo's page folder (`demos/<name>/page/`).
+full Pyodide package distribution, each demo's page folder (`demos/<package>/page/`), what the
+pages share (`demos/page/`) and the sample photos (`$PYRITE_DATA/samples/`).
 
 Each is checked once, before serving, so a missing folder is a clear startup error rather than
 a page of 404s.
@@ -13,6 +14,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pyrite.wasm
+from pyrite.dataset.download import data_root
+from pyrite.demos import registry
 
 from .errors import ServeSetupError
 
@@ -56,10 +59,11 @@ class PyodidePackages:
         return cls(folder=folder)
 
 
-def demo_page_dir(name: str) -> Path | None:
-    """`demos/<name>/page/` of the demo package `pyrite.demos.<name>`; None if no such package."""
+def demo_page_dir(package: str) -> Path | None:
+    """`demos/<package>/page/` of the demo package `pyrite.demos.<package>`; None if no such
+    package."""
     try:
-        root = files(f"pyrite.demos.{name}")
+        root = files(f"pyrite.demos.{package}")
     except ModuleNotFoundError:
         return None
     page = root / "page"
@@ -68,10 +72,26 @@ def demo_page_dir(name: str) -> Path | None:
 
 
 def demo_pages(names: list[str]) -> dict[str, Path]:
-    """The page folder of each named demo that has a package (the folder may not exist yet)."""
-    found = {name: demo_page_dir(name) for name in names}
-    return {name: page for name, page in found.items() if page is not None}
+    """Each named demo model's page, by the page's URL name (`mnist`, `classify`) -> its
+    package's page folder, for the models whose package exists (the folder may not yet)."""
+    demos = [registry.get(name) for name in names]
+    found = {demo.page: demo_page_dir(demo.package) for demo in demos}
+    return {page: folder for page, folder in found.items() if folder is not None}
+
+
+def shared_page_dir() -> Path | None:
+    """`demos/page/`: what the demo pages share (`demo.js`, `demo.css`), served at
+    `/demos/shared/`; None where the package's files are not plain files."""
+    page = files("pyrite.demos") / "page"
+    return page if isinstance(page, Path) else None
+
+
+def default_samples_dir() -> Path:
+    """The sample photos the image classification page offers: `samples/` in the data folder
+    (`$PYRITE_DATA/samples/`, see pyrite.dataset.data_root)."""
+    return data_root(None) / "samples"
 
 
 __all__ = ["PAGE_INDEX", "PYODIDE_ENTRY", "PyodidePackages", "check_pyodide_dir",
-           "default_pyodide_dir", "demo_page_dir", "demo_pages"]
+           "default_pyodide_dir", "default_samples_dir", "demo_page_dir", "demo_pages",
+           "shared_page_dir"]

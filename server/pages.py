@@ -1,8 +1,10 @@
 """The HTML side: the home page listing the demos, and each demo's page folder.
 
-`/{demo}` is `demos/{demo}/page/index.html`; the page's other files are at
-`/demos/{demo}/{path}` (so `/demos/{demo}/` serves the index too, with its relative links
-working). The pages themselves live with their demos; this module only routes to them.
+`/{demo}` is the demo's `page/index.html` (`/mnist`: demos/mnist/page/, `/classify`:
+demos/image_classification/page/); the page's other files are at `/demos/{demo}/{path}` (so
+`/demos/{demo}/` serves the index too, with its relative links working), and what the pages
+share (demos/page/: demo.js, demo.css) at `/demos/shared/{path}`. The pages themselves live
+with their demos; this module only routes to them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ import pyrite
 
 from .folders import PAGE_INDEX
 from .static import StaticFolder
+
+#: the URL folder of what the demo pages share: /demos/shared/demo.js
+SHARED = "shared"
 
 _HOME = """<!doctype html>
 <html lang="en">
@@ -110,21 +115,34 @@ def home_html(demos: Mapping[str, str]) -> str:
 
 
 class Pages:
-    """The home page and the demo pages, from `{name: page folder}` and `{name: description}`."""
+    """The home page and the demo pages, from `{name: page folder}` and `{name: description}`
+    (names as in the URL), with the folder the pages share (None: not served)."""
 
-    def __init__(self, folders: Mapping[str, Path], descriptions: Mapping[str, str]) -> None:
+    def __init__(self, folders: Mapping[str, Path], descriptions: Mapping[str, str],
+                 shared: Path | None = None) -> None:
         self.folders = {name: StaticFolder(path, index=PAGE_INDEX, label=f"the {name} demo page")
                         for name, path in folders.items()}
+        self.shared = None if shared is None else StaticFolder(
+            shared, label="the demo pages' shared files")
         self._home = home_html({name: descriptions.get(name, "") for name in folders})
 
     def routes(self) -> list[BaseRoute]:
-        """`/`, and `/{demo}`, `/{demo}/` (redirect) for each demo, `/demos/{demo}/{path}`."""
+        """`/`, and `/{demo}`, `/{demo}/` (redirect) for each demo, `/demos/shared/{path}`,
+        `/demos/{demo}/{path}`."""
         routes: list[BaseRoute] = [Route("/", self.home, methods=["GET"])]
         for name in self.folders:
             routes.append(Route(f"/{name}", self._page(name), methods=["GET"]))
             routes.append(Route(f"/{name}/", self.redirect, methods=["GET"]))
+        if self.shared is not None:
+            routes.append(Route(f"/demos/{SHARED}/{{path:path}}", self.shared_file,
+                                methods=["GET"]))
         routes.append(Route("/demos/{demo}/{path:path}", self.demo_file, methods=["GET"]))
         return routes
+
+    async def shared_file(self, request: Request) -> Response:
+        """A file the demo pages share (demos/page/)."""
+        assert self.shared is not None
+        return self.shared.response(request, request.path_params["path"])
 
     async def home(self, request: Request) -> Response:
         """The home page: each demo with its description and link."""
@@ -156,4 +174,4 @@ class Pages:
         return folder.response(request, request.path_params["path"])
 
 
-__all__ = ["Pages", "home_html"]
+__all__ = ["SHARED", "Pages", "home_html"]

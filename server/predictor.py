@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pyrite
 from pyrite.demos import registry
-from pyrite.demos.registry import DemoModel
+from pyrite.demos.registry import DemoModel, ModelMissing
 from pyrite.module import Module
 
 from .errors import ModelLoadError
@@ -48,7 +48,10 @@ class Predictor:
             demo = registry.get(name)
             try:
                 backend = pyrite.device(self.device)
-                loaded = _Loaded(demo, demo.load(backend, demo.record), backend.name)
+                loaded = _Loaded(demo, demo.load(backend), backend.name)
+            except ModelMissing as exc:
+                raise ModelLoadError(f"{name}: the model is not installed on this server: "
+                                     f"{exc}") from exc
             except Exception as exc:
                 raise ModelLoadError(f"{name}: cannot load the model on {self.device!r}: "
                                      f"{type(exc).__name__}: {exc}; start the server with "
@@ -59,7 +62,8 @@ class Predictor:
     def predict(self, name: str, inputs: object) -> dict[str, object]:
         """The model's answer for `inputs`, with `"backend"` and `"ms"` (the prediction's time).
 
-        KeyError for an unknown name, ModelLoadError if the model cannot load, ValueError
+        KeyError for an unknown name, ModelLoadError if the model cannot load (or is not
+        installed: the message says where to put its files), ValueError
         (naming a valid input) for a bad input.
         """
         with self._lock(name):

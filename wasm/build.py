@@ -10,7 +10,8 @@ writes a folder that is complete on its own, with every URL relative to `pyrite.
     manifest.json               what the worker fetches, each file with its sha256 and size
     pyodide/                    the Pyodide runtime files a page really loads (pyodide_dist.py)
     wheels/<hash>/NAME.whl      the pure-Python pyrite wheel for the page, and micropip
-    models/NAME.<hash>.bin      the demo models' records
+    models/NAME.<hash>.bin      the demo models' records, and the other files they load
+                                (models/NAME-labels.<hash>.txt)
     kernels/NAME.<hash>.json    the WGSL kernels each model runs (compiled while Pyodide boots)
     FILE.gz, FILE.br            precompressed copies where they save 10 % (compress.py)
 
@@ -130,9 +131,9 @@ def build_wheel(out_dir: Path) -> Path:
 
 
 def default_cache() -> Path:
-    """Where fetched page wheels are kept: $XDG_CACHE_HOME/pyrite or ~/.cache/pyrite."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pyrite" / "page-wheels"
+    """Where fetched page wheels are kept: `page-wheels` in pyrite's cache folder
+    ($XDG_CACHE_HOME/pyrite or ~/.cache/pyrite)."""
+    return Path(config.cache_dir()) / "page-wheels"
 
 
 def default_bundle() -> Path:
@@ -153,7 +154,7 @@ def record_kernels(name: str) -> list[dict[str, str]]:
 
     demo = registry.get(name)
     runtime = RecordingRuntime()
-    model = demo.load(registration.default(WebGpu(runtime=runtime, seed=0)), demo.record)
+    model = demo.load(registration.default(WebGpu(runtime=runtime, seed=0)))
     demo.predict(model, demo.example)
     return [{"entry": entry, "source": source} for entry, source in runtime.kernels]
 
@@ -179,7 +180,8 @@ def pyodide_version() -> str:
 
 def check_models(models: Sequence[str] | None) -> list[str]:
     """The demo models to ship: `models` without repeats (default every one); ValueError
-    naming the known ones for an unknown name."""
+    naming the known ones for an unknown name, and for a model named here whose files are
+    not installed (saying where to put them)."""
     from pyrite.demos import registry
 
     known = registry.names()
@@ -189,7 +191,12 @@ def check_models(models: Sequence[str] | None) -> list[str]:
     if unknown:
         raise ValueError(f"unknown model {', '.join(map(repr, unknown))}; the known models "
                          f"are: {', '.join(known)}")
-    return list(dict.fromkeys(models))
+    chosen = list(dict.fromkeys(models))
+    for name in chosen:
+        missing = registry.get(name).missing()
+        if missing:
+            raise ValueError(missing)
+    return chosen
 
 
 def _copy(source: Path, stage: Path, rel: str) -> Built:
@@ -223,14 +230,18 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     """Write the web bundle into `out` (replacing an older one atomically) and return its
     manifest.
 
-    `models`: the demo models to ship (default all; ValueError naming the known ones for an
-    unknown name, before anything is written); `pyodide_dir`: the Pyodide runtime to copy from
+    `models`: the demo models to ship (default all, less those whose files are not installed,
+    which the manifest lists under "unavailable" with the reason; ValueError naming the known
+    ones for an unknown name, or saying where to put a chosen model's files, before anything
+    is written); `pyodide_dir`: the Pyodide runtime to copy from
     (default the npm package); `cache`: where fetched page wheels are kept (default
     `default_cache()`; compressed copies of large files are kept beside it, in `compressed/`).
     """
     from pyrite.demos import registry
 
     names = check_models(models)
+    unavailable = {name: reason for name in names
+                   if (reason := registry.get(name).missing()) is not None}
     runtime = pyodide_dist.runtime_files(pyodide_dir)
     out = Path(out)
     cache = cache or default_cache()
@@ -249,11 +260,16 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
         wheels.append({"name": "pyrite", **vars(built[0])})
         shipped: dict[str, object] = {}
         for name in names:
+            if name in unavailable:
+                continue
             model = registry.get(name)
             placed = _place(stage, "models", f"{name}.bin", model.record.read_bytes(), True)
+            files = {key: vars(_place(stage, "models", f"{name}-{key}{path.suffix}",
+                                      path.read_bytes(), True))
+                     for key, path in model.files().items()}
             kernels = json.dumps(record_kernels(name)).encode()
             shipped[name] = {**vars(placed), "description": model.description,
-                             "inputs": model.inputs,
+                             "inputs": model.inputs, "files": files,
                              "kernels": vars(_place(stage, "kernels", f"{name}.json", kernels,
                                                     True))}
         pyodide_files = [vars(_copy(p, stage, f"pyodide/{p.name}")) for p in runtime]
@@ -267,6 +283,9 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             "gpu": {"features": list(REQUESTED_FEATURES), "limits": list(REQUESTED_LIMITS)},
             "wheels": wheels,
             "models": shipped,
+            # the demo models left out because their files are not installed: why, and where
+            # to put them (the demo pages say so)
+            "unavailable": unavailable,
         }
         (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         compress.precompress(stage, cache.with_name("compressed"))

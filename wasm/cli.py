@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from pyrite.demos import models
+
 from . import example
 from .build import build, default_bundle
 from .export import Export, ExportError, export_web
@@ -54,6 +56,7 @@ def report(done: Export, base_url: str | None) -> str:
         f"               {_size(done.first_visit_bytes)} from one that does not "
         "(python -m http.server)",
         "  a repeat visit downloads only what changed (files are cached by content hash)",
+        *(f"  left out: {reason}" for reason in done.unavailable.values()),
         "",
         f"Paste into {where}:",
         "",
@@ -76,10 +79,12 @@ def _add_export_options(parser: argparse.ArgumentParser) -> None:
                         "the printed snippet (the bundle itself uses relative URLs)")
     parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime to "
                         "copy from (default the npm package in wasm/node_modules/pyodide)")
+    models.add_option(parser, "--models-dir")  # --model NAME picks the models to ship
 
 
 def run_export(args: argparse.Namespace) -> int:
     """Export, then print the report; a problem is one line on stderr and exit status 2."""
+    models.use_option(args.models_dir)
     try:
         done = export_web(args.out, args.models, pyodide_dir=args.pyodide)
     except (ExportError, OSError, RuntimeError) as exc:
@@ -98,11 +103,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def _run_build(args: argparse.Namespace) -> int:
+    models.use_option(args.models_dir)
     out = args.out or default_bundle()
     manifest = build(out)
     wheels = ", ".join(w["name"] for w in manifest["wheels"])  # type: ignore[attr-defined]
     print(f"web bundle in {out}: wheels {wheels}; models "
           f"{', '.join(manifest['models'])}")  # type: ignore[arg-type]
+    for reason in manifest["unavailable"].values():  # type: ignore[attr-defined]
+        print(f"  left out: {reason}")
     return 0
 
 
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     cmd = sub.add_parser("build", help="write the bundle where `pyrite serve` reads it")
     cmd.add_argument("--out", type=Path, default=None,
                      help=f"bundle folder (default {default_bundle()})")
+    models.add_option(cmd)
     cmd.set_defaults(run=_run_build)
     add_parser(sub)
     args = parser.parse_args(argv)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyrite.errors import PyriteError
@@ -37,6 +37,8 @@ class Export:
     disk_bytes: int
     first_visit_bytes: int  # the files a first visit fetches, uncompressed
     first_visit_gz_bytes: int  # the same, with each file's .gz size where it has one
+    #: models left out because their files are not installed: name -> why, and where to put them
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 def is_export(folder: Path) -> bool:
@@ -71,6 +73,7 @@ def first_visit_files(out: Path, manifest: dict[str, object]) -> list[str]:
     paths += [f["path"] for f in pyodide["files"]] + [w["path"] for w in wheels]
     for model in models.values():
         paths += [model["path"], model["kernels"]["path"]]
+        paths += [f["path"] for f in model.get("files", {}).values()]
     return paths
 
 
@@ -89,7 +92,9 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
                pyodide_dir: Path | None = None) -> Export:
     """Write the web bundle with `models` (default all) into `out`; see the module's text.
 
-    ExportError (nothing written) for an unknown model or a folder that is not an export.
+    ExportError (nothing written) for an unknown model, a chosen model whose files are not
+    installed, or a folder that is not an export. Without `models`, a model whose files are
+    not installed is left out (the manifest says why, under "unavailable").
     """
     try:
         names = build.check_models(models)
@@ -100,7 +105,9 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
     manifest = build.build(out, cache, models=names, pyodide_dir=pyodide_dir)
     files = [p for p in out.rglob("*") if p.is_file()]
     plain, packed = transfer_sizes(out, first_visit_files(out, manifest))
-    return Export(out, names, len(files), sum(p.stat().st_size for p in files), plain, packed)
+    shipped = list(manifest["models"])  # type: ignore[call-overload]
+    return Export(out, shipped, len(files), sum(p.stat().st_size for p in files), plain, packed,
+                  dict(manifest["unavailable"]))  # type: ignore[call-overload]
 
 
 __all__ = ["Export", "ExportError", "check_target", "export_web", "first_visit_files",

@@ -2,7 +2,8 @@
 
 `start(device)` chooses and builds the device (`webgpu` through the browser's WebGPU, `numpy`
 when the page could load numpy, `auto` for the first that works) and says what it got;
-`load_model(name, record)` builds a demo model from its record's bytes; `predict(name, inputs)`
+`load_model(name, record, files)` builds a demo model from its record's bytes (and those of
+the other files it loads, such as labels); `predict(name, inputs)`
 runs it with the same code as natively (`pyrite.demos.registry`) and says where the time went.
 Every function returns JSON-able values; errors propagate as Python exceptions, which the worker
 turns into rejected promises carrying the Python message.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import pyrite
@@ -20,7 +22,7 @@ from pyrite.module import Module
 
 _DEVICES = ("webgpu", "numpy")
 _models: dict[str, Module] = {}
-_records: dict[str, bytes] = {}  # kept to rebuild the models after a device loss
+_records: dict[str, tuple[bytes, dict[str, bytes]]] = {}  # to rebuild them after a device loss
 _state: dict[str, Any] = {"device": None}
 
 
@@ -99,13 +101,15 @@ def info(backend: pyrite.Backend | None = None) -> dict[str, object]:
     return out
 
 
-def load_model(name: str, record: bytes | memoryview) -> dict[str, object]:
-    """Build demo model `name` on the page's device from its record's bytes."""
+def load_model(name: str, record: bytes | memoryview,
+               files: Mapping[str, bytes | memoryview] | None = None) -> dict[str, object]:
+    """Build demo model `name` on the page's device from its record's bytes and those of its
+    other files (by the names the manifest gives them)."""
     from pyrite.demos import registry
 
     start = time.perf_counter()
-    _records[name] = bytes(record)
-    model = registry.get(name).load(device(), _records[name])
+    _records[name] = (bytes(record), {k: bytes(v) for k, v in (files or {}).items()})
+    model = registry.get(name).load(device(), *_records[name])
     _models[name] = model
     return {"model": name, "device": device().name, "params": model.num_params(),
             "ms": (time.perf_counter() - start) * 1000}
@@ -141,8 +145,8 @@ def _recover() -> None:
     if reset is None:
         raise BackendUnavailable(f"{backend.name} cannot be restarted in this page")
     reset()
-    for name, record in _records.items():
-        _models[name] = registry.get(name).load(backend, record)
+    for name, (record, files) in _records.items():
+        _models[name] = registry.get(name).load(backend, record, files)
 
 
 def _predict(name: str, inputs: Any) -> dict[str, object]:

@@ -80,22 +80,37 @@ async function startGpu(spec, kernelFiles) {
 
 function modelEntry(name) {
   const entry = manifest.models[name];
+  const missing = manifest.unavailable?.[name];
+  if (!entry && missing) throw new Error(`this bundle has no ${name} model: ${missing}`);
   if (!entry) throw new Error(`unknown model ${JSON.stringify(name)}; this bundle has: ${Object.keys(manifest.models).join(", ") || "no models"} (export it with pyrite export-web --model NAME)`);
   return entry;
 }
 
-function fetchRecord(name) {
+// A model's record and the other files it loads (its labels, say), fetched side by side:
+// {record, files: {name: bytes}}.
+async function fetchRecord(name) {
   const m = modelEntry(name);
-  return fetchChecked(new URL(m.path, base), m.sha256, `model ${name}`);
+  const extra = Object.entries(m.files || {});
+  const [record, ...files] = await Promise.all([
+    fetchChecked(new URL(m.path, base), m.sha256, `model ${name}`),
+    ...extra.map(([key, f]) => fetchChecked(new URL(f.path, base), f.sha256, `${key} of ${name}`)),
+  ]);
+  return { record, files: Object.fromEntries(extra.map(([key], i) => [key, files[i]])) };
 }
 
 const loadedModels = {};
 
-async function loadModel(name, bytes = null) {
+async function loadModel(name, fetched = null) {
   if (!loadedModels[name]) {
     loadedModels[name] = (async () => {
       progress("model", { model: name });
-      return toJs(await page.load_model.callPromising(name, bytes || await fetchRecord(name)));
+      const { record, files } = fetched || await fetchRecord(name);
+      const pyFiles = pyodide.toPy(files, { depth: 1 });
+      try {
+        return toJs(await page.load_model.callPromising(name, record, pyFiles));
+      } finally {
+        pyFiles.destroy();
+      }
     })();
     loadedModels[name].catch(() => { delete loadedModels[name]; });
   }
@@ -208,7 +223,8 @@ async function load(config) {
   const keep = [[snapshot, null], ...Object.entries(runtime),
     ...manifest.wheels.map((w) => [new URL(w.path, base).href, w.sha256]),
     ...Object.values(manifest.models).flatMap((m) => [[new URL(m.path, base).href, m.sha256],
-      [new URL(m.kernels.path, base).href, m.kernels.sha256]])];
+      [new URL(m.kernels.path, base).href, m.kernels.sha256],
+      ...Object.values(m.files || {}).map((f) => [new URL(f.path, base).href, f.sha256])])];
   prune(base.href, keep);
   return { ...started, models, timings, pyodide: manifest.pyodide.version };
 }

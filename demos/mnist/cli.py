@@ -1,7 +1,8 @@
 """`pyrite train mnist` and `pyrite infer mnist`: the guide as commands.
 
-`add_parser(subparsers)` registers both on the `pyrite` command (see pyrite/cli.py); each sets
-`run` to the function that carries it out. `python -m pyrite.demos.mnist ...` runs them too.
+`add_train(tasks)` and `add_infer(tasks)` add `mnist` to the `train` and `infer` commands
+(pyrite.demos.cli makes those); each sets `run` to the function that carries it out.
+`python -m pyrite.demos.mnist ...` runs them too.
 """
 
 from __future__ import annotations
@@ -56,13 +57,11 @@ def _run_infer(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add `train mnist` and `infer mnist` to the `pyrite` command."""
+def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `mnist` to `pyrite train`'s models."""
     data = f"MNIST files are read from {data_root(None) / 'mnist'} (set PYRITE_DATA to change)"
-
-    train = subparsers.add_parser("train", help="train a guide model (mnist)",
-                                  description=f"Train the Burn guide's MNIST model. {data}.")
-    train.add_argument("task", choices=["mnist"])
+    train = tasks.add_parser("mnist", help="Burn's guide CNN on MNIST",
+                             description=f"Train the Burn guide's MNIST model. {data}.")
     train.add_argument("--epochs", type=int, help="number of epochs (config: 10)")
     train.add_argument("--lr", type=float, help="Adam learning rate (config's by default)")
     train.add_argument("--seed", type=int, help="random seed (config: 42)")
@@ -78,10 +77,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
                                                           "autodiff<numpy>"))
     train.set_defaults(run=_run_train)
 
-    infer = subparsers.add_parser("infer", help="predict with a guide model (mnist)",
-                                  description="Classify one MNIST test digit: the artifact "
-                                  "directory's model if trained, else the shipped record.")
-    infer.add_argument("task", choices=["mnist"])
+
+def add_infer(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `mnist` to `pyrite infer`'s models."""
+    infer = tasks.add_parser("mnist", help="classify an MNIST test digit",
+                             description="Classify one MNIST test digit: the artifact "
+                             "directory's model if trained, else the shipped record.")
     infer.add_argument("--index", type=int, default=42, help="test image index (0..9999)")
     infer.add_argument("--artifacts", help=f"artifact directory (default {DEFAULT_ARTIFACTS} "
                        f"when it holds a model, else the shipped record)")
@@ -92,6 +93,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m pyrite.demos.mnist train mnist ...`: the `pyrite` command's demo part."""
+    from ..cli import add_parser
+
     parser = argparse.ArgumentParser(prog="python -m pyrite.demos.mnist")
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

@@ -38,8 +38,12 @@ def test_models(client: TestClient) -> None:
 
 
 def test_config_without_packages(client: TestClient) -> None:
+    missing = {name: reason for name in registry.names()
+               if (reason := registry.get(name).missing()) is not None}
     assert client.get("/api/config").json() == {
-        "pyodide": "/pyodide/", "pyodide_packages": None, "models": registry.names()}
+        "pyodide": "/pyodide/", "pyodide_packages": None,
+        "models": [name for name in registry.names() if name not in missing],
+        "unavailable": missing}
 
 
 def test_config_with_a_packages_url(web_dir: Path) -> None:

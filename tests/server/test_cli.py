@@ -100,6 +100,8 @@ def _raw(port: int, target: str) -> str:
 def test_serve_runs_answers_and_stops_on_sigterm(server: Server, web_dir: Path) -> None:
     assert server.port > 0
     assert server.process.stdout is not None
+    # each demo page's URL, by name
+    assert server.process.stdout.readline() == f"  classify: {server.url}classify\n"
     assert server.process.stdout.readline() == f"  mnist: {server.url}mnist\n"
     status, _, body = _get(server.url + "healthz")
     assert status == 200

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from pyrite.demos import registry
 from pyrite.server import create_app
-from pyrite.server.folders import demo_page_dir
+from pyrite.server.folders import demo_page_dir, demo_pages
 
 
 def test_home_page_links_every_demo(client: TestClient) -> None:
@@ -58,7 +58,11 @@ def test_missing_demo_page_is_a_404_that_says_so(web_dir: Path, tmp_path: Path) 
 
 def test_default_demo_pages_come_from_the_demo_packages() -> None:
     for name in registry.names():
-        assert demo_page_dir(name) == Path(str(files(f"pyrite.demos.{name}"))) / "page"
+        demo = registry.get(name)
+        assert demo_page_dir(demo.package) == Path(
+            str(files(f"pyrite.demos.{demo.package}"))) / "page"
+    assert demo_pages(registry.names()) == {
+        "mnist": demo_page_dir("mnist"), "classify": demo_page_dir("image_classification")}
     assert demo_page_dir("no_such_demo") is None
 
 

@@ -6,43 +6,46 @@
 // or numpy in Pyodide when the server offers it), or, when the page cannot run it and the user
 // asks for it, by the server's POST /api/predict/mnist. The page says which one ran.
 //
+// Loading, the status bar, the server fallback and the facts under a prediction are the demo
+// pages' shared code (demos/page/demo.js, served at /demos/shared/demo.js).
+//
 // For tests and the console: window.mnistDemo = {ready, lastResult, lastInput, lastError,
 // predictions, version, predictedVersion, busy, mode, predictPixels(pixels), clear()}.
 // `version` counts changes to the drawing, `predictedVersion` is the version of the last
 // prediction that finished (with a result or an error).
 
+import { $, BUNDLE, DemoPage, percent } from "/demos/shared/demo.js";
+
 const SIDE = 28; // MNIST's field
 const DEBOUNCE_MS = 150; // predict this long after the pen last moved (and at pen-up)
 
-const meta = (name, fallback) =>
-  document.querySelector(`meta[name="${name}"]`)?.getAttribute("content") || fallback;
-const BUNDLE = new URL(meta("pyrite-bundle", "/"), location.href);
-const API = new URL(meta("pyrite-api", "/api/"), location.href);
 // the bundle's preprocessing, shared with the <pyrite-mnist> element
 const { toMnistInput } = await import(new URL("mnist-input.js", BUNDLE).href);
 
-const $ = (id) => document.getElementById(id);
 const el = {
-  status: $("status"), statusText: $("status-text"), progress: $("progress"),
-  fallback: $("fallback"), fallbackReason: $("fallback-reason"), useServer: $("use-server"),
   pad: $("pad"), hint: $("hint"), clear: $("clear"), input: $("input28"),
   prediction: $("prediction"), confidence: $("confidence"), bars: $("bars"),
-  backend: $("backend"), timing: $("timing"), error: $("error"), result: $("result"),
 };
 
-let resolveReady;
+const page = new DemoPage({
+  model: "mnist", what: "the MNIST model", sends: "your drawing",
+  warmup: () => ({ pixels: new Array(SIDE * SIDE).fill(0) }),
+  onMode: () => {
+    wanted = true; // whatever was drawn while loading
+    pump();
+  },
+});
+
 const demo = {
-  ready: new Promise((resolve) => { resolveReady = resolve; }),
+  ready: page.ready,
   lastResult: null, lastInput: null, lastError: null,
   predictions: 0, version: 0, predictedVersion: 0, busy: false,
-  mode: null, // "page" (pyrite in this page) or "server" (POST /api/predict/mnist); null: none yet
+  // "page" (pyrite in this page) or "server" (POST /api/predict/mnist); null: none yet
+  get mode() { return page.mode; },
   predictPixels: (pixels) => exclusive(() => runPrediction(pixels, demo.version)),
   clear: () => clear(),
 };
 window.mnistDemo = demo;
-
-let pyrite = null; // the pyrite.js module, once imported
-let pageBackend = "–"; // how the page's device is described, e.g. "WebGPU in this page (...)"
 
 // ---- drawing ------------------------------------------------------------------------------
 
@@ -181,8 +184,8 @@ async function pump() {
     demo.predictedVersion = version;
     return;
   }
-  if (!demo.mode) {
-    wanted = true; // predicted once something can predict (see start, useServer)
+  if (!page.mode) {
+    wanted = true; // predicted once something can predict (see onMode)
     return;
   }
   await exclusive(() => runPrediction(pixels, version));
@@ -201,9 +204,7 @@ async function exclusive(task) {
 
 async function runPrediction(pixels, version) {
   try {
-    if (!demo.mode) throw new Error("nothing can predict yet: the model is not loaded");
-    const predict = demo.mode === "page" ? predictInPage : predictOnServer;
-    const result = await predict(pixels);
+    const result = await page.predict({ pixels });
     result.version = version;
     demo.predictions += 1;
     demo.lastResult = result;
@@ -221,60 +222,15 @@ async function runPrediction(pixels, version) {
   }
 }
 
-async function predictInPage(pixels) {
-  const result = await pyrite.predict("mnist", { pixels });
-  result.where = "page";
-  result.backendLabel = pageBackend;
-  return result;
-}
-
-async function predictOnServer(pixels) {
-  const start = performance.now();
-  let response;
-  try {
-    response = await fetch(new URL("predict/mnist", API), {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ pixels }),
-    });
-  } catch (err) {
-    throw new Error(`the server could not be reached (${err.message})`);
-  }
-  const body = await response.json().catch(() => null);
-  if (!response.ok || !body) {
-    const err = new Error(body?.error ||
-      `the server answered ${response.status} ${response.statusText}`);
-    err.pythonType = `HTTP ${response.status}`;
-    throw err;
-  }
-  body.roundTripMs = performance.now() - start;
-  body.where = "server";
-  body.backendLabel = `${String(body.backend).replace(/\s*\(server\)$/, "")} on the server`;
-  return body;
-}
-
 // ---- showing results ----------------------------------------------------------------------
 
 const bars = [];
 for (let digit = 0; digit < 10; digit++) {
   const item = document.createElement("li");
-  item.innerHTML = `<span class="digit">${digit}</span>` +
+  item.innerHTML = `<span class="name digit">${digit}</span>` +
     `<span class="track"><span class="fill"></span></span><span class="pct">–</span>`;
   el.bars.append(item);
   bars.push({ item, fill: item.querySelector(".fill"), pct: item.querySelector(".pct") });
-}
-
-function percent(p) {
-  if (p >= 0.9995) return p === 1 ? "100 %" : "> 99.9 %";
-  return `${(100 * p).toFixed(p < 0.0005 ? 0 : 1)} %`;
-}
-const millis = (ms) => `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
-
-function span(className, text) {
-  const node = document.createElement("span");
-  node.className = className;
-  node.textContent = text;
-  return node;
 }
 
 function showResult(result) {
@@ -289,22 +245,7 @@ function showResult(result) {
     bar.item.classList.toggle("top", digit === label);
     bar.item.setAttribute("aria-label", `${digit}: ${percent(p)}`);
   });
-  el.backend.textContent = result.backendLabel;
-  el.backend.dataset.where = result.where;
-  const onServer = result.where === "server";
-  const lines = [`${onServer ? "on the server" : "in Python"} · ${millis(result.roundTripMs)} ` +
-    `${onServer ? "with the request" : "round trip"}`];
-  if (result.dispatches !== undefined) {
-    lines.push(`${result.dispatches} GPU dispatches, ${result.readbacks} readback` +
-      `${result.readbacks === 1 ? "" : "s"} (${millis(result.readback_ms)})`);
-  }
-  el.timing.replaceChildren(span("value", millis(result.ms)),
-    ...lines.map((line) => span("sub", line)));
-  el.timing.dataset.ms = String(result.ms);
-  el.error.hidden = !result.recovered;
-  // the GPU device was lost and pyrite restored it before answering: say so
-  if (result.recovered) el.error.textContent = `Note: ${result.recovered}.`;
-  el.result.classList.remove("stale");
+  page.showFacts(result);
 }
 
 function showEmpty() {
@@ -317,140 +258,11 @@ function showEmpty() {
     bar.item.classList.remove("top");
     bar.item.removeAttribute("aria-label");
   }
-  el.error.hidden = true;
-  el.result.classList.remove("stale");
+  page.hideError();
 }
 
-function showError(err) {
-  const kind = err.pythonType && err.pythonType !== "Error" ? `${err.pythonType}: ` : "";
-  el.error.textContent = `The prediction failed: ${kind}${err.message}`;
-  el.error.hidden = false;
-  el.result.classList.add("stale"); // what is shown is not an answer for this drawing
-  if (err.pythonType === "DeviceLostError" && demo.mode === "page") {
-    offerServer(`The GPU device was lost: ${err.message}`);
-  }
-}
-
-// ---- loading ------------------------------------------------------------------------------
-
-const STAGES = {
-  manifest: [1, () => "Reading the bundle's manifest…"],
-  pyodide: [2, (e) => `Starting Python (Pyodide ${e.version ?? ""})…`],
-  wheels: [3, () => "Installing pyrite…"],
-  device: [4, () => "Starting the device…"],
-  model: [5, () => "Loading the MNIST model…"],
-  ready: [6, () => "Warming up the model (compiling its kernels)…"],
-};
-
-function setState(state, text, details = "") {
-  el.status.dataset.state = state;
-  el.statusText.replaceChildren(text, ...(details ? [" ", span("details", details)] : []));
-  el.progress.hidden = state !== "loading";
-}
-
-function describeDevice(got) {
-  if (got.device === "webgpu") {
-    // "#0 google swiftshader (CPU, WebGPU (browser))" -> "google swiftshader"
-    const inUse = String(got.adapter?.["in use"] ?? "");
-    const name = inUse.replace(/^#\d+\s+/, "").replace(/\s*\(.*$/, "") || got.adapter?.vendor;
-    return name ? `WebGPU in this page (${name})` : "WebGPU in this page";
-  }
-  return `${got.device} in this page (Pyodide)`;
-}
-
-let serverAvailable = false;
-
-function offerServer(reason) {
-  el.fallbackReason.textContent = reason;
-  if (serverAvailable) {
-    setState("fallback", "This browser cannot run the model in the page.");
-    el.fallback.hidden = false;
-    el.useServer.hidden = false;
-  } else {
-    setState("error", "This browser cannot run the model in the page, and no server answers at " +
-      `${API.pathname} to run it instead.`);
-    el.fallback.hidden = false;
-    el.useServer.hidden = true;
-  }
-  if (demo.mode === "page") demo.mode = null;
-  resolveReady({ state: el.status.dataset.state, reason });
-}
-
-function useServer() {
-  demo.mode = "server";
-  el.status.dataset.mode = "server";
-  el.statusText.textContent = "Predicting on the server: this page sends your drawing to it.";
-  el.useServer.hidden = true;
-  el.backend.textContent = "the server";
-  wanted = true;
-  pump();
-}
-
-async function getConfig() {
-  try {
-    const response = await fetch(new URL("config", API), { cache: "no-cache" });
-    return response.ok ? await response.json() : null;
-  } catch {
-    return null;
-  }
-}
-
-async function start() {
-  setState("loading", "Checking this browser…");
-  const configLoading = getConfig();
-  try {
-    pyrite = await import(new URL("pyrite.js", BUNDLE).href);
-  } catch (err) {
-    const config = await configLoading;
-    serverAvailable = Boolean(config?.models?.includes("mnist"));
-    offerServer(`pyrite.js could not be loaded from ${BUNDLE.pathname}: ${err.message}`);
-    return;
-  }
-  const [config, gpu] = await Promise.all([
-    configLoading,
-    pyrite.hasWebGPU().catch((err) => ({
-      ok: false, reason: `requesting a WebGPU adapter failed: ${err.message}`,
-    })),
-  ]);
-  serverAvailable = Boolean(config?.models?.includes("mnist"));
-  const packages = config?.pyodide_packages || null; // where Pyodide's numpy can be loaded from
-  if (!gpu.ok && !packages) {
-    offerServer(`No WebGPU here: ${gpu.reason}. The other way to run the model in this page, ` +
-      "numpy for Pyodide, is not offered by this server.");
-    return;
-  }
-  try {
-    const got = await pyrite.load({
-      device: "auto", models: ["mnist"], pyodidePackages: packages ?? undefined,
-      onProgress: (event) => {
-        const stage = STAGES[event.stage];
-        if (!stage) return;
-        el.progress.value = stage[0];
-        el.statusText.textContent = stage[1](event);
-      },
-    });
-    pageBackend = describeDevice(got);
-    // the first prediction compiles the kernels: done now, not on the user's first stroke
-    await pyrite.predict("mnist", { pixels: new Array(SIDE * SIDE).fill(0) });
-    el.progress.value = el.progress.max;
-    const t = got.timings;
-    const seconds = (ms) => (ms / 1000).toFixed(1);
-    let details = `· loaded in ${seconds(t.totalMs)} s (Python ${seconds(t.pyodideMs)} s, ` +
-      `pyrite ${seconds(t.installMs)} s, model ${seconds(t.modelsMs)} s)`;
-    if (got.device !== "webgpu" && got.unavailable?.webgpu) {
-      details += `. No WebGPU: ${got.unavailable.webgpu}`;
-    }
-    setState("ready", `Ready · ${pageBackend}`, details);
-    el.backend.textContent = pageBackend;
-    demo.mode = "page";
-    resolveReady({ state: "ready", device: got.device, backend: pageBackend, timings: t });
-    wanted = true; // whatever was drawn while loading
-    pump();
-  } catch (err) {
-    const kind = err.pythonType && err.pythonType !== "Error" ? `${err.pythonType}: ` : "";
-    offerServer(`pyrite could not start in this page: ${kind}${err.message}`);
-  }
-}
+// what is shown is marked stale: it is not an answer for this drawing
+const showError = (err) => page.showError(err);
 
 // ---- wiring -------------------------------------------------------------------------------
 
@@ -463,8 +275,7 @@ el.pad.addEventListener("pointerup", endStroke);
 el.pad.addEventListener("pointercancel", endStroke);
 el.pad.addEventListener("lostpointercapture", endStroke);
 el.clear.addEventListener("click", clear);
-el.useServer.addEventListener("click", useServer);
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !event.target.closest?.("input, textarea, select")) clear();
 });
-start();
+page.start();

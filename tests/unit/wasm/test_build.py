@@ -96,6 +96,39 @@ def test_bundle_manifest_matches_its_files(bundle: tuple[Path, dict[str, Any]]) 
     assert "maxBufferSize" in manifest["gpu"]["limits"]
 
 
+def test_a_demo_model_ships_with_the_files_it_loads(tmp_path: Path) -> None:
+    from pyrite.demos import registry
+
+    squeezenet = registry.get("squeezenet")
+    if squeezenet.missing():
+        pytest.skip(squeezenet.missing())
+    if not (build.PYODIDE_DIR / "pyodide-lock.json").exists():
+        pytest.skip("wasm/node_modules/pyodide missing (make setup installs it)")
+    out = tmp_path / "web"
+    manifest = build.build(out, models=["squeezenet"])
+    entry = manifest["models"]["squeezenet"]
+    assert manifest["unavailable"] == {}
+    assert (out / entry["path"]).read_bytes() == squeezenet.record.read_bytes()
+    labels = entry["files"]["labels"]
+    assert labels["path"] == f"models/squeezenet-labels.{labels['sha256'][:16]}.txt"
+    assert (out / labels["path"]).read_bytes() == squeezenet.files()["labels"].read_bytes()
+    assert json.loads((out / entry["kernels"]["path"]).read_text())
+
+
+def test_a_model_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    monkeypatch.setenv("PYRITE_MODELS", str(tmp_path / "models"))
+    with pytest.raises(ValueError, match=r"squeezenet: .*squeezenet1.1.onnx is missing: put "):
+        build.check_models(["mnist", "squeezenet"])
+    assert build.check_models(None) == ["mnist", "squeezenet"]  # the build leaves it out
+    if not (build.PYODIDE_DIR / "pyodide-lock.json").exists():
+        pytest.skip("wasm/node_modules/pyodide missing (make setup installs it)")
+    manifest = build.build(tmp_path / "web")
+    assert list(manifest["models"]) == ["mnist"]  # type: ignore[call-overload]
+    reason = manifest["unavailable"]["squeezenet"]  # type: ignore[index]
+    assert f"in {tmp_path / 'models' / 'squeezenet1.1'}/" in reason
+
+
 def test_bundle_carries_the_pyodide_files_a_page_loads(
         bundle: tuple[Path, dict[str, Any]]) -> None:
     out, manifest = bundle

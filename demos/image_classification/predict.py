@@ -1,0 +1,166 @@
+"""One photo in, the five likeliest ImageNet classes out: what the /classify page, the server's
+`/api/predict/squeezenet` and `pyrite infer squeezenet` all call, so the page and the server
+run the same Python model code.
+
+Input: the photo as 227x227 RGB bytes (row-major, R, G, B of the top-left pixel first), already
+decoded, resized so that its shorter side is 256 and centre-cropped by the caller: the page
+with the browser's own image decoding (`page/app.js`), the command with Pillow (`image.py`).
+Here, as the Caffe model was trained: the channels go to BGR order and planes (NCHW), the
+0..255 scale stays, and the per-channel mean (B 104, G 117, R 123) is subtracted.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyrite
+from pyrite import TensorData
+from pyrite.module import Module
+from pyrite.tensor import Tensor
+
+from .squeezenet import SqueezeNet
+
+SIDE = 227  # the model's input: 227x227
+PIXELS = SIDE * SIDE * 3
+CLASSES = 1000
+MEAN_BGR = (104.0, 117.0, 123.0)
+TOP = 5
+INPUT_TEXT = (f"{PIXELS} numbers 0..255, a {SIDE}x{SIDE} photo's RGB values, row-major "
+              f"(R, G, B of the top-left pixel first)")
+
+
+@dataclass(frozen=True)
+class Label:
+    """One line of synset.txt: `n01614925 bald eagle, American eagle, ...`."""
+
+    wnid: str  # the WordNet id
+    text: str  # every name of the class, comma-separated
+
+    @property
+    def name(self) -> str:
+        """The first of the class's names.
+
+        >>> Label("n01614925", "bald eagle, American eagle").name
+        'bald eagle'
+        """
+        return self.text.split(",", 1)[0].strip()
+
+
+class Labels(tuple[Label, ...]):
+    """The class labels in class-index order (a module setting, printed briefly)."""
+
+    @classmethod
+    def parse(cls, text: str) -> Labels:
+        """synset.txt's lines, one class each: `<wnid> <names>`; ValueError unless there are
+        exactly CLASSES of them.
+
+        >>> len(Labels.parse("".join(f"n{i:08} class {i}\\n" for i in range(1000))))
+        1000
+        """
+        labels = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            wnid, _, names = line.strip().partition(" ")
+            if not names.strip():
+                raise ValueError(f"synset.txt line {number} is {line!r}, not '<wnid> <names>'")
+            labels.append(Label(wnid, names.strip()))
+        if len(labels) != CLASSES:
+            raise ValueError(f"synset.txt holds {len(labels)} labels; the model has "
+                             f"{CLASSES} classes")
+        return cls(labels)
+
+    def __repr__(self) -> str:
+        return f"Labels({len(self)} classes)"
+
+
+class Classifier(Module):
+    """SqueezeNet 1.1 (the module `pyrite import-onnx` generated) with its class labels."""
+
+    def __init__(self, net: SqueezeNet, labels: Labels) -> None:
+        self.net = net
+        self.labels = labels
+
+    def forward(self, data: Tensor) -> Tensor:
+        """[batch, 3, 227, 227] BGR, mean subtracted -> [batch, 1000] probabilities."""
+        return self.net(data)  # type: ignore[no-any-return]
+
+
+def load(device: str | pyrite.Backend | None, record: Path | bytes,
+         labels: Path | bytes) -> Classifier:
+    """The classifier on `device` from its binary record and synset.txt, each a file or its
+    bytes (as a page fetches them)."""
+    from pyrite.record import BinBytesRecorder, BinFileRecorder
+
+    net = SqueezeNet(device)
+    if isinstance(record, bytes):
+        net = net.load_record(BinBytesRecorder().from_bytes(record))
+    else:
+        net = net.load_file(record, BinFileRecorder())
+    text = labels.decode() if isinstance(labels, bytes) else labels.read_text()
+    return Classifier(net, Labels.parse(text))
+
+
+def check_pixels(pixels: object) -> bytes:
+    """The pixels as PIXELS bytes, or a ValueError that says what a valid input looks like.
+
+    Takes bytes (or a buffer: a page passes the canvas's typed array) or a list of numbers.
+    """
+    to_bytes = getattr(pixels, "to_bytes", None)  # a JS typed array, in a page
+    if isinstance(pixels, (bytes, bytearray, memoryview)):
+        data = bytes(pixels)
+    elif callable(to_bytes) and not isinstance(pixels, int):
+        data = bytes(to_bytes())
+    elif isinstance(pixels, Sequence) and not isinstance(pixels, str):
+        try:
+            data = bytes(pixels)  # ints 0..255: the fast way
+        except (TypeError, ValueError):
+            for i, p in enumerate(pixels):
+                if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 255:
+                    raise ValueError(f"squeezenet: pixel value {i} is {p!r}; every value must "
+                                     f"be a number in 0..255") from None
+            data = bytes(round(p) for p in pixels)
+    else:
+        raise ValueError(f"squeezenet: 'pixels' must be a list of {INPUT_TEXT}; got "
+                         f"{type(pixels).__name__}")
+    if len(data) != PIXELS:
+        raise ValueError(f"squeezenet: 'pixels' must hold {PIXELS} numbers ({SIDE}x{SIDE} "
+                         f"RGB), got {len(data)}")
+    return data
+
+
+def to_input(rgb: bytes, device: pyrite.Backend) -> Tensor:
+    """227x227 RGB bytes -> the model's input [1, 3, 227, 227]: BGR planes, mean subtracted."""
+    planes = rgb[2::3] + rgb[1::3] + rgb[0::3]  # B, G, R planes (byte slicing: fast anywhere)
+    values = struct.pack(f"<{len(planes)}f", *planes)
+    x = pyrite.from_data(TensorData(values, shape=(1, 3, SIDE, SIDE), dtype="f32"),
+                         device=device)
+    mean = pyrite.from_data(TensorData(list(MEAN_BGR), shape=(1, 3, 1, 1), dtype="f32"),
+                            device=device)
+    return x - mean
+
+
+def top_classes(probabilities: Sequence[float], labels: Labels, k: int = TOP
+                ) -> list[dict[str, object]]:
+    """The `k` likeliest classes, likeliest first: index, name, all names, wnid, probability."""
+    order = sorted(range(len(probabilities)), key=lambda i: -probabilities[i])[:k]
+    return [{"index": i, "label": labels[i].name, "text": labels[i].text,
+             "wnid": labels[i].wnid, "probability": probabilities[i]} for i in order]
+
+
+def predict(model: Classifier, pixels: object, k: int = TOP) -> dict[str, object]:
+    """`{"index", "label", "probability", "top": [k classes]}` for one 227x227 RGB photo."""
+    rgb = check_pixels(pixels)
+    x = to_input(rgb, model.devices()[0])
+    probabilities = model(x).reshape((-1,)).to_list()
+    top = top_classes(probabilities, model.labels, k)
+    best = top[0]
+    return {"index": best["index"], "label": best["label"], "probability": best["probability"],
+            "top": top}
+
+
+__all__ = ["CLASSES", "INPUT_TEXT", "MEAN_BGR", "PIXELS", "SIDE", "TOP", "Classifier", "Label",
+           "Labels", "check_pixels", "load", "predict", "to_input", "top_classes"]
