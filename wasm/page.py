@@ -69,6 +69,9 @@ def start(device: str = "auto", gpu: Any = None) -> dict[str, object]:
         raise ValueError(f"device {device!r} is not available in a page; use one of "
                          f"{', '.join(_DEVICES)} or 'auto'")
     tried: dict[str, str] = {}
+    # A page keeps no autotune cache between visits yet, so tuning would rerun on every visit:
+    # SqueezeNet's first prediction took 16.2 s with it and 3.6 s without (SwiftShader).
+    os.environ.setdefault("PYRITE_AUTOTUNE", "off")
     for name in wanted:
         try:
             backend = _webgpu(gpu) if name == "webgpu" else _numpy()
