@@ -572,7 +572,8 @@ def _live(body: list[str], ret: str) -> list[str]:
 
 def _multi_output(op_type: str) -> bool:
     return op_type in ("TopK", "Split", "MaxPool", "Dropout", "BatchNormalization",
-                       "LayerNormalization", "SoftmaxCrossEntropyLoss", "Attention")
+                       "LayerNormalization", "SoftmaxCrossEntropyLoss", "Attention", "RNN", "GRU",
+                       "LSTM", "Unique", "CausalConvWithState", "LinearAttention")
 
 
 def _transpose(data: TensorData) -> TensorData:
