@@ -128,10 +128,46 @@ class NumpyModuleOps:
 
     def max_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
                    dilation: Pair) -> Prim:
-        taps = self._taps(self._padded(x, padding, -self.np.inf), kernel, stride, dilation)
-        out = next(taps).copy()
-        for view in taps:
-            self.np.maximum(out, view, out=out)
+        # a max over a rectangle is the max over its rows of the max over its columns: two
+        # passes of k taps each, and no padded copy (padding taps never win a max)
+        y = self._max_along(x, 3, kernel[1], stride[1], dilation[1], padding[1])
+        return self._max_along(y, 2, kernel[0], stride[0], dilation[0], padding[0])
+
+    def _max_along(self, x: Prim, axis: int, k: int, s: int, d: int,
+                   pads: tuple[int, int]) -> Prim:
+        """Windowed max along one axis: output o covers o*s - before + t*d, t < k, taps in
+        the padding skipped."""
+        np = self.np
+        size = x.shape[axis]
+        lo, hi = pads
+        n_out = (size + lo + hi - d * (k - 1) - 1) // s + 1
+        shape = list(x.shape)
+        shape[axis] = n_out
+        out = np.empty(shape, dtype=x.dtype)
+
+        def at(index: Any) -> tuple[Any, ...]:
+            return (slice(None),) * axis + (index,)
+
+        first = -(-lo // s)  # the outputs whose taps all fall inside x
+        last = min(n_out - 1, (size - 1 - d * (k - 1) + lo) // s)
+        if last >= first:
+            count, start = last - first + 1, first * s - lo
+            dest = out[at(slice(first, last + 1))]
+            views = [x[at(slice(b, b + (count - 1) * s + 1, s))]
+                     for b in range(start, start + k * d, d)]
+            if k == 1:
+                dest[...] = views[0]
+            else:
+                np.maximum(views[0], views[1], out=dest)
+            for view in views[2:]:
+                np.maximum(dest, view, out=dest)
+        for o in [*range(0, min(first, n_out)), *range(max(last + 1, first), n_out)]:
+            taps = [o * s - lo + t * d for t in range(k)]
+            taps = [i for i in taps if 0 <= i < size]
+            if taps:
+                out[at(o)] = x[at(slice(min(taps), max(taps) + 1, d))].max(axis=axis)
+            else:  # a window wholly in the padding
+                out[at(o)] = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         return out
 
     def avg_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
