@@ -80,7 +80,10 @@ def _feed_shapes(graph: Graph, given: dict[str, Sequence[int]] | None, symbolic:
     out: dict[str, tuple[int, ...]] = {}
     for v in graph.feeds:
         if given and v.name in given:
-            out[v.name] = tuple(int(d) for d in given[v.name])
+            dims = [int(d) for d in given[v.name]]
+            if batch and dims:
+                dims[0] = symbolic
+            out[v.name] = tuple(dims)
             continue
         if v.shape is None:
             raise OnnxError(f"{graph.source}: input {v.name!r} has no declared shape; give one "
@@ -160,7 +163,7 @@ class _Writer:
 
     # ---- values ------------------------------------------------------------------------------
     def local(self, onnx_name: str) -> str:
-        name = identifier(onnx_name, self.locals)
+        name = identifier(_short(onnx_name), self.locals)
         self.expr[onnx_name] = name
         return name
 
@@ -179,22 +182,22 @@ class _Writer:
             return self.expr[name]
         init = self.g.initializers.get(name)
         if init is not None and init.dtype.is_float:
-            attr = identifier(name, self.attrs)
-            self.init.append(f"self.{attr} = Param(pyrite.zeros({list(init.shape)}, "
-                             f"dtype={str(init.dtype)!r}, device=device))")
+            attr = identifier(_short(name), self.attrs)
+            self.init.append(f"self.{attr} = Param(O.zeros({list(init.shape)}, "
+                             f"{str(init.dtype)!r}, device))")
             self.weights[attr] = init
             self.trainable[attr] = True
             self.expr[name] = f"self.{attr}.val"
             return self.expr[name]
         value = self.tr.values[name]
         data = value.to_data()
-        attr = identifier(name, self.attrs)
+        attr = identifier(_short(name), self.attrs)
         if data.num_elements <= LITERAL_LIMIT:
-            self.init.append(f"self.{attr} = pyrite.tensor({_fmt(data.to_list())}, "
-                             f"dtype={str(data.dtype)!r}, device=device)")
+            self.init.append(f"self.{attr} = O.constant({_fmt(data.to_list())}, "
+                             f"{str(data.dtype)!r}, device)")
         else:
-            self.init.append(f"self.{attr} = Param(pyrite.zeros({list(data.shape)}, "
-                             f"dtype={str(data.dtype)!r}, device=device), require_grad=False)")
+            self.init.append(f"self.{attr} = Param(O.zeros({list(data.shape)}, "
+                             f"{str(data.dtype)!r}, device), require_grad=False)")
             self.weights[attr] = data
             self.trainable[attr] = False
             attr += ".val"
@@ -557,6 +560,12 @@ class _Writer:
         return f"{v.dtype} {shape}" if isinstance(v, Tensor) else str(shape)
 
 
+def _short(onnx_name: str) -> str:
+    """A value's name as a Python name: exporters' `/enc/Add_output_0` becomes `enc_add`."""
+    short = re.sub(r"_output(_\d+)?$", "", onnx_name.strip("/").replace("/", "_")).lower()
+    return short or onnx_name
+
+
 def _live(body: list[str], ret: str) -> list[str]:
     """`body` without the assignments nothing reads (shape arithmetic a literal replaced)."""
     kept: list[str] = []
@@ -634,16 +643,39 @@ def _flat(value: Any) -> list[Any]:
 
 
 def _wrap(line: str, indent: int) -> str:
-    """`line` indented, broken after its first '(' when it is longer than the page."""
+    """`line` indented; when longer than the page, its first call's arguments go on their own
+    lines (an expression without a call continues in parentheses)."""
     pad = " " * indent
     text = pad + line.strip()
-    if len(text) <= WIDTH or "(" not in text or "\n" in line:
+    if len(text) <= WIDTH or "\n" in line:
         return text
-    head, _, rest = text.partition("(")
-    inner = rest[:-1] if rest.endswith(")") else rest
-    suffix = ")" if rest.endswith(")") else ""
-    return f"{head}(\n{pad}    {inner}{suffix}" if len(pad) + 4 + len(inner) + 1 <= WIDTH \
-        else f"{head}(\n" + _split_args(inner, pad + "    ") + suffix
+    target, eq, expr = text.partition(" = ")
+    open_at = text.find("(", len(target) + len(eq) if eq else 0)
+    close_at = _matching(text, open_at) if open_at >= 0 else -1
+    if close_at < 0 or (eq and len(target) > WIDTH // 2):
+        if not eq:
+            return text
+        if len(pad) + 5 + len(expr) <= WIDTH:
+            return f"{target} = (\n{pad}    {expr})"
+        left, op, right = expr.partition(" ")  # `a + b`: one operand per line
+        return f"{target} = (\n{pad}    {left}\n{pad}    {right})"
+    head, inner, tail = text[:open_at + 1], text[open_at + 1:close_at], text[close_at:]
+    if len(pad) + 4 + len(inner) + len(tail) <= WIDTH:
+        return f"{head}\n{pad}    {inner}{tail}"
+    return f"{head}\n" + _split_args(inner, pad + "    ") + tail
+
+
+def _matching(text: str, at: int) -> int:
+    """The index of the bracket closing the one at `at` (-1 when there is none)."""
+    depth = 0
+    for i in range(at, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
 
 def _split_args(args: str, pad: str) -> str:

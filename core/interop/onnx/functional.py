@@ -8,7 +8,33 @@ tensor method of their own (`from pyrite.interop.onnx import functional as O`). 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...tensor import Tensor
+
+
+def constant(values: Any, dtype: str, device: Any = None) -> Tensor:
+    """A constant of a generated module, in `dtype` or the narrower type the device stores it
+    as (webgpu holds int64 as int32)."""
+    from ...creation import tensor
+    from ...device import device as resolve
+    from ...dtype import dtype as to_dtype
+    from .runtime import storable
+
+    dev = resolve(device)
+    return tensor(values, dtype=storable(to_dtype(dtype), dev), device=dev)
+
+
+def zeros(shape: list[int], dtype: str, device: Any = None) -> Tensor:
+    """Zeros for a param a record fills, in a type the device has."""
+    from ...creation import zeros as make
+    from ...device import device as resolve
+    from ...dtype import dtype as to_dtype
+    from .runtime import storable
+
+    dev = resolve(device)
+    return make(shape, dtype=storable(to_dtype(dtype), dev), device=dev)
 
 
 def __getattr__(name: str) -> Callable[..., Any]:
