@@ -16,11 +16,14 @@ stride, dilation and kernel sizes are tuples with one entry per spatial dim, pad
 | conv2d_weight_grad       | im2col(x) @ grad^T, summed over the batch                        |
 | adaptive_avg_pool2d_grad | the gradient spread over each window (the resampling matrix^T)   |
 | conv_transpose2d         | zero-interleaved input, conv2d with the flipped, transposed kernel |
+| conv3d                   | the depth taps as extra channels of one conv2d over all depths   |
+| conv_transpose3d         | zero-interleaved input, conv3d with the flipped, transposed kernel |
 | max/avg pool             | the same patches, reduced (max / sum over the tap dim)           |
 | adaptive avg pool, interpolate | `A_h @ x @ A_w^T` with small resampling matrices           |
 | embedding                | select rows                                                      |
 
-1-D ops are the 2-D ones on a height of 1.
+1-D ops are the 2-D ones on a height of 1; 3-D ops (NCDHW) reach conv2d, so a backend that
+accelerates conv2d (and Autodiff's conv2d rule) serves them too.
 """
 
 from __future__ import annotations
@@ -163,6 +166,52 @@ class ModuleOps:
         out = self.conv_transpose2d(_to2d(self, x), _to2d(self, weight), bias, (1, stride),
                                     (0, padding), (0, output_padding), (1, dilation), groups)
         return _from2d(self, out)
+
+    def conv3d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
+               dilation: Pair, groups: int) -> Prim:
+        """(N, C_in, D, H, W) * (C_out, C_in/groups, kd, kh, kw) -> (N, C_out, OD, OH, OW)."""
+        xt, wt = self._ft(x), self._ft(weight)
+        n, c_in, _, h, w = xt.shape
+        c_out, cg, kd, kh, kw = wt.shape
+        xp = xt.pad([0, 0, 0, 0, *padding[0]])
+        od = (xp.shape[2] - dilation[0] * (kd - 1) - 1) // stride[0] + 1
+        taps = [xp.slice([None, None, (i * dilation[0], i * dilation[0] + stride[0] * (od - 1) + 1,
+                                       stride[0])]) for i in range(kd)]
+        # (N*OD, C_in*kd, H, W): channel c*kd + i is channel c at depth tap i, so each group's
+        # channels stay contiguous and the weight (C_out, C_in/groups * kd, kh, kw) lines up
+        cols = _stack(taps, 2).permute([0, 3, 1, 2, 4, 5]).reshape([n * od, c_in * kd, h, w])
+        out = self._ft(self.conv2d(cols.into_primitive(),
+                                   wt.reshape([c_out, cg * kd, kh, kw]).into_primitive(), bias,
+                                   stride[1:], padding[1:], dilation[1:], groups))
+        oh, ow = out.shape[2:]
+        return out.reshape([n, od, c_out, oh, ow]).permute([0, 2, 1, 3, 4]).into_primitive()
+
+    def conv_transpose3d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                         padding: Pair, output_padding: Pair, dilation: Pair,
+                         groups: int) -> Prim:
+        """(N, C_in, D, H, W) with weight (C_in, C_out/groups, kd, kh, kw) -> (N, C_out, OD,
+        OH, OW), OD = (D-1)*stride - 2*padding + dilation*(kd-1) + output_padding + 1."""
+        xt, wt = self._ft(x), self._ft(weight)
+        n, c_in, d, h, w = xt.shape
+        _, cog, *kernel = wt.shape
+        if any(s != 1 for s in stride):  # interleave stride-1 zeros between input voxels
+            s0, s1, s2 = stride
+            xt = xt.reshape([n, c_in, d, 1, h, 1, w, 1]).pad(
+                [0, s2 - 1, 0, 0, 0, s1 - 1, 0, 0, 0, s0 - 1])
+            xt = xt.reshape([n, c_in, d * s0, h * s1, w * s2]).slice(
+                [None, None, (0, (d - 1) * s0 + 1), (0, (h - 1) * s1 + 1), (0, (w - 1) * s2 + 1)])
+        # a full correlation pads dilation*(k-1) each side; padding crops that, output_padding
+        # adds after: pad where the result is positive, crop where it is negative
+        ends = [(f - p, f - p + o) for f, p, o in zip(
+            (dl * (k - 1) for dl, k in zip(dilation, kernel, strict=True)), padding,
+            output_padding, strict=True)]
+        xt = xt.pad([v for lo, hi in reversed(ends) for v in (max(lo, 0), max(hi, 0))])
+        xt = xt.slice([None, None, *((max(-lo, 0), size - max(-hi, 0))
+                                     for (lo, hi), size in zip(ends, xt.shape[2:], strict=True))])
+        k = wt.reshape([groups, c_in // groups, cog, *kernel]).swap_dims(1, 2)
+        k = k.reshape([groups * cog, c_in // groups, *kernel]).flip([2, 3, 4])
+        return self.conv3d(xt.into_primitive(), k.into_primitive(), bias, (1, 1, 1),
+                           ((0, 0),) * 3, dilation, groups)
 
     # ---- pooling -----------------------------------------------------------------------------
     def max_pool2d_with_indices(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,

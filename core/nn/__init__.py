@@ -26,6 +26,7 @@ from .conv import (
     ConvTranspose2d,
     ConvTranspose2dConfig,
 )
+from .conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
 from .dropout import Dropout, DropoutConfig
 from .embedding import Embedding, EmbeddingConfig
 from .init import (
@@ -78,6 +79,17 @@ from .pool import (
     MaxPool2d,
     MaxPool2dConfig,
 )
+from .rnn import (
+    BiLstm,
+    BiLstmConfig,
+    GateController,
+    GateControllerConfig,
+    Gru,
+    GruConfig,
+    Lstm,
+    LstmConfig,
+    LstmState,
+)
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -90,6 +102,8 @@ __all__ = [
     "AvgPool2dConfig",
     "BatchNorm",
     "BatchNormConfig",
+    "BiLstm",
+    "BiLstmConfig",
     "BinaryCrossEntropyLoss",
     "BinaryCrossEntropyLossConfig",
     "Constant",
@@ -97,19 +111,27 @@ __all__ = [
     "Conv1dConfig",
     "Conv2d",
     "Conv2dConfig",
+    "Conv3d",
+    "Conv3dConfig",
     "ConvTranspose1d",
     "ConvTranspose1dConfig",
     "ConvTranspose2d",
     "ConvTranspose2dConfig",
+    "ConvTranspose3d",
+    "ConvTranspose3dConfig",
     "CrossEntropyLoss",
     "CrossEntropyLossConfig",
     "Dropout",
     "DropoutConfig",
     "Embedding",
     "EmbeddingConfig",
+    "GateController",
+    "GateControllerConfig",
     "Gelu",
     "GroupNorm",
     "GroupNormConfig",
+    "Gru",
+    "GruConfig",
     "HardSigmoid",
     "HardSigmoidConfig",
     "HuberLoss",
@@ -129,6 +151,9 @@ __all__ = [
     "LeakyReluConfig",
     "Linear",
     "LinearConfig",
+    "Lstm",
+    "LstmConfig",
+    "LstmState",
     "MaxPool1d",
     "MaxPool1dConfig",
     "MaxPool2d",

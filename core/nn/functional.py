@@ -4,7 +4,7 @@ Each function checks kinds, ranks, devices and sizes and raises an error that na
 says how to fix the call; then it resolves the options (ints to per-dim tuples, padding modes to
 `(before, after)` pairs) and calls the backend's module op, which assumes valid input.
 
-Layouts are NCHW for 2-D ops and NCL for 1-D ops.
+Layouts are NCHW for 2-D ops, NCL for 1-D ops and NCDHW for 3-D ops.
 
 >>> from pyrite import ones
 >>> from pyrite.nn.functional import conv2d
@@ -159,7 +159,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ---- convolution --------------------------------------------------------------------------------
 def _conv_args(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, dims: int,
                transposed: bool, groups: int) -> tuple[Tensor, Tensor, Tensor | None]:
-    layout = "NCHW" if dims == 2 else "NCL"
+    layout = {1: "NCL", 2: "NCHW", 3: "NCDHW"}[dims]
     _tensor(op, "input", x)
     _tensor(op, "weight", weight)
     if bias is not None:
@@ -225,6 +225,27 @@ def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: int
     return x._new(prim)
 
 
+def conv3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: IntOrSeq = 1,
+           padding: Padding = 0, dilation: IntOrSeq = 1, groups: int = 1) -> Tensor:
+    """3-D convolution. Shapes: input (N, C_in, D, H, W), weight (C_out, C_in/groups, kd, kh,
+    kw) -> (N, C_out, OD, OH, OW). Padding as conv2d's, with three dims.
+
+    >>> from pyrite import ones
+    >>> conv3d(ones((1, 2, 4, 5, 6)), ones((3, 2, 3, 3, 3)), padding=(1, 0, 1)).shape
+    (1, 3, 4, 3, 6)
+    """
+    op = "conv3d"
+    x, weight, bias = _conv_args(op, x, weight, bias, 3, False, groups)
+    kernel = weight.shape[2:]
+    s = tuple_of(op, "stride", stride, 3)
+    d = tuple_of(op, "dilation", dilation, 3)
+    pads = resolve_padding(op, padding, kernel, d, s)
+    _check_out(op, x, x.shape[2:], pads, kernel, s, d)
+    prim = x.device.conv3d(x.into_primitive(), weight.into_primitive(),
+                           None if bias is None else bias.into_primitive(), s, pads, d, groups)
+    return x._new(prim)
+
+
 def _transpose_opts(op: str, dims: int, kernel: tuple[int, ...], stride: IntOrSeq,
                     padding: IntOrSeq, output_padding: IntOrSeq,
                     dilation: IntOrSeq) -> tuple[tuple[int, ...], ...]:
@@ -278,6 +299,22 @@ def conv_transpose1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, s
     prim = x.device.conv_transpose1d(x.into_primitive(), weight.into_primitive(),
                                      None if bias is None else bias.into_primitive(),
                                      s[0], p[0], o[0], d[0], groups)
+    return x._new(prim)
+
+
+def conv_transpose3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *,
+                     stride: IntOrSeq = 1, padding: IntOrSeq = 0, output_padding: IntOrSeq = 0,
+                     dilation: IntOrSeq = 1, groups: int = 1) -> Tensor:
+    """3-D transposed convolution. Shapes: input (N, C_in, D, H, W), weight (C_in,
+    C_out/groups, kd, kh, kw) -> (N, C_out, OD, OH, OW), sizes as conv_transpose2d's."""
+    op = "conv_transpose3d"
+    x, weight, bias = _conv_args(op, x, weight, bias, 3, True, groups)
+    kernel = weight.shape[2:]
+    s, p, o, d = _transpose_opts(op, 3, kernel, stride, padding, output_padding, dilation)
+    _transpose_size(op, x, kernel, s, p, o, d)
+    prim = x.device.conv_transpose3d(x.into_primitive(), weight.into_primitive(),
+                                     None if bias is None else bias.into_primitive(),
+                                     s, p, o, d, groups)
     return x._new(prim)
 
 
@@ -481,7 +518,8 @@ def embedding(weight: Tensor, indices: Tensor) -> Tensor:
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d",
-    "conv2d", "conv_out_size", "conv_transpose1d", "conv_transpose2d", "embedding",
+    "conv2d", "conv3d", "conv_out_size", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "embedding",
     "interpolate1d", "interpolate2d", "linear", "max_pool1d", "max_pool1d_with_indices",
     "max_pool2d", "max_pool2d_with_indices", "pairs_1d", "resolve_padding", "tuple_of",
 ]
