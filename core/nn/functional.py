@@ -190,6 +190,21 @@ def _conv_args(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, dims: in
     return x, weight, bias
 
 
+def _conv_nd(op: str, dims: int, x: Tensor, weight: Tensor, bias: Tensor | None,
+             stride: IntOrSeq, padding: Padding, dilation: IntOrSeq, groups: int) -> Tensor:
+    """conv2d and conv3d: check the arguments, resolve the padding, call the backend's op."""
+    x, weight, bias = _conv_args(op, x, weight, bias, dims, False, groups)
+    kernel = weight.shape[2:]
+    s = tuple_of(op, "stride", stride, dims)
+    d = tuple_of(op, "dilation", dilation, dims)
+    pads = resolve_padding(op, padding, kernel, d, s)
+    _check_out(op, x, x.shape[2:], pads, kernel, s, d)
+    prim = getattr(x.device, op)(x.into_primitive(), weight.into_primitive(),
+                                 None if bias is None else bias.into_primitive(), s, pads, d,
+                                 groups)
+    return x._new(prim)
+
+
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: IntOrSeq = 1,
            padding: Padding = 0, dilation: IntOrSeq = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as every framework computes it).
@@ -198,16 +213,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: Int
     -> (N, C_out, OH, OW). Padding: "valid", "same", an int, (ph, pw) or
     ((top, bottom), (left, right)).
     """
-    op = "conv2d"
-    x, weight, bias = _conv_args(op, x, weight, bias, 2, False, groups)
-    kernel = weight.shape[2:]
-    s = tuple_of(op, "stride", stride, 2)
-    d = tuple_of(op, "dilation", dilation, 2)
-    pads = resolve_padding(op, padding, kernel, d, s)
-    _check_out(op, x, x.shape[2:], pads, kernel, s, d)
-    prim = x.device.conv2d(x.into_primitive(), weight.into_primitive(),
-                           None if bias is None else bias.into_primitive(), s, pads, d, groups)
-    return x._new(prim)
+    return _conv_nd("conv2d", 2, x, weight, bias, stride, padding, dilation, groups)
 
 
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: int = 1,
@@ -234,16 +240,7 @@ def conv3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: Int
     >>> conv3d(ones((1, 2, 4, 5, 6)), ones((3, 2, 3, 3, 3)), padding=(1, 0, 1)).shape
     (1, 3, 4, 3, 6)
     """
-    op = "conv3d"
-    x, weight, bias = _conv_args(op, x, weight, bias, 3, False, groups)
-    kernel = weight.shape[2:]
-    s = tuple_of(op, "stride", stride, 3)
-    d = tuple_of(op, "dilation", dilation, 3)
-    pads = resolve_padding(op, padding, kernel, d, s)
-    _check_out(op, x, x.shape[2:], pads, kernel, s, d)
-    prim = x.device.conv3d(x.into_primitive(), weight.into_primitive(),
-                           None if bias is None else bias.into_primitive(), s, pads, d, groups)
-    return x._new(prim)
+    return _conv_nd("conv3d", 3, x, weight, bias, stride, padding, dilation, groups)
 
 
 def _transpose_opts(op: str, dims: int, kernel: tuple[int, ...], stride: IntOrSeq,

@@ -30,8 +30,8 @@ from ...errors import OnnxError
 from ...module import Module, Param
 from ...tensor import Tensor
 from .graph import Graph, Node
-from .registry import OPS
-from .runtime import OnnxModel, identifier, used_outputs
+from .registry import OPS, keywords, moved_attributes
+from .runtime import OnnxModel, identifier
 
 PathLike = str | os.PathLike[str]
 #: a folded value with at most this many elements is written as a literal
@@ -237,29 +237,22 @@ class _Writer:
 
     def generic(self, node: Node) -> None:
         spec = OPS[node.op_type]
-        args: list[str] = []
+        parts: list[str | None] = []
         for i, name in enumerate(node.inputs):
             if not name:
-                args.append("None")
-            elif i in spec.host:
-                args.append(self.host_arg(name))
+                parts.append(None)
             else:
-                args.append(self.tensor(name))
-        while args and args[-1] == "None":
-            args.pop()
-        if spec.attr_inputs is not None and self.g.opset < spec.attr_inputs[0]:
-            moved = [node.attrs.get(n) for n in spec.attr_inputs[1]]
-            while moved and moved[-1] is None:
-                moved.pop()
-            args += [_fmt(_plain(v)) for v in moved]
-        kwargs = [f"{k}={_fmt(_plain(v))}" for k, v in node.attrs.items() if k in spec.attrs]
-        if "opset" in spec.context:
-            kwargs.append(f"opset={self.g.opset}")
+                parts.append(self.host_arg(name) if i in spec.host else self.tensor(name))
+        parts += [None if v is None else _fmt(_plain(v))
+                  for v in moved_attributes(spec, node, self.g.opset)]
+        while parts and parts[-1] is None:
+            parts.pop()
+        args = ["None" if p is None else p for p in parts]
+        kwargs = [f"{k}={_fmt(_plain(v))}"
+                  for k, v in keywords(spec, node, self.g.opset).items()]
         if "device" in spec.context:
             kwargs.append("device=dev")
             self.needs_dev = True
-        if "outputs" in spec.context:
-            kwargs.append(f"outputs={used_outputs(node)}")
         outs = [self.local(o) if o else "_" for o in node.outputs]
         n_results = len(outs)
         target = ", ".join(outs) if n_results > 1 else outs[0]

@@ -75,6 +75,26 @@ def op(name: str, *, since: int = 1, host: Sequence[int] = (),
     return register
 
 
+def moved_attributes(spec: OpSpec, node: Any, opset: int) -> list[Any]:
+    """The attribute values that `spec` takes as trailing inputs at this (older) opset."""
+    if spec.attr_inputs is None or opset >= spec.attr_inputs[0]:
+        return []
+    return [node.attrs.get(n) for n in spec.attr_inputs[1]]
+
+
+def keywords(spec: OpSpec, node: Any, opset: int) -> dict[str, Any]:
+    """The keyword arguments of a node's call: its attributes, plus the `opset` and `outputs`
+    context the function asks for (`device` is the caller's to add)."""
+    from .runtime import used_outputs
+
+    out = {k: v for k, v in node.attrs.items() if k in spec.attrs}
+    if "opset" in spec.context:
+        out["opset"] = opset
+    if "outputs" in spec.context:
+        out["outputs"] = used_outputs(node)
+    return out
+
+
 def spec(name: str) -> OpSpec:
     from . import ops  # noqa: F401 - fills OPS
     return OPS[name]
@@ -132,4 +152,5 @@ def check(graph: Graph) -> None:
                         f"\n  {lines}")
 
 
-__all__ = ["CONTEXT", "OPS", "OpSpec", "check", "op", "problems", "spec", "supported"]
+__all__ = ["CONTEXT", "OPS", "OpSpec", "check", "keywords", "moved_attributes", "op",
+           "problems", "spec", "supported"]

@@ -23,7 +23,7 @@ from ...errors import OnnxError, PyriteError
 from ...module import Module, Param
 from ...tensor import Tensor, from_data
 from .graph import Graph, Node
-from .registry import OPS, OpSpec, check
+from .registry import OPS, OpSpec, check, keywords, moved_attributes
 
 PathLike = str | os.PathLike[str]
 Device = str | Backend | None
@@ -87,18 +87,12 @@ class _Frozen:
 
 def call(spec: OpSpec, node: Node, args: list[Any], opset: int, device: Backend | None) -> Any:
     """Apply one node's operator to its argument values."""
-    kwargs = {k: v for k, v in node.attrs.items() if k in spec.attrs}
-    if spec.attr_inputs is not None and opset < spec.attr_inputs[0]:
-        names = spec.attr_inputs[1]
-        args = list(args) + [node.attrs.get(n) for n in names]
-        while args and args[-1] is None:
-            args.pop()
-    if "opset" in spec.context:
-        kwargs["opset"] = opset
+    args = list(args) + moved_attributes(spec, node, opset)
+    while args and args[-1] is None:
+        args.pop()
+    kwargs = keywords(spec, node, opset)
     if "device" in spec.context:
         kwargs["device"] = device
-    if "outputs" in spec.context:
-        kwargs["outputs"] = used_outputs(node)
     return spec.fn(*args, **kwargs)
 
 

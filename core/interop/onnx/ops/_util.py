@@ -10,16 +10,22 @@ from ....dtype import DType
 from ....tensor import Tensor
 
 
-def ints(value: Any) -> list[int] | None:
-    """A host value (list, tuple, int, TensorData or a tensor) as a list of ints; None stays
-    None. A device tensor is read back, which the runtime avoids by keeping such values on the
-    host."""
-    if value is None:
-        return None
+def _host(value: Any) -> Any:
+    """A tensor or TensorData as its flat list of values; anything else as it is. A device
+    tensor is read back, which the runtime avoids by keeping such values on the host."""
     if isinstance(value, Tensor):
         value = value.to_data()
     if isinstance(value, TensorData):
-        value = value.values()
+        return value.values()
+    return value
+
+
+def ints(value: Any) -> list[int] | None:
+    """A host value (list, tuple, int, TensorData or a tensor) as a list of ints; None stays
+    None."""
+    value = _host(value)
+    if value is None:
+        return None
     if isinstance(value, (int, float)):
         return [int(value)]
     return [int(v) for v in value]
@@ -27,12 +33,9 @@ def ints(value: Any) -> list[int] | None:
 
 def floats(value: Any) -> list[float] | None:
     """Like `ints`, as floats."""
+    value = _host(value)
     if value is None:
         return None
-    if isinstance(value, Tensor):
-        value = value.to_data()
-    if isinstance(value, TensorData):
-        value = value.values()
     if isinstance(value, (int, float)):
         return [float(value)]
     return [float(v) for v in value]
@@ -40,15 +43,14 @@ def floats(value: Any) -> list[float] | None:
 
 def scalar(value: Any) -> float | int | bool | None:
     """A one-element host value as a Python number (None stays None)."""
+    if isinstance(value, (Tensor, TensorData)):
+        shape = list(value.shape)
+        vals = _host(value)
+        if len(vals) != 1:
+            raise ValueError(f"expected a single value, got shape {shape}")
+        return vals[0]  # type: ignore[no-any-return]
     if value is None:
         return None
-    if isinstance(value, Tensor):
-        value = value.to_data()
-    if isinstance(value, TensorData):
-        vals = value.values()
-        if len(vals) != 1:
-            raise ValueError(f"expected a single value, got shape {list(value.shape)}")
-        return vals[0]  # type: ignore[no-any-return]
     if isinstance(value, Sequence):
         return scalar(value[0]) if len(value) == 1 else None
     return value  # type: ignore[no-any-return]
