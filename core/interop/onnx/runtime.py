@@ -77,6 +77,14 @@ class _Frozen:
 
     def __init__(self, graph: Graph, host: dict[str, TensorData], params: dict[str, str]):
         self.graph, self.host, self.params = graph, host, params
+        self._placed: tuple[Backend, dict[str, Tensor]] | None = None
+
+    def host_tensors(self, device: Backend) -> dict[str, Tensor]:
+        """The host constants as tensors on `device`, made once, not on every forward."""
+        if self._placed is None or self._placed[0] is not device:
+            self._placed = (device, {n: from_data(d, device=device)
+                                     for n, d in self.host.items()})
+        return self._placed[1]
 
     def __repr__(self) -> str:
         return f"<ONNX graph {self.graph.name!r}: {len(self.graph.nodes)} nodes>"
@@ -180,9 +188,8 @@ class OnnxModel(Module):
         hostdev = host_device() or dev
         env: dict[str, Any] = {}
         on_host: set[str] = set()
-        for name, data in frozen.host.items():
-            env[name] = from_data(data, device=hostdev)
-            on_host.add(name)
+        env.update(frozen.host_tensors(hostdev))
+        on_host.update(frozen.host)
         for name, attr in frozen.params.items():
             env[name] = getattr(self, attr).val
         for name, x in feeds.items():
