@@ -257,7 +257,7 @@ class _Writer:
         n_results = len(outs)
         target = ", ".join(outs) if n_results > 1 else outs[0]
         call = f"O.{node.op_type}({', '.join(args + kwargs)})"
-        if n_results == 1 and _multi_output(node.op_type):
+        if n_results == 1 and spec.returns_tuple:
             call += "[0]"
         self.emit(target + (": Tensor" if n_results == 1 else ""), call)
 
@@ -570,12 +570,6 @@ def _live(body: list[str], ret: str) -> list[str]:
             kept.append(stmt)
             needed |= set(re.findall(r"\w+", expr))
     return kept[::-1]
-
-
-def _multi_output(op_type: str) -> bool:
-    return op_type in ("TopK", "Split", "MaxPool", "Dropout", "BatchNormalization",
-                       "LayerNormalization", "SoftmaxCrossEntropyLoss", "Attention", "RNN", "GRU",
-                       "LSTM", "Unique", "CausalConvWithState", "LinearAttention")
 
 
 def _transpose(data: TensorData) -> TensorData:

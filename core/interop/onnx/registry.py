@@ -2,7 +2,7 @@
 
 An operator is a plain Python function over pyrite tensors. Its positional parameters are the
 ONNX inputs in order (an omitted optional input arrives as None; `*args` takes a variadic
-input) and its keyword-only parameters are the ONNX attributes, by their ONNX names. Two
+input) and its keyword-only parameters are the ONNX attributes, by their ONNX names. Three
 keyword names are not attributes but context the runtime supplies when a function asks for
 them: `opset` (the model's opset), `device` (where to create tensors when no input says) and
 `outputs` (how many outputs the node uses, so an op can skip computing optional ones).
@@ -13,6 +13,8 @@ the generated module share one implementation of every operator.
 `host` names the inputs an operator reads as plain numbers (a Reshape's shape, a Slice's
 starts): the runtime keeps such values on the host and the generated code writes them as
 literals. `attr_inputs=(N, names)` says that before opset N those inputs were attributes.
+A function with several outputs returns a tuple and says so in its annotation (`-> tuple[...]`):
+generated code takes element 0 where a node names only the first output.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class OpSpec:
     attrs: frozenset[str] = field(default_factory=frozenset)
     context: tuple[str, ...] = ()
     n_inputs: int | None = None  # None: variadic
+    returns_tuple: bool = False  # from the function's annotation: a tuple of outputs
 
     def accepts(self, attr: str, opset: int) -> bool:
         if attr in self.attrs:
@@ -69,7 +72,8 @@ def op(name: str, *, since: int = 1, host: Sequence[int] = (),
         OPS[name] = OpSpec(name, fn, since, tuple(host), attr_inputs,
                            frozenset(k for k in kw if k not in CONTEXT),
                            tuple(k for k in kw if k in CONTEXT),
-                           None if variadic else len(pos))
+                           None if variadic else len(pos),
+                           str(sig.return_annotation).startswith("tuple"))
         return fn
 
     return register
