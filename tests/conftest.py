@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,13 @@ def backend(request: pytest.FixtureRequest) -> pyrite.Backend:
 def ad_backend(request: pytest.FixtureRequest) -> pyrite.Backend:
     """Autodiff over each available base backend."""
     return _get(request.param)
+
+
+@pytest.fixture
+def device_named() -> Callable[[str], pyrite.Backend]:
+    """`device_named("webgpu")`: that device, else a skip (a failure when PYRITE_REQUIRE
+    names it), for tests that pick their devices themselves."""
+    return _get
 
 
 @pytest.fixture(autouse=True)

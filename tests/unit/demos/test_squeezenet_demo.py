@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-import pyrite
 from pyrite import config
 from pyrite.cli import main as pyrite_main
 from pyrite.demos import models, registry
@@ -60,22 +59,14 @@ def onnxruntime_top5() -> Any:
     return top5
 
 
-def _device(name: str) -> str:
-    try:
-        pyrite.device(name)
-    except Exception as exc:  # noqa: BLE001 - any failure: not available here
-        if name in config.required_backends():
-            pytest.fail(f"{name} is required (PYRITE_REQUIRE) but unavailable: {exc}")
-        pytest.skip(f"{name} unavailable: {exc}")
-    return name
-
-
 @pytest.mark.parametrize("device", ["numpy", "webgpu"])
 def test_infer_gives_onnxruntimes_top5_for_each_sample(
-        device: str, onnxruntime_top5: Any, capsys: pytest.CaptureFixture[str]) -> None:
+        device: str, onnxruntime_top5: Any, capsys: pytest.CaptureFixture[str],
+        device_named: Any) -> None:
+    device_named(device)
     photos = _samples()
     _models_root()
-    assert pyrite_main(["infer", "squeezenet", *map(str, photos), "--device", _device(device),
+    assert pyrite_main(["infer", "squeezenet", *map(str, photos), "--device", device,
                         "--json"]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
     assert [r["photo"] for r in results] == [str(p) for p in photos]

@@ -21,14 +21,6 @@ FIXTURES = Path(__file__).with_name("fixtures")
 SHAPES = {"encoder": (7, 16), "mobile": (3, 32, 32)}
 
 
-def _device(name: str) -> str:
-    try:
-        pyrite.device(name)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"{name} unavailable: {exc}")
-    return name
-
-
 @pytest.fixture(scope="module", params=sorted(SHAPES))
 def model(request, tmp_path_factory):
     name = request.param
@@ -42,9 +34,9 @@ def model(request, tmp_path_factory):
 
 
 @pytest.mark.parametrize("device", ["numpy", "webgpu"])
-def test_matches_onnxruntime(model, device):
+def test_matches_onnxruntime(model, device, device_named):
     name, path, result, cls = model
-    _device(device)
+    device_named(device)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     generated = cls(device).load_file(result.record_path, BinFileRecorder())
     runtime = ponnx.load(path, device)

@@ -16,8 +16,6 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("numpy")
 
-import pyrite  # noqa: E402
-from pyrite import config  # noqa: E402
 from pyrite.interop.onnx.node_tests import cases, run_case  # noqa: E402
 
 EXPECTED = json.loads((Path(__file__).with_name("onnx_node_expected.json")).read_text())
@@ -34,21 +32,8 @@ def test_node_numpy(name: str) -> None:
     assert result.status == "pass", result.reason
 
 
-@cache
-def _webgpu() -> str | None:
-    try:
-        pyrite.device("webgpu")
-    except Exception as exc:  # noqa: BLE001 - any failure means "not available here"
-        if "webgpu" in config.required_backends():
-            raise
-        return f"webgpu unavailable: {exc}"
-    return None
-
-
 @pytest.mark.parametrize("name", EXPECTED["webgpu"])
-def test_node_webgpu(name: str) -> None:
-    why = _webgpu()
-    if why:
-        pytest.skip(why)
+def test_node_webgpu(name: str, device_named) -> None:
+    device_named("webgpu")
     result = run_case(_cases()[name], "webgpu")
     assert result.status == "pass", result.reason

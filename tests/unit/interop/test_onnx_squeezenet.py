@@ -57,11 +57,8 @@ def _reference(batch: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("device", ["numpy", "webgpu"])
-def test_runtime_and_generated_match_onnxruntime(device: str, generated) -> None:
-    try:
-        pyrite.device(device)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"{device} unavailable: {exc}")
+def test_runtime_and_generated_match_onnxruntime(device: str, generated, device_named) -> None:
+    device_named(device)
     batch = 2 if device == "numpy" else 1
     want = _reference(batch)
     x = pyrite.tensor(_pixels(batch), device=device)
