@@ -1,0 +1,49 @@
+"""Dense ops: `linear` and `embedding`."""
+
+from __future__ import annotations
+
+from ...dtype import Kind
+from ...errors import ShapeError
+from ...tensor import Tensor
+from ._check import (
+    _rank,
+    _same_device,
+    _tensor,
+)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight + bias, weight (d_input, d_output) as Burn stores it.
+
+    Shapes: (..., d_input) -> (..., d_output).
+    """
+    op = "linear"
+    _tensor(op, "input", x)
+    _tensor(op, "weight", weight)
+    if x.ndim < 1 or x.shape[-1] != weight.shape[0]:
+        raise ShapeError(f"linear: input has {x.shape[-1] if x.ndim else 0} features (shape "
+                         f"{x.shape}), the weight expects {weight.shape[0]} (shape "
+                         f"{weight.shape})")
+    _same_device(op, x, weight, bias)
+    out = x @ weight
+    return out if bias is None else out + bias
+
+
+
+
+def embedding(weight: Tensor, indices: Tensor) -> Tensor:
+    """Rows of `weight` at `indices`. Shapes: weight (V, D), indices (...) Int -> (..., D)."""
+    op = "embedding"
+    _tensor(op, "weight", weight)
+    _tensor(op, "indices", indices, Kind.INT)
+    _rank(op, "weight", weight, 2, "num_embeddings, d_model")
+    _same_device(op, weight, indices)
+    if indices.numel():
+        lo, hi = indices.min().into_scalar(), indices.max().into_scalar()
+        if lo < 0 or hi >= weight.shape[0]:
+            raise ShapeError(f"{op}: index {lo if lo < 0 else hi} is out of range for "
+                             f"{weight.shape[0]} embeddings")
+    if indices.dtype is not weight.device.int_dtype:
+        indices = indices.cast(weight.device.int_dtype)
+    return weight._new(weight.device.embedding(weight.into_primitive(),
+                                               indices.into_primitive()))
