@@ -79,6 +79,7 @@ class DataLoader(Generic[I, O]):
         self.num_workers = num_workers
         self.drop_last = drop_last
         self.epoch = 0
+        self._skip = 0  # batches the next iteration leaves out (set_epoch)
 
     def __len__(self) -> int:
         n = self.dataset.len()
@@ -86,9 +87,17 @@ class DataLoader(Generic[I, O]):
             return n // self.batch_size
         return -(-n // self.batch_size)
 
-    def set_epoch(self, epoch: int) -> None:
-        """Make the next iteration epoch `epoch` (its shuffle order) and count on from there."""
+    def set_epoch(self, epoch: int, *, skip: int = 0) -> None:
+        """Make the next iteration epoch `epoch` (its shuffle order) and count on from there.
+
+        `skip=k` starts that iteration after the epoch's first `k` batches, without fetching
+        or batching them: a training run resumed in the middle of an epoch sees the batches it
+        had not seen yet, in the same order.
+        """
+        if skip < 0:
+            raise DatasetError(f"DataLoader.set_epoch: skip must be >= 0, got {skip}")
         self.epoch = epoch
+        self._skip = skip
 
     def order(self, epoch: int) -> list[int]:
         """The dataset indices in the order epoch `epoch` visits them."""
@@ -115,8 +124,9 @@ class DataLoader(Generic[I, O]):
 
     def __iter__(self) -> Iterator[O]:
         # not a generator itself, so the epoch advances at iter(), not at the first next()
-        batches = self._batches(self.epoch)
+        batches = self._batches(self.epoch)[self._skip:]
         self.epoch += 1
+        self._skip = 0
         if self.num_workers == 0:
             return self._serial(batches)
         return self._threaded(batches)

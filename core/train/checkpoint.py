@@ -4,10 +4,16 @@ with a strategy deciding which ones to keep.
 `FileCheckpointer(directory, recorder, "model")` writes `<directory>/model-<epoch><ext>`
 (the recorder's extension: `model-3.mpk`); the Learner keeps three of them, for `model`,
 `optim` and `scheduler`. Writes are atomic (the recorders write a temporary file and rename).
+
+A checkpoint taken before its epoch ended (training stopped, or `checkpoint_every(steps)`)
+also writes `<directory>/position-<epoch>.json`, `{"epoch", "iteration", "iterations"}`: how
+many of the epoch's training steps it holds, so a resume continues with the next step of that
+epoch instead of the next epoch. An epoch checkpoint without it is complete.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,6 +21,7 @@ from typing import Protocol
 
 from ..errors import RecordError
 from ..record import FileRecorder, Record
+from ..record.atomic import atomic_write
 
 
 class FileCheckpointer:
@@ -52,6 +59,38 @@ class FileCheckpointer:
             if stem.isdigit():
                 found.append(int(stem))
         return sorted(found)
+
+
+class PositionFile:
+    """Where inside its epoch a checkpoint was taken: `position-<epoch>.json` in `directory`."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    def path(self, epoch: int) -> Path:
+        return self.directory / f"position-{epoch}.json"
+
+    def save(self, epoch: int, iteration: int, iterations: int | None) -> Path:
+        """Record that epoch `epoch`'s checkpoint holds its first `iteration` steps."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"epoch": epoch, "iteration": iteration, "iterations": iterations})
+        return atomic_write(self.path(epoch), lambda f: f.write(text.encode()))
+
+    def load(self, epoch: int) -> int | None:
+        """How many steps of epoch `epoch` its checkpoint holds; None when it holds all."""
+        p = self.path(epoch)
+        if not p.exists():
+            return None
+        try:
+            data = json.loads(p.read_text())
+            iteration = int(data["iteration"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RecordError(f"{p}: not a checkpoint position file ({exc}); delete it to "
+                              f"resume from the start of epoch {epoch + 1}") from exc
+        return iteration
+
+    def delete(self, epoch: int) -> None:
+        self.path(epoch).unlink(missing_ok=True)
 
 
 # read(metric name, split, epoch) -> the metric's value for that epoch (NaN when not logged)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("pyrite.train")
 
 
-def _length(loader: Any) -> int | None:
+def loader_length(loader: Any) -> int | None:
     try:
         return len(loader)
     except TypeError:
@@ -35,6 +35,10 @@ class EpochRunner:
 
     def __init__(self, learner: Learner) -> None:
         self.learner = learner
+        # where the last training epoch ended: steps done (counting resumed ones), out of
+        self.iteration = 0
+        self.iterations: int | None = None
+        self.stopped_early = False  # whether it stopped before its last batch
 
     def _record(self, split: str, epoch: int, item: Any, meta: MetricMetadata
                 ) -> list[MetricEntry]:
@@ -55,13 +59,21 @@ class EpochRunner:
         for metric, _ in metrics:
             metric.clear()
 
-    def train(self, epoch: int, loader: Any) -> Any:
-        """The model after one epoch over `loader` (or fewer steps when interrupted)."""
+    def train(self, epoch: int, loader: Any, *, skip: int = 0, total: int | None = None
+              ) -> Any:
+        """The model after one epoch over `loader` (or fewer steps when interrupted).
+
+        `skip`: the epoch's first `skip` steps were done before a resume and `loader` yields
+        the rest; iterations are numbered on from there, out of `total` (default: the
+        loader's length).
+        """
         ln = self.learner
-        model, total = ln.model, _length(loader)
+        model = ln.model
+        total = total if total is not None else loader_length(loader)
         accumulator = GradientsAccumulator() if ln.grad_accumulation else None
         start, items, progress = time.perf_counter(), 0, None
-        for iteration, batch in enumerate(loader, 1):
+        self.iteration, self.iterations, self.stopped_early = skip, total, False
+        for iteration, batch in enumerate(loader, skip + 1):
             lr = ln.scheduler.step()
             out = model.train_step(batch)
             if not isinstance(out, TrainOutput):
@@ -80,7 +92,11 @@ class EpochRunner:
             progress = Progress("train", epoch, ln.num_epochs, iteration, total, items,
                                 time.perf_counter() - start)
             ln.renderer.update(progress, entries)
+            self.iteration = iteration
+            ln.step_done(epoch, iteration, total,
+                         accumulator is not None and not accumulator.is_empty())
             if ln.interrupter.should_stop():
+                self.stopped_early = total is None or iteration < total
                 break
         if accumulator is not None and not accumulator.is_empty():
             # the epoch's last, incomplete accumulation still counts
@@ -91,7 +107,7 @@ class EpochRunner:
 
     def valid(self, epoch: int, loader: Any) -> None:
         ln = self.learner
-        model, total = ln.model.valid(), _length(loader)
+        model, total = ln.model.valid(), loader_length(loader)
         start, items, progress = time.perf_counter(), 0, None
         for iteration, batch in enumerate(loader, 1):
             item = model.valid_step(batch)

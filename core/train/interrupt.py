@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -19,17 +20,29 @@ log = logging.getLogger("pyrite.train")
 
 class Interrupter:
     """`interrupter.stop()` from anywhere (a metric, another thread, a signal) ends `fit`
-    after the current step."""
+    after the current step. `watch(check, reason)` adds a request polled after each step,
+    for a stop that arrives where no Python code can call `stop()`: a web page's Stop button
+    sets a flag that the page's worker reads (see pyrite/wasm/training.py)."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._checks: list[tuple[Callable[[], bool], str]] = []
         self.reason = ""
 
     def stop(self, reason: str = "stopped") -> None:
         self.reason = reason
         self._event.set()
 
+    def watch(self, check: Callable[[], bool], reason: str = "stopped") -> None:
+        """Stop (with `reason`) once `check()` returns True; it is called after every step."""
+        self._checks.append((check, reason))
+
     def should_stop(self) -> bool:
+        if not self._event.is_set():
+            for check, reason in self._checks:
+                if check():
+                    self.stop(reason)
+                    break
         return self._event.is_set()
 
     def reset(self) -> None:

@@ -15,22 +15,31 @@ inner (non-autodiff) device. Artifacts follow the book:
 
     <artifact_dir>/experiment.log
     <artifact_dir>/checkpoint/{model,optim,scheduler}-<epoch><ext>
+    <artifact_dir>/checkpoint/position-<epoch>.json   (a checkpoint taken inside its epoch)
     <artifact_dir>/{train,valid}/epoch-<N>/<Metric>.log
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ..dataset.dataloader import DataLoader
 from ..device import device as resolve_device
 from ..errors import ConfigError
 from ..optim.optimizer import Optimizer
 from ..optim.scheduler import LrScheduler, as_scheduler
 from ..record import FileRecorder
-from .checkpoint import CheckpointingStrategy, FileCheckpointer, KeepLastNCheckpoints
-from .epoch import EpochRunner
+from .checkpoint import (
+    CheckpointingStrategy,
+    FileCheckpointer,
+    KeepLastNCheckpoints,
+    PositionFile,
+)
+from .epoch import EpochRunner, loader_length
 from .interrupt import Interrupter, SigintHandler
 from .logger import FileApplicationLoggerInstaller, FileMetricLogger, MetricLogger, epoch_value
 from .metric import Metric
@@ -38,6 +47,10 @@ from .renderer import Renderer, default_renderer
 from .summary import LearnerSummary
 
 log = logging.getLogger("pyrite.train")
+
+#: called after each checkpoint is written: (epoch, steps of it the checkpoint holds or None
+#: for a whole epoch)
+CheckpointCallback = Callable[[int, int | None], None]
 
 
 class LearnerBuilder:
@@ -54,6 +67,8 @@ class LearnerBuilder:
         self._num_epochs = 1
         self._devices: list[Any] = []
         self._checkpoint: int | None = None
+        self._checkpoint_every: int | None = None
+        self._on_checkpoint: list[CheckpointCallback] = []
         self._app_logger: Any = FileApplicationLoggerInstaller(
             self.artifact_dir / "experiment.log")
         self._summary = False
@@ -144,8 +159,27 @@ class LearnerBuilder:
         return self
 
     def checkpoint(self, epoch: int) -> LearnerBuilder:
-        """Resume from the checkpoint of `epoch`: training continues at epoch + 1."""
+        """Resume from the checkpoint of `epoch`: training continues at epoch + 1, or with
+        the next step of `epoch` when its checkpoint was taken inside it (a stop, or
+        `checkpoint_every`)."""
         self._checkpoint = epoch
+        return self
+
+    def checkpoint_every(self, steps: int) -> LearnerBuilder:
+        """Also checkpoint every `steps` training steps inside an epoch (each overwrites the
+        epoch's previous one), so little is lost when the process dies: a web page reloaded,
+        a machine preempted. Steps that are mid-way through a gradient accumulation wait for
+        its end."""
+        if steps < 1:
+            raise ConfigError(f"LearnerBuilder.checkpoint_every: steps must be >= 1, got {steps}")
+        self._checkpoint_every = steps
+        return self
+
+    def on_checkpoint(self, callback: CheckpointCallback) -> LearnerBuilder:
+        """Call `callback(epoch, steps)` after each checkpoint is written (`steps`: how many
+        steps of the epoch it holds, None for all of them). A page uses it to flush its files
+        to the browser's storage."""
+        self._on_checkpoint.append(callback)
         return self
 
     # ---- build -------------------------------------------------------------------------------
@@ -156,6 +190,9 @@ class LearnerBuilder:
         if self._checkpoint is not None and self._recorder is None:
             raise ConfigError("LearnerBuilder.checkpoint: resuming needs the recorder the "
                               "checkpoints were saved with; add .with_file_checkpointer(...)")
+        if self._checkpoint_every is not None and self._recorder is None:
+            raise ConfigError("LearnerBuilder.checkpoint_every: checkpoints need a recorder; "
+                              "add .with_file_checkpointer(...)")
         for name in ("train_step", "valid_step"):
             if not callable(getattr(model, name, None)):
                 raise ConfigError(f"LearnerBuilder.build: {type(model).__name__} has no "
@@ -189,21 +226,36 @@ class Learner:
         self.print_summary = builder._summary
         self.interrupter = builder._interrupter
         self.summary: LearnerSummary | None = None
+        self.checkpoint_every = builder._checkpoint_every
+        self.on_checkpoint = list(builder._on_checkpoint)
         self.checkpointers: dict[str, FileCheckpointer] | None = None
+        self.positions: PositionFile | None = None
         if builder._recorder is not None:
             folder = self.artifact_dir / "checkpoint"
             self.checkpointers = {name: FileCheckpointer(folder, builder._recorder, name)
                                   for name in ("model", "optim", "scheduler")}
+            self.positions = PositionFile(folder)
 
     # ---- checkpoints -------------------------------------------------------------------------
-    def _save_checkpoint(self, epoch: int) -> None:
-        if self.checkpointers is None:
+    def _save_checkpoint(self, epoch: int, steps: int | None = None,
+                         iterations: int | None = None) -> None:
+        """Checkpoint `epoch`: whole, or (`steps`) its first `steps` of `iterations` steps."""
+        if self.checkpointers is None or self.positions is None:
             return
         cp = self.checkpointers
+        # the position goes first and is cleared last: a crash in between leaves a
+        # checkpoint that claims fewer steps than it holds, never more
+        if steps is not None:
+            self.positions.save(epoch, steps, iterations)
         cp["model"].save(epoch, self.model.into_record())
         cp["optim"].save(epoch, self.optim.to_record())
         cp["scheduler"].save(epoch, self.scheduler.to_record())
-        log.info("checkpoint: saved epoch %d in %s", epoch, cp["model"].directory)
+        if steps is None:
+            self.positions.delete(epoch)
+            log.info("checkpoint: saved epoch %d in %s", epoch, cp["model"].directory)
+        else:
+            log.info("checkpoint: saved epoch %d at step %d/%s in %s", epoch, steps,
+                     iterations if iterations is not None else "?", cp["model"].directory)
         epochs = cp["model"].epochs()
         keep: set[int] = set()
         for strategy in self.strategies:
@@ -212,7 +264,19 @@ class Learner:
             if old not in keep:
                 for checkpointer in cp.values():
                     checkpointer.delete(old)
+                self.positions.delete(old)
                 log.info("checkpoint: deleted epoch %d", old)
+        for callback in self.on_checkpoint:
+            callback(epoch, steps)
+
+    def step_done(self, epoch: int, iteration: int, iterations: int | None,
+                  accumulating: bool) -> None:
+        """After each training step: the periodic checkpoint of `checkpoint_every`."""
+        every = self.checkpoint_every
+        if (every is None or accumulating or iteration % every
+                or (iterations is not None and iteration >= iterations)):
+            return  # the end of the epoch has its own checkpoint
+        self._save_checkpoint(epoch, iteration, iterations)
 
     def _restore_checkpoint(self, epoch: int) -> None:
         assert self.checkpointers is not None  # build() checked
@@ -250,15 +314,29 @@ class Learner:
             if self.app_logger is not None:
                 self.app_logger.uninstall()
 
+    def _resume_point(self) -> tuple[int, int]:
+        """(first epoch, training steps of it already done) after restoring the checkpoint."""
+        if self.resume_from is None:
+            return 1, 0
+        self._restore_checkpoint(self.resume_from)
+        assert self.positions is not None  # build() checked there is a recorder
+        done = self.positions.load(self.resume_from)
+        if done is None:
+            return self.resume_from + 1, 0
+        log.info("checkpoint: epoch %d resumes after step %d", self.resume_from, done)
+        return self.resume_from, done
+
     def _fit(self, train_loader: Any, valid_loader: Any | None) -> Any:
-        start = 1
-        if self.resume_from is not None:
-            self._restore_checkpoint(self.resume_from)
-            start = self.resume_from + 1
+        start, skip = self._resume_point()
         for loader in (train_loader, valid_loader):
             # each epoch's shuffle order continues as if training had not stopped
             if loader is not None and hasattr(loader, "set_epoch"):
                 loader.set_epoch(start - 1)
+        batches = train_loader
+        if skip and isinstance(train_loader, DataLoader):
+            train_loader.set_epoch(start - 1, skip=skip)  # the seen batches are not even made
+        elif skip:
+            batches = islice(iter(train_loader), skip, None)  # any other iterable
         log.info("fit: epochs %d..%d, optimizer %r, scheduler %r, metrics train %s valid %s",
                  start, self.num_epochs, self.optim, self.scheduler,
                  [m.name for m, _ in self.metrics["train"]],
@@ -267,13 +345,20 @@ class Learner:
         last = start - 1  # the last epoch that ran (stays below `start` if none did)
         for epoch in range(start, self.num_epochs + 1):
             last = epoch
-            self.model = runner.train(epoch, train_loader)
+            first = epoch == start
+            self.model = runner.train(epoch, batches if first else train_loader,
+                                      skip=skip if first else 0,
+                                      total=loader_length(train_loader))
             stopped = self.interrupter.should_stop()
+            partial = stopped and runner.stopped_early
             if valid_loader is not None and not stopped:
                 runner.valid(epoch, valid_loader)
             for logger in self.loggers:
                 logger.end_epoch(epoch)
-            self._save_checkpoint(epoch)
+            if partial:
+                self._save_checkpoint(epoch, runner.iteration, runner.iterations)
+            else:
+                self._save_checkpoint(epoch)
             if stopped or self.interrupter.should_stop():  # during validation, too
                 log.warning("fit: %s during epoch %d; checkpoint %d holds the model so far",
                             self.interrupter.reason, epoch, epoch)
