@@ -328,6 +328,13 @@ class Learner:
 
     def _fit(self, train_loader: Any, valid_loader: Any | None) -> Any:
         start, skip = self._resume_point()
+        if self.resume_from is not None:
+            # what was logged after the checkpoint (the process went on, then died) goes
+            for logger in self.loggers:
+                rewind = getattr(logger, "rewind", None)
+                if rewind is not None:
+                    rewind(start, "train", skip)
+                    rewind(start, "valid", 0)
         for loader in (train_loader, valid_loader):
             # each epoch's shuffle order continues as if training had not stopped
             if loader is not None and hasattr(loader, "set_epoch"):

@@ -4,7 +4,8 @@ Metric loggers receive every `MetricEntry` with its split ("train"/"valid") and 
 `FileMetricLogger` writes the book's layout, one line `value,count` per update:
 `<artifacts>/train/epoch-1/Loss.log`, `<artifacts>/valid/epoch-1/Accuracy.log`, ...
 `InMemoryMetricLogger` keeps them in lists (tests, notebooks). Both can read a metric's
-values back per epoch, which is what the summary uses.
+values back per epoch, which is what the summary uses, and `rewind` an epoch to its first
+updates: a run resumed from a checkpoint inside an epoch drops what was logged after it.
 
 The application logger is Python's `logging`: `FileApplicationLoggerInstaller` attaches a file
 handler writing `<artifacts>/experiment.log` to the "pyrite" logger for the length of `fit`.
@@ -55,6 +56,11 @@ class InMemoryMetricLogger:
     def read(self, name: str, epoch: int, split: Split) -> list[tuple[float, int]]:
         return list(self.values.get((split, epoch, name), []))
 
+    def rewind(self, epoch: int, split: Split, keep: int) -> None:
+        """Keep only the first `keep` updates of every metric of `split` in `epoch`."""
+        for key in [k for k in self.values if k[:2] == (split, epoch)]:
+            del self.values[key][keep:]
+
     def close(self) -> None:
         pass
 
@@ -101,6 +107,19 @@ class FileMetricLogger:
             value, _, count = line.partition(",")
             out.append((float(value), int(count or 1)))
         return out
+
+    def rewind(self, epoch: int, split: Split, keep: int) -> None:
+        """Keep only the first `keep` lines of every metric file of `split` in `epoch`."""
+        from ..record.atomic import atomic_write
+
+        folder = self.directory / split / f"epoch-{epoch}"
+        for key in [k for k in self._files if k[:2] == (split, epoch)]:
+            self._files.pop(key).close()
+        for p in sorted(folder.glob("*.log")) if folder.is_dir() else []:
+            lines = p.read_text(encoding="utf-8").splitlines(keepends=True)
+            if len(lines) > keep:
+                kept = "".join(lines[:keep]).encode()
+                atomic_write(p, lambda f, data=kept: f.write(data))
 
     def close(self) -> None:
         for f in self._files.values():

@@ -86,16 +86,24 @@ def test_checkpoint_every_survives_a_crash(tmp_path: Path, tiny: Any, loaders: t
     calls: list[tuple[int, int | None]] = []
     learner = (builder(tmp_path / "b").checkpoint_every(2)
                .on_checkpoint(lambda e, s: calls.append((e, s)))
-               .metric_train(At(2, 5, crash)).build(tiny(), AdamConfig().init(), SCHEDULE))
+               .metric_train(At(2, 6, crash)).build(tiny(), AdamConfig().init(), SCHEDULE))
     train.set_epoch(0)
     with pytest.raises(Crash):
         learner.fit(train, valid)
     # 6 steps an epoch: inside epoch 1 at 2 and 4, the whole epoch, then epoch 2 at 2 and 4
     assert calls == [(1, 2), (1, 4), (1, None), (2, 2), (2, 4)]
+    # the crashed run had logged epoch 2's step 5, after its last checkpoint (step 4)
+    assert len((tmp_path / "b/train/epoch-2/Loss.log").read_text().splitlines()) == 5
     train.set_epoch(0)
     resumed = (builder(tmp_path / "b").checkpoint(2)
                .build(tiny(), AdamConfig().init(), SCHEDULE).fit(train, valid))
     same(straight, resumed)
+    for split, epoch in (("train", 2), ("train", 3), ("valid", 2)):
+        for name in ("Loss", "At") if split == "train" else ("Loss",):
+            a = (tmp_path / f"a/{split}/epoch-{epoch}/{name}.log")
+            b = (tmp_path / f"b/{split}/epoch-{epoch}/{name}.log")
+            if a.exists():
+                assert b.read_text() == a.read_text(), (split, epoch, name)
 
 
 def test_any_iterable_loader_resumes_too(tmp_path: Path, tiny: Any, loaders: tuple) -> None:
