@@ -22,6 +22,8 @@ from typing import Any
 from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind
+from .attention_ops import AttentionOps
+from .deform_ops import DeformOps
 from .module_ops import ModuleOps
 from .reduce import Reduction
 from .registry import Op
@@ -30,7 +32,7 @@ Prim = Any  # a backend's own tensor primitive
 Range = tuple[int, int, int]  # (start, stop, step), resolved and in range
 
 
-class Backend(ModuleOps, ABC):
+class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
     """Base class of every backend and backend decorator."""
 
     #: short name shown in logs, errors and `repr` (decorators compose: "autodiff<numpy>")

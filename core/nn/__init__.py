@@ -27,6 +27,7 @@ from .conv import (
     ConvTranspose2dConfig,
 )
 from .conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
+from .deform_conv import DeformConv2d, DeformConv2dConfig
 from .dropout import Dropout, DropoutConfig
 from .embedding import Embedding, EmbeddingConfig
 from .init import (
@@ -90,6 +91,27 @@ from .rnn import (
     LstmConfig,
     LstmState,
 )
+from .transformer import (
+    MhaCache,
+    MhaInput,
+    MhaOutput,
+    MultiHeadAttention,
+    MultiHeadAttentionConfig,
+    PositionalEncoding,
+    PositionalEncodingConfig,
+    PositionWiseFeedForward,
+    PositionWiseFeedForwardConfig,
+    RotaryEncoding,
+    RotaryEncodingConfig,
+    TransformerDecoder,
+    TransformerDecoderConfig,
+    TransformerDecoderInput,
+    TransformerEncoder,
+    TransformerEncoderConfig,
+    TransformerEncoderInput,
+    generate_autoregressive_mask,
+    generate_padding_mask,
+)
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -121,6 +143,8 @@ __all__ = [
     "ConvTranspose3dConfig",
     "CrossEntropyLoss",
     "CrossEntropyLossConfig",
+    "DeformConv2d",
+    "DeformConv2dConfig",
     "Dropout",
     "DropoutConfig",
     "Embedding",
@@ -175,6 +199,25 @@ __all__ = [
     "XavierNormal",
     "XavierUniform",
     "Zeros",
+    "MhaCache",
+    "MhaInput",
+    "MhaOutput",
+    "MultiHeadAttention",
+    "MultiHeadAttentionConfig",
+    "PositionalEncoding",
+    "PositionalEncodingConfig",
+    "PositionWiseFeedForward",
+    "PositionWiseFeedForwardConfig",
+    "RotaryEncoding",
+    "RotaryEncodingConfig",
+    "TransformerDecoder",
+    "TransformerDecoderConfig",
+    "TransformerDecoderInput",
+    "TransformerEncoder",
+    "TransformerEncoderConfig",
+    "TransformerEncoderInput",
+    "generate_autoregressive_mask",
+    "generate_padding_mask",
     "functional",
     "init",
 ]

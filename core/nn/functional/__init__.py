@@ -15,6 +15,7 @@ Layouts are NCHW for 2-D ops, NCL for 1-D ops and NCDHW for 3-D ops.
 
 from ...backend.module_ops import conv_out_size
 from ._check import pairs_1d, resolve_padding, tuple_of
+from .attention import attention, attention_weights
 from .conv import (
     conv1d,
     conv2d,
@@ -23,6 +24,7 @@ from .conv import (
     conv_transpose2d,
     conv_transpose3d,
 )
+from .deform import deform_conv2d
 from .dense import embedding, linear
 from .pool import (
     adaptive_avg_pool1d,
@@ -37,9 +39,11 @@ from .pool import (
 from .resize import interpolate1d, interpolate2d
 
 __all__ = [
+    "attention",
+    "attention_weights",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d",
     "conv2d", "conv3d", "conv_out_size", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "embedding",
+    "conv_transpose3d", "deform_conv2d", "embedding",
     "interpolate1d", "interpolate2d", "linear", "max_pool1d", "max_pool1d_with_indices",
     "max_pool2d", "max_pool2d_with_indices", "pairs_1d", "resolve_padding", "tuple_of",
 ]

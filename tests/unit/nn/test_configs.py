@@ -19,6 +19,8 @@ CONFIGS: list[Config] = [
     nn.Conv3dConfig(2, 4, (1, 3, 3), stride=(1, 2, 2), padding=((0, 0), (1, 0), (0, 1))),
     nn.Conv3dConfig(2, 4, 3, padding="same", dilation=(1, 2, 1), groups=2),
     nn.ConvTranspose3dConfig(4, 2, 3, stride=2, padding=1, padding_out=(1, 0, 1), groups=2),
+    nn.DeformConv2dConfig(4, 6, (3, 2), stride=(2, 1), dilation=2, weight_groups=2,
+                          offset_groups=4, padding=((1, 0), (0, 1)), bias=False),
     nn.MaxPool1dConfig(3, stride=1, padding=1),
     nn.MaxPool2dConfig((2, 3), padding="same", stride=1),
     nn.AvgPool1dConfig(2, count_include_pad=False),
@@ -32,6 +34,10 @@ CONFIGS: list[Config] = [
     nn.RmsNormConfig(16),
     nn.DropoutConfig(0.25),
     nn.EmbeddingConfig(100, 8, initializer=nn.Uniform(min=-0.1, max=0.1)),
+    nn.LstmConfig(3, 4, bias=False, batch_first=False),
+    nn.BiLstmConfig(3, 4, initializer=nn.XavierUniform(gain=0.5)),
+    nn.GruConfig(3, 4, reset_after=False),
+    nn.GateControllerConfig(3, 2, bias=False),
     nn.LeakyReluConfig(negative_slope=0.2),
     nn.HardSigmoidConfig(alpha=0.1),
     nn.PreluConfig(num_parameters=4, alpha=0.1),
@@ -45,6 +51,12 @@ CONFIGS: list[Config] = [
     nn.KaimingUniform(gain=2.0, fan_out_only=True),
     nn.Normal(mean=1.0, std=0.5),
     nn.Ones(),
+    nn.MultiHeadAttentionConfig(16, 4, dropout=0.0, min_float=-1e9, quiet_softmax=True),
+    nn.PositionWiseFeedForwardConfig(8, 32, activation="relu"),
+    nn.TransformerEncoderConfig(16, 32, 4, 2, norm_first=True, activation="relu"),
+    nn.TransformerDecoderConfig(16, 32, 2, 1, dropout=0.2, quiet_softmax=True),
+    nn.PositionalEncodingConfig(8, max_sequence_size=64, max_timescale=1000),
+    nn.RotaryEncodingConfig(32, 8, theta=500.0),
 ]
 
 

@@ -1,0 +1,71 @@
+"""The attention module op: softmax(q @ k^T * scale + mask) @ v, as a composite of primitives.
+
+`Backend` inherits `AttentionOps.attention`; a backend may override it with a fused kernel
+(flash attention in WGSL, say) and then needs an Autodiff rule for it in `autodiff_module.py`.
+The composite is written with front-end tensors on the backend itself, as `module_ops.py`
+writes conv and pool: Autodiff differentiates it through its composition (matmul, softmax and
+elementwise ops, each with its own rule) and Fusion fuses its elementwise parts.
+
+Arguments arrive validated by `pyrite.nn.functional.attention`:
+
+- q (batch, heads, seq_q, d_k), k (batch, heads, seq_k, d_k), v (batch, heads, seq_k, d_v),
+  one float dtype, on this backend;
+- mask: None or an *additive* float tensor of rank 4 whose dims are each the full size or 1
+  (broadcast), added to the scaled scores before the softmax. Masked positions hold a large
+  negative number (`MultiHeadAttention` uses its `min_float`, -1e4 by default), others 0; any
+  other values act as an attention bias (ALiBi, relative positions);
+- scale: a Python float (usually 1 / sqrt(d_k));
+- quiet: use the quiet softmax, exp(x) / (1 + sum exp(x)), instead of softmax.
+
+The op returns the context only, (batch, heads, seq_q, d_v). The weights are
+`attention_weights(...)`, the same composite stopped before the last matmul; a caller that needs
+both (MultiHeadAttention asked for its weights, or dropout on the weights while training) calls
+that and multiplies by v itself, so a fused kernel never has to write the weights out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..dtype import Kind
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+Prim = Any
+
+
+class AttentionOps:
+    """Mixin of `Backend`: the default composition of scaled dot-product attention."""
+
+    def attention(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, scale: float,
+                  quiet: bool) -> Prim:
+        """(B, H, Sq, Dk), (B, H, Sk, Dk), (B, H, Sk, Dv) -> (B, H, Sq, Dv)."""
+        from ..tensor import Tensor
+        backend: Any = self
+        qt, kt, vt = (Tensor._wrap(p, backend, Kind.FLOAT) for p in (q, k, v))
+        mt = None if mask is None else Tensor._wrap(mask, backend, Kind.FLOAT)
+        return (attention_weights(qt, kt, mt, scale, quiet) @ vt).into_primitive()
+
+
+def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float,
+                      quiet: bool) -> Tensor:
+    """softmax(q @ k^T * scale + mask) over the keys: (B, H, Sq, Sk). Arguments as `attention`."""
+    scores = (q @ k.swap_dims(-1, -2)) * scale
+    if mask is not None:
+        scores = scores + mask
+    if not quiet:
+        return scores.softmax(-1)
+    return quiet_softmax_last(scores)
+
+
+def quiet_softmax_last(x: Tensor) -> Tensor:
+    """exp(x) / (1 + sum exp(x)) over the last dim, computed stably.
+
+    With m = max(0, max x) (detached: it cancels), exp(x - m) / (exp(-m) + sum exp(x - m)):
+    every exponent is <= 0, so nothing overflows, and the implicit extra logit 0 is counted
+    once. (Clamping m at 0 keeps exp(-m) <= 1 when every score is very negative, e.g. a fully
+    masked row, where an unclamped shift would give exp(1e4).)"""
+    m = x.max_dim(-1).clamp_min(0.0).detach()
+    e = (x - m).exp()
+    return e / ((-m).exp() + e.sum_dim(-1))
