@@ -130,6 +130,14 @@ def _squeezenet() -> DemoModel:
 _BUILDERS: dict[str, Callable[[], DemoModel]] = {"mnist": _mnist, "squeezenet": _squeezenet}
 
 
+#: demo pages that are not one model's: URL name -> (demos sub-package holding page/, what
+#: it is)
+PAGES: dict[str, tuple[str, str]] = {
+    "train": ("train", "train an MNIST model in this page on WebGPU, with a live dashboard, "
+                       "then draw digits for it"),
+}
+
+
 def names() -> list[str]:
     """The demo models' names."""
     return sorted(_BUILDERS)
@@ -143,4 +151,4 @@ def get(name: str) -> DemoModel:
     return builder()
 
 
-__all__ = ["DemoModel", "ModelMissing", "get", "names"]
+__all__ = ["PAGES", "DemoModel", "ModelMissing", "get", "names"]

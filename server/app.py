@@ -3,6 +3,8 @@
 Routes, in the order they are tried:
     /healthz, /api/*          the JSON API (api.py)
     /api/samples, /samples/*  the sample photos of the classification page (samples.py)
+    /data/mnist/*             MNIST's files, for the training page (datasets.py)
+    /train/live, /train/events  the live training dashboard, when given one (dashboard.py)
     /                         home page listing the demos
     /{demo}, /demos/{demo}/*  each demo's page folder, /demos/shared/* what they share
                               (pages.py)
@@ -26,6 +28,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pyrite.dataset.download import data_root
 from pyrite.demos import registry
 
 from . import bundle, folders
@@ -33,6 +36,8 @@ from .api import Api
 from .body import DEFAULT_MAX_BODY
 from .bundle import PYODIDE_CACHE
 from .cors import Cors
+from .dashboard import Broadcaster, DashboardRoutes
+from .datasets import Datasets
 from .errors import ServeSetupError, http_error, server_error
 from .pages import Pages
 from .predictor import Predictor
@@ -79,6 +84,7 @@ def create_app(
     demo_pages: Mapping[str, Path] | None = None,
     allow_origins: Iterable[str] = (),
     samples_dir: Path | None = None,
+    dashboard: Broadcaster | None = None,
 ) -> Starlette:
     """The server's app, serving the web bundle in `web_dir` (checked: it holds pyrite.js and
     its Pyodide); without one, the bundle is built first into `bundle.default_dir()`, as
@@ -91,7 +97,8 @@ def create_app(
     `demo_pages` maps demo pages' URL names to their folders (default: each registry model's
     page, `demos/<package>/page/`); `allow_origins` are the origins (or `*`) whose pages may
     load the bundle's files (CORS); `samples_dir` holds the sample photos the classification
-    page offers (default `$PYRITE_DATA/samples/`).
+    page offers (default `$PYRITE_DATA/samples/`); `dashboard` adds the live training
+    dashboard of that broadcaster's events (/train/live, /train/events; see dashboard.py).
     """
     if max_body <= 0:
         raise ServeSetupError(f"max_body must be a positive number of bytes, got {max_body}")
@@ -108,12 +115,16 @@ def create_app(
     names = registry.names()
     pages = folders.demo_pages(names) if demo_pages is None else dict(demo_pages)
     descriptions = {demo.page: demo.description for demo in map(registry.get, names)}
+    descriptions.update({page: text for page, (_, text) in registry.PAGES.items()})
     packages_url = "/pyodide-packages/" if packages.folder is not None else packages.url
 
     routes: list[BaseRoute] = []
     routes += Api(Predictor(api_device), max_body=max_body,
                   pyodide_packages=packages_url).routes()
     routes += Samples(samples_dir or folders.default_samples_dir()).routes()
+    routes += Datasets(data_root(None) / "mnist").routes()
+    if dashboard is not None:
+        routes += DashboardRoutes(dashboard).routes()
     routes += Pages(pages, descriptions, folders.shared_page_dir()).routes()
     if packages.folder is not None:
         routes.append(_static("/pyodide-packages", StaticFolder(

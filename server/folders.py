@@ -73,9 +73,12 @@ def demo_page_dir(package: str) -> Path | None:
 
 def demo_pages(names: list[str]) -> dict[str, Path]:
     """Each named demo model's page, by the page's URL name (`mnist`, `classify`) -> its
-    package's page folder, for the models whose package exists (the folder may not yet)."""
+    package's page folder, for the models whose package exists (the folder may not yet), and
+    the pages that are not a model's (`train`: registry.PAGES)."""
     demos = [registry.get(name) for name in names]
     found = {demo.page: demo_page_dir(demo.package) for demo in demos}
+    found.update({page: demo_page_dir(package)
+                  for page, (package, _) in registry.PAGES.items()})
     return {page: folder for page, folder in found.items() if folder is not None}
 
 

@@ -12,7 +12,9 @@
 //                                               "prediction" event {label, probabilities, ms,
 //                                               backend} that bubbles out of the element
 //
-// Attributes: device ("auto", "webgpu", "numpy"), models (comma-separated, pyrite-script).
+// Attributes: device ("auto", "webgpu", "numpy"), models (comma-separated, pyrite-script),
+// predictor (pyrite-mnist: a Python "module.function" of the 784 pixels to call instead of the
+// demo model, e.g. the training page's pyrite.wasm.training.predict).
 // Styling: CSS custom properties --pyrite-accent, --pyrite-fg, --pyrite-bg, --pyrite-muted,
 // --pyrite-font, --pyrite-mono, --pyrite-radius; light and dark follow the host page's
 // color-scheme. Nothing here blocks the host page: Python runs in the worker.
@@ -196,9 +198,13 @@ export function defineElements(pyrite) {
     }
 
     async start() {
+      // predictor="module.function": a Python function of the pixels instead of the demo model
+      // (the training page's model: pyrite.wasm.training.predict)
+      this.predictor = this.getAttribute("predictor");
       try {
-        const got = await pyrite.load({ device: this.getAttribute("device") || "auto", models: ["mnist"] });
-        await pyrite.loadModel("mnist");
+        const models = this.predictor ? [] : ["mnist"];
+        const got = await pyrite.load({ device: this.getAttribute("device") || "auto", models });
+        if (!this.predictor) await pyrite.loadModel("mnist");
         this.backend = got.device;
         this.statusLine.textContent = `Draw a digit · runs on ${got.device} in this page`;
         this.dataset.state = "ready";
@@ -279,7 +285,8 @@ export function defineElements(pyrite) {
     async predictPixels(pixels) {
       try {
         await this.ready;
-        const out = await pyrite.predict("mnist", { pixels });
+        const out = this.predictor ? await pyrite.call(this.predictor, pixels)
+          : await pyrite.predict("mnist", { pixels });
         this.predictions += 1;
         this.lastResult = out;
         this.errorLine.textContent = out.recovered ? `Note: ${out.recovered}` : "";

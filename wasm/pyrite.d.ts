@@ -98,6 +98,8 @@ export function call(name: string, ...args: unknown[]): Promise<unknown>;
 export function predict(model: "mnist", inputs: { pixels: number[] }): Promise<MnistPrediction>;
 export function predict(model: string, inputs: Record<string, unknown>): Promise<Prediction>;
 /** The device in use: adapter, features, limits. */
+/** Raise a flag running Python polls (`"stop"` ends a training run after its step). */
+export function signal(name: string): Promise<boolean>;
 export function info(): Promise<Record<string, unknown>>;
 /** The bundle's manifest.json. */
 export function manifest(): Promise<Record<string, unknown>>;

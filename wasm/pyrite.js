@@ -9,8 +9,9 @@
 // URL (Pyodide, wheels, records) is read from manifest.json, relative to this file, so the same
 // folder works wherever it is served. Python exceptions reject the promise with an Error whose
 // message is the Python message (`error.pythonType`, `error.traceback` hold the rest).
-// `events` reports "progress" while loading, "stdout"/"stderr" for what Python prints and "call"
-// after each call ({op, ms, backend}); `lastCall` holds the latest of those. Importing this
+// `events` reports "progress" while loading, "stdout"/"stderr" for what Python prints, "train"
+// for a training run's events (pyrite/train/events.py) and "call" after each call
+// ({op, ms, backend}); `lastCall` holds the latest of those. Importing this
 // module also defines the <pyrite-script> and <pyrite-mnist> elements (elements.js). Every
 // embed of a page shares one worker, one Pyodide and one device. Types: pyrite.d.ts.
 
@@ -172,6 +173,14 @@ export async function predict(model, inputs) {
   out.roundTripMs = answer.roundTripMs;
   record("predict", answer, out.backend);
   return out;
+}
+
+/**
+ * Raise a flag that running Python polls, without waiting for it to finish: `signal("stop")`
+ * ends a training run after its current step (pyrite/wasm/training.py).
+ */
+export async function signal(name) {
+  return (await request("signal", { name })).value;
 }
 
 /** The device in use: adapter, features and limits (the page's `pyrite info backends`). */

@@ -6,9 +6,11 @@
 //   {id, type: "predict", model, inputs}, {id, type: "info"}
 //   {id, type: "call", name: "module.function", args}  call a Python function (JSPI enabled)
 //   {id, type: "loadModel", model}  load one more model of the bundle
+//   {id, type: "signal", name}  set self.pyriteSignals[name] at once, even while Python runs
+//                               (a training run polls `stop`: see pyrite/wasm/training.py)
 // and it answers {id, ok: true, value, ms} or {id, ok: false, error: {type, message, traceback}}.
-// Unprompted it posts {type: "progress", stage, detail} while loading and {type: "stdout"|"stderr",
-// text} for what Python prints. Every URL comes from the manifest, relative to the bundle root.
+// Unprompted it posts {type: "progress", stage, detail} while loading, {type: "stdout"|"stderr",
+// text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
 import {
   cacheFetchesOf, cachedFetch, fetchManifest, prune, readSnapshot, snapshotKey, storeSnapshot,
@@ -25,6 +27,30 @@ let manifest = null;
 let base = null;
 
 const post = (msg) => self.postMessage(msg);
+
+// Requests that reach Python while it is busy: a "signal" message sets a flag here at once
+// (Python waits on the GPU at every readback, and this worker's messages run meanwhile);
+// Python reads and clears it.
+self.pyriteSignals = {};
+
+// Browser storage for Python's files: a folder of Pyodide's file system kept in IndexedDB
+// (Emscripten's IDBFS). Python mounts it (which loads what a former visit stored) and
+// flushes it after writing (pyrite/wasm/training.py: checkpoints survive a reload).
+self.pyriteStorage = {
+  mounted: new Set(),
+  syncfs(populate) {
+    return new Promise((resolve, reject) => pyodide.FS.syncfs(populate,
+      (err) => (err ? reject(new Error(`browser storage: ${err.message || err}`)) : resolve())));
+  },
+  async mount(path) {
+    if (this.mounted.has(path)) return;
+    pyodide.FS.mkdirTree(path);
+    pyodide.FS.mount(pyodide.FS.filesystems.IDBFS, {}, path);
+    this.mounted.add(path);
+    await this.syncfs(true);
+  },
+  sync() { return this.syncfs(false); },
+};
 
 // Failures outside any request (Pyodide's WebAssembly refused by a Content-Security-Policy
 // without 'wasm-unsafe-eval', say) would leave the page waiting: they end every request.
@@ -317,6 +343,10 @@ const handlers = {
       module.destroy();
     }
   },
+  signal: async (msg) => {
+    self.pyriteSignals[msg.name] = true;
+    return true;
+  },
   info: async () => {
     if (!page) throw new Error("pyrite is not loaded: call pyrite.load() first");
     return toJs(await page.info.callPromising());
@@ -329,7 +359,8 @@ self.onmessage = async (event) => {
   const start = performance.now();
   try {
     if (!handler) throw new Error(`unknown request ${msg.type}`);
-    const value = msg.type === "load" ? await handler(msg) : await serial(() => handler(msg));
+    const now = msg.type === "load" || msg.type === "signal"; // not queued behind Python
+    const value = now ? await handler(msg) : await serial(() => handler(msg));
     post({ id: msg.id, ok: true, value, ms: performance.now() - start });
   } catch (err) {
     post({ id: msg.id, ok: false, error: describeError(err), ms: performance.now() - start });

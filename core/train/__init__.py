@@ -9,6 +9,7 @@ from .checkpoint import (
     KeepLastNCheckpoints,
     MetricCheckpointingStrategy,
 )
+from .events import EventRenderer, start_event
 from .interrupt import Interrupter
 from .learner import Learner, LearnerBuilder
 from .logger import (
@@ -20,7 +21,14 @@ from .logger import (
 from .metric import Metric, MetricEntry, MetricMetadata
 from .metrics import Accuracy, LearningRate, Loss, TopKAccuracy
 from .output import ClassificationOutput, RegressionOutput, TrainOutput
-from .renderer import NoRenderer, PlainRenderer, Progress, Renderer, TerminalRenderer
+from .renderer import (
+    MultiRenderer,
+    NoRenderer,
+    PlainRenderer,
+    Progress,
+    Renderer,
+    TerminalRenderer,
+)
 from .summary import LearnerSummary
 from .system import CpuMemory, CpuTemperature, CpuUse
 
@@ -31,6 +39,7 @@ __all__ = [
     "CpuMemory",
     "CpuTemperature",
     "CpuUse",
+    "EventRenderer",
     "FileApplicationLoggerInstaller",
     "FileCheckpointer",
     "FileMetricLogger",
@@ -47,6 +56,7 @@ __all__ = [
     "MetricEntry",
     "MetricLogger",
     "MetricMetadata",
+    "MultiRenderer",
     "NoRenderer",
     "PlainRenderer",
     "Progress",
@@ -55,4 +65,5 @@ __all__ = [
     "TerminalRenderer",
     "TopKAccuracy",
     "TrainOutput",
+    "start_event",
 ]

@@ -119,7 +119,10 @@ class FileMetricLogger:
             lines = p.read_text(encoding="utf-8").splitlines(keepends=True)
             if len(lines) > keep:
                 kept = "".join(lines[:keep]).encode()
-                atomic_write(p, lambda f, data=kept: f.write(data))
+
+                def write(f: IO[bytes], data: bytes = kept) -> None:
+                    f.write(data)
+                atomic_write(p, write)
 
     def close(self) -> None:
         for f in self._files.values():

@@ -163,6 +163,28 @@ class NoRenderer:
         pass
 
 
+class MultiRenderer:
+    """Hands every call to each of `renderers`, in order: the terminal view and a dashboard.
+
+    >>> MultiRenderer(NoRenderer(), NoRenderer()).close()
+    """
+
+    def __init__(self, *renderers: Renderer) -> None:
+        self.renderers = renderers
+
+    def update(self, progress: Progress, entries: list[MetricEntry]) -> None:
+        for renderer in self.renderers:
+            renderer.update(progress, entries)
+
+    def end_split(self, progress: Progress, values: dict[str, str]) -> None:
+        for renderer in self.renderers:
+            renderer.end_split(progress, values)
+
+    def close(self) -> None:
+        for renderer in self.renderers:
+            renderer.close()
+
+
 def default_renderer(stream: TextIO | None = None) -> Renderer:
     """TerminalRenderer on a TTY, PlainRenderer otherwise."""
     out = stream if stream is not None else sys.stdout

@@ -9,12 +9,38 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from pyrite.dataset.download import data_root
 
 DEFAULT_ARTIFACTS = "/tmp/pyrite-guide"
+DASHBOARD_LINGER_S = 2.0  # without a terminal: how long pages get to receive the run's end
+
+
+def _start_dashboard(args: argparse.Namespace) -> Any:
+    from pyrite.server.dashboard import DashboardServer
+
+    server = DashboardServer(args.dashboard_host, args.dashboard_port)
+    print(f"Live dashboard: {server.live_url}", flush=True)
+    return server
+
+
+def _close_dashboard(server: Any, linger_s: float | None) -> None:
+    """Keep the dashboard up after training as a user expects: on a terminal until Enter (the
+    page keeps its charts either way), elsewhere until connected pages have the end, at most
+    `linger_s` (default DASHBOARD_LINGER_S) seconds; never reads stdin when it is no TTY."""
+    try:
+        if linger_s is None and sys.stdin is not None and sys.stdin.isatty():
+            input(f"Dashboard still at {server.live_url}; press Enter to stop it. ")
+        else:
+            server.wait_for_pages(DASHBOARD_LINGER_S if linger_s is None else linger_s)
+    except (KeyboardInterrupt, EOFError):
+        pass
+    finally:
+        server.stop()
 
 
 def _run_train(args: argparse.Namespace) -> int:
@@ -30,7 +56,15 @@ def _run_train(args: argparse.Namespace) -> int:
         config = config.with_learning_rate(args.lr)
     if args.seed is not None:
         config = config.with_seed(args.seed)
-    model = train(args.artifacts, config, args.device, resume=args.resume)
+    dashboard = _start_dashboard(args) if args.dashboard else None
+    renderers = [] if dashboard is None else [dashboard.renderer()]
+    try:
+        model = train(args.artifacts, config, args.device, resume=args.resume,
+                      limit=args.limit, renderers=renderers)
+    except BaseException:
+        if dashboard is not None:  # the page has the error; nobody waits for it
+            dashboard.stop()
+        raise
     print(f"Trained model: {Path(args.artifacts) / 'model.bin'}")
     if args.export:
         path = export_record(model.valid(), args.export)
@@ -38,6 +72,8 @@ def _run_train(args: argparse.Namespace) -> int:
         # of the device it was trained on
         accuracy = evaluate(model.valid().load_file(path, BinFileRecorder()))
         print(f"Exported {path} (half precision): {accuracy:.2f} % on the 10,000 test images")
+    if dashboard is not None:
+        _close_dashboard(dashboard, args.dashboard_linger)
     return 0
 
 
@@ -75,6 +111,20 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                        help="continue from the checkpoint of EPOCH in the artifact directory")
     train.add_argument("--device", default=os.environ.get("PYRITE_TRAIN_DEVICE",
                                                           "autodiff<numpy>"))
+    train.add_argument("--limit", type=int, metavar="N",
+                       help="train and validate on the first N digits of each split only")
+    live = train.add_argument_group("live dashboard")
+    live.add_argument("--dashboard", action="store_true",
+                      help="serve a live dashboard of the run in the browser (its URL is "
+                      "printed); needs pyrite[server]")
+    live.add_argument("--dashboard-host", default="127.0.0.1",
+                      help="address the dashboard listens on (default 127.0.0.1)")
+    live.add_argument("--dashboard-port", type=int, default=0, metavar="PORT",
+                      help="its port (default 0: a free one)")
+    live.add_argument("--dashboard-linger", type=float, metavar="SECONDS",
+                      help="after training, keep the dashboard up until a page has seen the "
+                      "end, at most SECONDS (default: until Enter on a terminal, else "
+                      f"{DASHBOARD_LINGER_S:g} s)")
     train.set_defaults(run=_run_train)
 
 

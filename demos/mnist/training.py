@@ -2,21 +2,37 @@
 
 `train(artifact_dir, TrainingConfig(ModelConfig(10, 512), AdamConfig()))` writes the book's
 artifacts (config.json, experiment.log, checkpoints, metric logs) and the trained model
-(`<artifact_dir>/model.bin`, full precision), and returns the model.
+(`<artifact_dir>/model.bin`, full precision), and returns the model. `renderers=` adds views
+beside the terminal's (the live dashboard's `DashboardRenderer`); `limit=` trains and validates
+on the first items only, for a quick run.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import KW_ONLY
 from pathlib import Path
+from typing import Any
 
 import pyrite
-from pyrite.dataset import DataLoaderBuilder, MnistDataset
+from pyrite.dataset import DataLoaderBuilder, Dataset, MnistDataset, PartialDataset
 from pyrite.module import Config
 from pyrite.optim import AdamConfig
 from pyrite.record import BinFileRecorder, HalfPrecision
-from pyrite.train import Accuracy, CpuMemory, CpuUse, LearnerBuilder, LearningRate, Loss
+from pyrite.train import (
+    Accuracy,
+    CpuMemory,
+    CpuUse,
+    EventRenderer,
+    LearnerBuilder,
+    LearningRate,
+    Loss,
+    MultiRenderer,
+    Renderer,
+    start_event,
+)
+from pyrite.train.renderer import default_renderer
 
 from .data import MnistBatcher
 from .model import Model, ModelConfig
@@ -41,10 +57,20 @@ def create_artifact_dir(artifact_dir: Path) -> None:
     artifact_dir.mkdir(parents=True, exist_ok=True)
 
 
+def _first(dataset: Dataset[Any], limit: int | None) -> Dataset[Any]:
+    if limit is None or limit >= dataset.len():
+        return dataset
+    return PartialDataset(dataset, 0, limit)
+
+
 def train(artifact_dir: str | Path, config: TrainingConfig,
-          device: str = "autodiff<numpy>", *, resume: int | None = None) -> Model:
+          device: str = "autodiff<numpy>", *, resume: int | None = None,
+          limit: int | None = None, renderers: Sequence[Renderer] = ()) -> Model:
     """Train on MNIST's 60,000 training digits, validating on the 10,000 test digits (as the
-    book does, for simplicity). `resume=N` continues from checkpoint N instead of starting over.
+    book does, for simplicity). `resume=N` continues from checkpoint N instead of starting over;
+    `limit=N` uses the first N digits of each split. `renderers` show progress beside the
+    default view; an `EventRenderer` among them first gets the run's `start` event, and reports
+    a stopped run as stopped.
     """
     artifact_dir = Path(artifact_dir)
     if resume is None:
@@ -56,10 +82,10 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
 
     train_loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
-                    .build(MnistDataset.train()))
+                    .build(_first(MnistDataset.train(), limit)))
     valid_loader = (DataLoaderBuilder(MnistBatcher(inner)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
-                    .build(MnistDataset.test()))
+                    .build(_first(MnistDataset.test(), limit)))
 
     builder = (LearnerBuilder(artifact_dir)
                .metric_train_numeric(Accuracy()).metric_valid_numeric(Accuracy())
@@ -71,6 +97,18 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
                .summary())
     if resume is not None:
         builder = builder.checkpoint(resume)
+    if renderers:
+        builder = builder.renderer(MultiRenderer(default_renderer(), *renderers))
+        run = {"device": device, "batch_size": config.batch_size,
+               "learning_rate": config.learning_rate, "seed": config.seed,
+               "train_items": train_loader.dataset.len(),
+               "valid_items": valid_loader.dataset.len()}
+        if resume is not None:
+            run["resumed_from_epoch"] = resume
+        for renderer in renderers:
+            if isinstance(renderer, EventRenderer):
+                renderer.interrupter = renderer.interrupter or builder.interrupter()
+                renderer.sink(start_event(config.num_epochs, run, "mnist: the Burn guide's CNN"))
     learner = builder.build(config.model.init(ad), config.optimizer.init(),
                             config.learning_rate)
     model: Model = learner.fit(train_loader, valid_loader)

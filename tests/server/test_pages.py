@@ -62,7 +62,8 @@ def test_default_demo_pages_come_from_the_demo_packages() -> None:
         assert demo_page_dir(demo.package) == Path(
             str(files(f"pyrite.demos.{demo.package}"))) / "page"
     assert demo_pages(registry.names()) == {
-        "mnist": demo_page_dir("mnist"), "classify": demo_page_dir("image_classification")}
+        "mnist": demo_page_dir("mnist"), "classify": demo_page_dir("image_classification"),
+        "train": demo_page_dir("train")}  # a page that is not a model's (registry.PAGES)
     assert demo_page_dir("no_such_demo") is None
 
 

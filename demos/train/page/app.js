@@ -1,0 +1,222 @@
+// The training page (served at /train by `pyrite serve`).
+//
+// pyrite's Learner trains an MNIST model in this page's worker, on WebGPU
+// (pyrite/wasm/training.py; the run itself is pyrite/demos/train/run.py, the same code as
+// natively). Its events ({type: "train", event}, see pyrite/train/events.py) feed the dashboard
+// (/demos/shared/dashboard.js). Stop asks Python to end after the current step; checkpoints
+// are kept in this browser (IndexedDB), so after a reload Resume continues at the step of the
+// last one, with the curve so far redrawn from the run's metric logs. A finished (or stopped)
+// run's model reads digits drawn on <pyrite-mnist> and downloads as a record that
+// `pyrite infer mnist --record FILE` loads natively.
+//
+// For tests and the console: window.trainDemo = {ready, state, events, dashboard, lastRun,
+// lastError, status(), start(settings?), stop(), resume(), forget()}.
+
+import { $, BUNDLE, errorText } from "/demos/shared/demo.js";
+import { createDashboard } from "/demos/shared/dashboard.js";
+
+const DATA = new URL(document.querySelector('meta[name="pyrite-data"]')?.content || "/data/mnist/",
+  location.href).href;
+const TRAINING = "pyrite.wasm.training";
+
+const el = {
+  status: $("status"), statusText: $("status-text"), form: $("settings"),
+  start: $("start"), stop: $("stop"), resume: $("resume"), forget: $("forget"),
+  saved: $("saved"), error: $("error"), trained: $("trained"), score: $("score"),
+  padSlot: $("pad-slot"), download: $("download"), command: $("infer-command"),
+};
+const dashboard = createDashboard($("dashboard"), { resetOnStart: false });
+const demo = {
+  state: "loading", events: [], dashboard, lastRun: null, lastError: null, saved: null,
+  ready: null,
+  status: () => pyrite.call(`${TRAINING}.status`),
+  start: (settings) => train(settings || readSettings(), false),
+  resume: () => train(null, true),
+  stop: () => stop(),
+  forget: () => forget(),
+};
+window.trainDemo = demo;
+
+const pyrite = await import(new URL("pyrite.js", BUNDLE).href);
+
+function setStatus(state, text) {
+  demo.state = state;
+  el.status.dataset.state = { training: "loading", stopping: "loading" }[state] || state;
+  el.statusText.textContent = text;
+}
+
+function showError(err) {
+  demo.lastError = errorText(err);
+  el.error.textContent = demo.lastError;
+  el.error.hidden = false;
+}
+
+function readSettings() {
+  const data = new FormData(el.form);
+  const number = (name) => Number(data.get(name));
+  return {
+    model: String(data.get("model")), epochs: number("epochs"), batch_size: number("batch_size"),
+    learning_rate: number("learning_rate"), train_items: number("train_items"),
+    valid_items: number("valid_items"),
+  };
+}
+
+function fillSettings(settings) {
+  for (const [name, value] of Object.entries(settings)) {
+    const field = el.form.elements.namedItem(name);
+    if (field) field.value = String(value);
+  }
+}
+
+function busy(on) {
+  el.start.disabled = on;
+  el.resume.disabled = on;
+  el.forget.disabled = on;
+  el.stop.disabled = !on;
+  for (const field of el.form.elements) field.disabled = on;
+}
+
+// ---- the stored run -----------------------------------------------------------------------
+
+function describeSaved(saved) {
+  const s = saved.settings;
+  const perEpoch = Math.ceil(s.train_items / s.batch_size);
+  const where = saved.steps === null ? `end of epoch ${saved.epoch}`
+    : `epoch ${saved.epoch}, step ${saved.steps} of ${perEpoch}`;
+  return saved.done
+    ? `A finished run is stored in this browser (${s.model}, ${s.epochs} epochs).`
+    : `A stopped run is stored in this browser: ${s.model}, checkpoint at ${where} ` +
+      `(step ${saved.step} of ${perEpoch * s.epochs}). Resume continues from there.`;
+}
+
+// `replay`: redraw the stored run's curve (after a reload; a run of this visit is drawn already)
+async function showSaved(saved, replay = false) {
+  demo.saved = saved;
+  el.resume.hidden = !saved || saved.done;
+  el.forget.hidden = !saved;
+  el.saved.textContent = saved ? describeSaved(saved) : "";
+  if (!saved || !replay) return;
+  fillSettings(saved.settings);
+  dashboard.reset();
+  for (const event of await pyrite.call(`${TRAINING}.history`)) dashboard.push(event);
+  dashboard.note(saved.done ? "finished run (stored)" : "stopped run (stored)");
+}
+
+// ---- training -----------------------------------------------------------------------------
+
+pyrite.events.addEventListener("train", (e) => {
+  const event = e.detail.event;
+  demo.events.push(event);
+  if (event.type !== "start") dashboard.push(event);
+  if (event.type === "step" && demo.state === "training") {
+    const total = event.iterations ? `/${event.iterations}` : "";
+    setStatus("training", `Training: epoch ${event.epoch}/${event.epochs}, ${event.split} ` +
+      `step ${event.iteration}${total}`);
+  }
+});
+
+async function train(settings, resume) {
+  el.error.hidden = true;
+  demo.lastError = null;
+  busy(true);
+  el.trained.hidden = true;
+  if (!resume) dashboard.reset();
+  setStatus("training", resume ? "Resuming from the stored checkpoint…"
+    : "Fetching MNIST and starting the run…");
+  try {
+    const run = await pyrite.call(`${TRAINING}.start`, settings || {}, DATA, resume);
+    demo.lastRun = run;
+    await showSaved(run.saved);
+    showTrained(run);
+    setStatus("ready", run.state === "stopped"
+      ? `Stopped. ${pct(run.accuracy)} on the validation digits so far; Resume continues.`
+      : `Done: ${pct(run.accuracy)} on the validation digits.`);
+    return run;
+  } catch (err) {
+    showError(err);
+    setStatus("error", "Training failed (see below).");
+    throw err;
+  } finally {
+    busy(false);
+  }
+}
+
+async function stop() {
+  if (demo.state !== "training") return false;
+  setStatus("stopping", "Stopping after the current step…");
+  el.stop.disabled = true;
+  return pyrite.signal("stop");
+}
+
+async function forget() {
+  await pyrite.call(`${TRAINING}.forget`);
+  dashboard.reset();
+  el.trained.hidden = true;
+  await showSaved(null);
+}
+
+const pct = (p) => `${p.toFixed(1)} %`;
+
+// ---- the trained model --------------------------------------------------------------------
+
+function showTrained(run) {
+  const s = run.saved.settings;
+  el.score.textContent = `${s.model === "cnn" ? "The guide CNN" : "The MLP"} scores ` +
+    `${pct(run.accuracy)} on ${s.valid_items} validation digits` +
+    `${run.state === "stopped" ? " (stopped early)" : ""}.`;
+  el.command.textContent = `pyrite infer mnist --record ${fileName(s)} --all`;
+  if (!el.padSlot.firstChild) {
+    const pad = document.createElement("pyrite-mnist");
+    pad.setAttribute("device", "webgpu");
+    pad.setAttribute("predictor", `${TRAINING}.predict`);
+    el.padSlot.append(pad);
+  }
+  el.trained.hidden = false;
+}
+
+const fileName = (s) => `mnist-${s.model}-trained.bin`;
+
+el.download.addEventListener("click", async () => {
+  try {
+    const bytes = await pyrite.call(`${TRAINING}.export`);
+    const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
+    const link = Object.assign(document.createElement("a"),
+      { href: url, download: fileName(demo.lastRun?.saved?.settings || readSettings()) });
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (err) {
+    showError(err);
+  }
+});
+
+el.start.addEventListener("click", () => demo.start().catch(() => {}));
+el.resume.addEventListener("click", () => demo.resume().catch(() => {}));
+el.stop.addEventListener("click", () => stop());
+el.forget.addEventListener("click", () => forget().catch(showError));
+
+// ---- start --------------------------------------------------------------------------------
+
+async function boot() {
+  setStatus("loading", "Starting Python and WebGPU in this page…");
+  try {
+    const got = await pyrite.load({ device: "webgpu" });
+    const status = await pyrite.call(`${TRAINING}.status`);
+    await showSaved(status.saved, true);
+    if (status.saved?.done) {
+      const run = { state: "done", saved: status.saved,
+        accuracy: (await pyrite.call(`${TRAINING}.use_saved`, DATA)).accuracy };
+      demo.lastRun = run;
+      showTrained(run);
+    }
+    el.start.disabled = false;
+    const adapter = String(got.adapter?.["in use"] || "").replace(/^#\d+\s+/, "");
+    setStatus("ready", `Ready: Python ${got.python} on ${adapter || "WebGPU"}. ` +
+      (status.saved && !status.saved.done ? "Resume the stored run, or start a new one."
+        : "Choose a model and press Start."));
+  } catch (err) {
+    showError(err);
+    setStatus("error", "pyrite cannot train in this browser: it needs WebGPU.");
+    throw err;
+  }
+}
+demo.ready = boot();
