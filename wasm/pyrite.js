@@ -230,4 +230,4 @@ export async function hasWebGPU() {
   return adapter ? { ok: true } : { ok: false, reason: "WebGPU is present but gave no adapter (GPU blocklisted or disabled)" };
 }
 
-defineElements({ load, loadModel, predict, run, runScript });
+defineElements({ call, load, loadModel, predict, run, runScript });

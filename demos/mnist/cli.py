@@ -84,12 +84,12 @@ def _run_infer(args: argparse.Namespace) -> int:
         artifacts = DEFAULT_ARTIFACTS
     if args.all:
         start = time.perf_counter()
-        accuracy = evaluate(load_model(artifacts, args.device), args.device)
+        accuracy = evaluate(load_model(artifacts, args.device, record=args.record), args.device)
         took = time.perf_counter() - start
         print(f"Accuracy {accuracy:.2f} % on the 10,000 test images "
               f"({args.device}, {took:.1f} s, {10_000 / took:.0f} images/s)")
         return 0
-    infer(args.index, artifacts, args.device)
+    infer(args.index, artifacts, args.device, record=args.record)
     return 0
 
 
@@ -136,6 +136,8 @@ def add_infer(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     infer.add_argument("--index", type=int, default=42, help="test image index (0..9999)")
     infer.add_argument("--artifacts", help=f"artifact directory (default {DEFAULT_ARTIFACTS} "
                        f"when it holds a model, else the shipped record)")
+    infer.add_argument("--record", metavar="FILE", help="a model record to use instead: one "
+                       "downloaded from the training page (/train), CNN or MLP, detected")
     infer.add_argument("--all", action="store_true",
                        help="classify the whole test set and print the accuracy")
     infer.add_argument("--device", default="numpy")

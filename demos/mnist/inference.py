@@ -15,9 +15,22 @@ from .predict import CONFIG, SHIPPED, load
 from .training import TrainingConfig
 
 
-def load_model(artifact_dir: str | Path | None = None, device: str = "numpy") -> Model:
-    """The trained model: `<artifact_dir>/model.bin` with its config.json if present, else the
-    shipped record."""
+def load_model(artifact_dir: str | Path | None = None, device: str = "numpy", *,
+               record: str | Path | None = None) -> Model:
+    """The trained model: `record` if given (a `.bin` record of any of the training page's
+    models, which it detects: the guide CNN or the MLP), else `<artifact_dir>/model.bin` with
+    its config.json if present, else the shipped record."""
+    if record is not None:
+        from ..train.models import load as load_trained
+
+        path = Path(record)
+        if not path.is_file():
+            raise FileNotFoundError(f"--record {path}: no such file (the training page's "
+                                    f"Download button saves mnist-<model>-trained.bin)")
+        try:
+            return load_trained(BinFileRecorder().load(path), device)  # type: ignore[return-value]
+        except ValueError as exc:
+            raise ValueError(f"--record {path}: {exc}") from exc
     if artifact_dir is not None:
         folder = Path(artifact_dir)
         if (folder / "model.bin").exists() and (folder / "config.json").exists():
@@ -35,10 +48,10 @@ def default_config() -> TrainingConfig:
     return TrainingConfig.load(CONFIG)
 
 
-def infer(index: int, artifact_dir: str | Path | None = None, device: str = "numpy"
-          ) -> tuple[int, int]:
+def infer(index: int, artifact_dir: str | Path | None = None, device: str = "numpy", *,
+          record: str | Path | None = None) -> tuple[int, int]:
     """(predicted, expected) for MNIST test image `index`; prints them as the book does."""
-    model = load_model(artifact_dir, device)
+    model = load_model(artifact_dir, device, record=record)
     item = MnistDataset.test().get(index)
     if item is None:
         raise IndexError(f"infer: index {index} is outside the test set (0..9999)")

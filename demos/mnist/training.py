@@ -76,8 +76,8 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
     if resume is None:
         create_artifact_dir(artifact_dir)
     config.save(artifact_dir / "config.json")
-    pyrite.seed(config.seed)
     ad = pyrite.device(device)
+    pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
     inner = ad.inner if ad.is_autodiff else ad  # type: ignore[attr-defined]
 
     train_loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(config.batch_size)

@@ -135,7 +135,7 @@ def train(settings: TrainSettings, device: str | pyrite.Backend, folder: str | P
         _clear(folder)
     folder.mkdir(parents=True, exist_ok=True)
     settings.save(folder / SETTINGS)
-    pyrite.seed(settings.seed)
+    pyrite.seed(settings.seed, device=ad)  # the training device's generator: init, dropout
     train_loader, valid_loader = loaders(settings, ad, root)
     builder = (LearnerBuilder(folder)
                .metric_train_numeric(Loss()).metric_valid_numeric(Loss())

@@ -10,7 +10,7 @@
 // `pyrite infer mnist --record FILE` loads natively.
 //
 // For tests and the console: window.trainDemo = {ready, state, events, dashboard, lastRun,
-// lastError, status(), start(settings?), stop(), resume(), forget()}.
+// lastError, status(), start(settings?), stop(), resume(), forget(), exportRecord(), pyrite}.
 
 import { $, BUNDLE, errorText } from "/demos/shared/demo.js";
 import { createDashboard } from "/demos/shared/dashboard.js";
@@ -34,10 +34,13 @@ const demo = {
   resume: () => train(null, true),
   stop: () => stop(),
   forget: () => forget(),
+  exportRecord: async () => Array.from(await pyrite.call(`${TRAINING}.export`)),
+  pyrite: null,
 };
 window.trainDemo = demo;
 
 const pyrite = await import(new URL("pyrite.js", BUNDLE).href);
+demo.pyrite = pyrite;
 
 function setStatus(state, text) {
   demo.state = state;
