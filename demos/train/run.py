@@ -25,6 +25,7 @@ from ..mnist.data import MnistBatcher
 from .models import MODELS, build
 
 SETTINGS = "settings.json"
+SCHEDULES = ("constant", "cosine")
 
 
 class TrainSettings(Config):
@@ -35,6 +36,7 @@ class TrainSettings(Config):
     epochs: int = 2
     batch_size: int = 64
     learning_rate: float = 1.0e-3
+    lr_schedule: str = "constant"  # or "cosine": down to 1 % of the rate over the whole run
     train_items: int = 6000
     valid_items: int = 1000
     seed: int = 42
@@ -52,6 +54,9 @@ class TrainSettings(Config):
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 raise ConfigError(f"{name} must be a whole number from {lo} to {hi}, "
                                   f"got {value!r}")
+        if self.lr_schedule not in SCHEDULES:
+            raise ConfigError(f"lr_schedule must be one of {', '.join(SCHEDULES)}, "
+                              f"got {self.lr_schedule!r}")
         if not 0 < self.learning_rate <= 1:
             raise ConfigError(f"learning_rate must be in (0, 1], got {self.learning_rate!r}")
         return self
@@ -152,10 +157,20 @@ def train(settings: TrainSettings, device: str | pyrite.Backend, folder: str | P
         builder = builder.on_checkpoint(on_checkpoint)
     if saved is not None:
         builder = builder.checkpoint(saved["epoch"])
-    learner = builder.build(build(settings.model, ad), AdamConfig().init(),
-                            settings.learning_rate)
+    learner = builder.build(build(settings.model, ad), AdamConfig().init(), _schedule(settings))
     model: Module = learner.fit(train_loader, valid_loader)
     return model
+
+
+def _schedule(settings: TrainSettings) -> Any:
+    """The learning rate of each step: constant, or a half cosine over the whole run."""
+    from pyrite.optim import CosineAnnealingLrSchedulerConfig
+
+    if settings.lr_schedule == "constant":
+        return settings.learning_rate
+    steps = settings.epochs * -(-min(settings.train_items, 60_000) // settings.batch_size)
+    return CosineAnnealingLrSchedulerConfig(settings.learning_rate, steps,
+                                            min_lr=settings.learning_rate / 100)
 
 
 def _clear(folder: Path) -> None:

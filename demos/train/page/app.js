@@ -59,7 +59,8 @@ function readSettings() {
   const number = (name) => Number(data.get(name));
   return {
     model: String(data.get("model")), epochs: number("epochs"), batch_size: number("batch_size"),
-    learning_rate: number("learning_rate"), train_items: number("train_items"),
+    learning_rate: number("learning_rate"), lr_schedule: String(data.get("lr_schedule")),
+    train_items: number("train_items"),
     valid_items: number("valid_items"),
   };
 }
