@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 
 from pyrite import cli
+from pyrite.demos import registry
 from pyrite.server import run
 from pyrite.server.cli import main
+from pyrite.server.folders import demo_pages
 
 STARTUP_S = 60.0
 URL_LINE = re.compile(r"^pyrite serve: (http://127\.0\.0\.1:(\d+)/)$")
@@ -100,9 +102,9 @@ def _raw(port: int, target: str) -> str:
 def test_serve_runs_answers_and_stops_on_sigterm(server: Server, web_dir: Path) -> None:
     assert server.port > 0
     assert server.process.stdout is not None
-    # each demo page's URL, by name
-    assert server.process.stdout.readline() == f"  classify: {server.url}classify\n"
-    assert server.process.stdout.readline() == f"  mnist: {server.url}mnist\n"
+    # each demo page's URL, by name (the models' pages and /train)
+    for name in sorted(demo_pages(registry.names())):
+        assert server.process.stdout.readline() == f"  {name}: {server.url}{name}\n"
     status, _, body = _get(server.url + "healthz")
     assert status == 200
     assert json.loads(body)["status"] == "ok"
