@@ -12,6 +12,7 @@ import argparse
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `train` and `infer` to the `pyrite` command."""
+    from .charlm import cli as charlm
     from .image_classification import cli as classification
     from .mnist import cli as mnist
 
@@ -19,6 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
                                   description="Train a demo model.")
     models = train.add_subparsers(dest="task", required=True, metavar="MODEL")
     mnist.add_train(models)
+    charlm.add_train(models)
 
     infer = subparsers.add_parser("infer", help="predict with a demo model (mnist, squeezenet)",
                                   description="Predict with a demo model; "
@@ -26,6 +28,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     models = infer.add_subparsers(dest="task", required=True, metavar="MODEL")
     mnist.add_infer(models)
     classification.add_infer(models)
+
+    generate = subparsers.add_parser("generate", help="generate text with a demo model (charlm)",
+                                     description="Generate text with a demo model; "
+                                     "`pyrite generate MODEL --help` for its options.")
+    models = generate.add_subparsers(dest="task", required=True, metavar="MODEL")
+    charlm.add_generate(models)
 
 
 __all__ = ["add_parser"]

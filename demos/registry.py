@@ -127,7 +127,37 @@ def _squeezenet() -> DemoModel:
                      package="image_classification", page="classify")
 
 
+def _charlm() -> DemoModel:
+    from .charlm import generate, session  # inference only (a page loads no training code)
+
+    def build(device: Device, record: Source, files: Mapping[str, Source]) -> Module:
+        config = files.get("config", generate.CONFIG)
+        model = generate.load(device, record, config)
+        session.use(model)  # the page's streaming session generates with the latest one
+        return model
+
+    def run(model: Module, inputs: dict[str, object]) -> dict[str, object]:
+        prompt, tokens = inputs.get("prompt", ""), inputs.get("tokens", 100)
+        if not isinstance(prompt, str) or not isinstance(tokens, int) or not 0 <= tokens <= 2000:
+            raise ValueError("charlm: the input needs 'prompt' (text) and 'tokens' (0..2000); "
+                             "optional 'temperature', 'top_k', 'seed'")
+        top_k = inputs.get("top_k", 20)
+        text = generate.generate(model, prompt, tokens,  # type: ignore[arg-type]
+                                 temperature=float(inputs.get("temperature", 0.8)),  # type: ignore[arg-type]
+                                 top_k=None if top_k is None else int(top_k),  # type: ignore[call-overload]
+                                 seed=int(inputs.get("seed", 0)))  # type: ignore[call-overload]
+        return {"text": text}
+
+    return DemoModel("charlm", "a character-level transformer trained by pyrite on the "
+                     "standard library's docstrings: continues your text",
+                     '{"prompt": "text", "tokens": 0..2000, "temperature": 0.8, "top_k": 20, '
+                     '"seed": 0}', build, run, {"prompt": "Return the", "tokens": 4},
+                     locate=lambda: generate.SHIPPED,
+                     files=lambda: {"config": generate.CONFIG})
+
+
 _BUILDERS: dict[str, Callable[[], DemoModel]] = {"mnist": _mnist, "squeezenet": _squeezenet}
+_BUILDERS["charlm"] = _charlm
 
 
 #: demo pages that are not one model's: URL name -> (demos sub-package holding page/, what

@@ -97,7 +97,7 @@ def test_a_missing_model_is_a_503_that_says_where_to_put_it(
     assert models["squeezenet"]["missing"].startswith("squeezenet: ")
     assert models["squeezenet"]["page"] == "/classify" and models["mnist"]["missing"] is None
     config_ = client.get("/api/config").json()
-    assert config_["models"] == ["mnist"] and "squeezenet" in config_["unavailable"]
+    assert config_["models"] == ["charlm", "mnist"] and "squeezenet" in config_["unavailable"]
     # the rest keeps working
     assert client.post("/api/predict/mnist", json={"pixels": [0] * 784}).status_code == 200
     assert client.get("/classify").status_code == 200

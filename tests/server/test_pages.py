@@ -63,6 +63,7 @@ def test_default_demo_pages_come_from_the_demo_packages() -> None:
             str(files(f"pyrite.demos.{demo.package}"))) / "page"
     assert demo_pages(registry.names()) == {
         "mnist": demo_page_dir("mnist"), "classify": demo_page_dir("image_classification"),
+        "charlm": demo_page_dir("charlm"),
         "train": demo_page_dir("train")}  # a page that is not a model's (registry.PAGES)
     assert demo_page_dir("no_such_demo") is None
 

@@ -120,11 +120,11 @@ def test_a_model_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("PYRITE_MODELS", str(tmp_path / "models"))
     with pytest.raises(ValueError, match=r"squeezenet: .*squeezenet1.1.onnx is missing: put "):
         build.check_models(["mnist", "squeezenet"])
-    assert build.check_models(None) == ["mnist", "squeezenet"]  # the build leaves it out
+    assert build.check_models(None) == ["charlm", "mnist", "squeezenet"]  # the build leaves it out
     if not (build.PYODIDE_DIR / "pyodide-lock.json").exists():
         pytest.skip("wasm/node_modules/pyodide missing (make setup installs it)")
     manifest = build.build(tmp_path / "web")
-    assert list(manifest["models"]) == ["mnist"]  # type: ignore[call-overload]
+    assert list(manifest["models"]) == ["charlm", "mnist"]  # type: ignore[call-overload]
     reason = manifest["unavailable"]["squeezenet"]  # type: ignore[index]
     assert f"in {tmp_path / 'models' / 'squeezenet1.1'}/" in reason
 
@@ -205,7 +205,8 @@ def test_build_ships_only_the_chosen_models(tmp_path: Path) -> None:
     assert manifest["models"] == {}
     assert not (tmp_path / "web" / "models").exists()
     assert "<pyrite-mnist>" not in (tmp_path / "web" / "index.html").read_text()
-    with pytest.raises(ValueError, match="unknown model 'nope'; the known models are: mnist"):
+    with pytest.raises(ValueError,
+                       match="unknown model 'nope'; the known models are: charlm, mnist"):
         build.build(tmp_path / "other", models=["mnist", "nope"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["web"]  # nothing written
 

@@ -78,7 +78,7 @@ def test_an_unknown_model_is_refused_before_writing(tmp_path: Path,
     status, printed, err = _export(capsys, "--out", str(tmp_path / "site"), "--model", "nope")
     assert status == 2
     assert err.strip() == ("pyrite export-web: unknown model 'nope'; the known models are: "
-                           "mnist, squeezenet")
+                           "charlm, mnist, squeezenet")
     assert list(tmp_path.iterdir()) == []
 
 
