@@ -116,7 +116,7 @@ def history() -> list[dict[str, Any]]:
     if saved is None:
         return []
     settings = run.TrainSettings.from_dict(saved["settings"])
-    per_epoch = -(-settings.train_items // settings.batch_size)
+    per_epoch = settings.steps_per_epoch
     events: list[dict[str, Any]] = []
     for epoch in range(1, saved["epoch"] + 1):
         train = _read_logs(epoch, "train")
@@ -136,11 +136,13 @@ def history() -> list[dict[str, Any]]:
 
 
 def _read_logs(epoch: int, split: str) -> dict[str, list[float]]:
-    folder = Path(RUN, split, f"epoch-{epoch}")
-    out: dict[str, list[float]] = {}
-    for path in sorted(folder.glob("*.log")) if folder.is_dir() else []:
-        out[path.stem] = [float(line.split(",")[0]) for line in path.read_text().splitlines()]
-    return out
+    """Each metric's values in the run's log of `split` in `epoch` (the Learner's layout)."""
+    from pyrite.train import FileMetricLogger
+
+    logger = FileMetricLogger(RUN)
+    folder = logger.path("", epoch, split).parent
+    names = sorted(p.stem for p in folder.glob("*.log")) if folder.is_dir() else []
+    return {name: [value for value, _ in logger.read(name, epoch, split)] for name in names}
 
 
 def start(settings: dict[str, Any], data_url: str, resume: bool = False) -> dict[str, Any]:

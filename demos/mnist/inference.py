@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyrite
-from pyrite.dataset import MnistDataset
+from pyrite.dataset import Dataset, MnistDataset
+from pyrite.dataset.mnist import MnistItem
 from pyrite.record import BinFileRecorder
 
 from .data import MnistBatcher
@@ -63,10 +64,10 @@ def infer(index: int, artifact_dir: str | Path | None = None, device: str = "num
 
 
 def evaluate(model: Model, device: str | pyrite.Backend | None = None, batch_size: int = 500,
-             limit: int | None = None) -> float:
-    """Accuracy in percent on the 10,000-image test set (its first `limit` images if given),
-    with batches on `device`, by default the model's own."""
-    dataset = MnistDataset.test()
+             limit: int | None = None, dataset: Dataset[MnistItem] | None = None) -> float:
+    """Accuracy in percent on `dataset` (default: the 10,000-image test set), its first `limit`
+    images if given, with batches on `device`, by default the model's own."""
+    dataset = MnistDataset.test() if dataset is None else dataset
     batcher = MnistBatcher(device if device is not None else model.devices()[0])
     total = dataset.len() if limit is None else min(limit, dataset.len())
     correct = 0

@@ -61,6 +61,11 @@ class TrainSettings(Config):
             raise ConfigError(f"learning_rate must be in (0, 1], got {self.learning_rate!r}")
         return self
 
+    @property
+    def steps_per_epoch(self) -> int:
+        """Training steps in an epoch (the last batch may be smaller)."""
+        return -(-min(self.train_items, 60_000) // self.batch_size)
+
 
 def datasets(settings: TrainSettings, root: str | Path | None = None) -> tuple[Any, Any]:
     """The run's (train, valid) datasets: the first items of MNIST's two splits."""
@@ -104,7 +109,7 @@ def saved_run(folder: str | Path) -> dict[str, Any] | None:
         return None
     epoch = epochs[-1]
     steps = PositionFile(folder / "checkpoint").load(epoch)
-    per_epoch = -(-min(settings.train_items, 60_000) // settings.batch_size)
+    per_epoch = settings.steps_per_epoch
     return {"settings": settings.to_dict(), "epoch": epoch, "steps": steps,
             "step": (epoch - 1) * per_epoch + (per_epoch if steps is None else steps),
             "done": steps is None and epoch >= settings.epochs}
@@ -168,7 +173,7 @@ def _schedule(settings: TrainSettings) -> Any:
 
     if settings.lr_schedule == "constant":
         return settings.learning_rate
-    steps = settings.epochs * -(-min(settings.train_items, 60_000) // settings.batch_size)
+    steps = settings.epochs * settings.steps_per_epoch
     return CosineAnnealingLrSchedulerConfig(settings.learning_rate, steps,
                                             min_lr=settings.learning_rate / 100)
 
@@ -204,19 +209,11 @@ def export_record(model: Module) -> bytes:
     return bytes(BinBytesRecorder().to_bytes(model.into_record()))
 
 
-def evaluate(model: Any, settings: TrainSettings, root: str | Path | None = None,
-             batch_size: int = 500) -> float:
+def evaluate(model: Any, settings: TrainSettings, root: str | Path | None = None) -> float:
     """Accuracy in percent of `model` (one of models.MODELS) on the run's validation digits."""
-    _, valid = datasets(settings, root)
-    batcher = MnistBatcher(model.devices()[0])
-    correct, count = 0, int(valid.len())
-    for start in range(0, count, batch_size):
-        items = [valid.get(i) for i in range(start, min(start + batch_size, count))]
-        batch = batcher(items)
-        logits: pyrite.Tensor = model.forward(batch.images)
-        hits = logits.argmax(1).reshape((len(items),)) == batch.targets
-        correct += int(hits.int().sum().into_scalar())
-    return 100.0 * correct / count
+    from ..mnist.inference import evaluate as accuracy
+
+    return accuracy(model, dataset=datasets(settings, root)[1])
 
 
 __all__ = ["SETTINGS", "TrainSettings", "datasets", "evaluate", "export_record",
