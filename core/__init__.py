@@ -50,6 +50,7 @@ from .errors import (
                        ShapeError,
 )
 from .tensor import Tensor, from_data
+from .capture import compile
 
 __version__ = "0.1.0"
 
@@ -69,6 +70,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'pyrite' has no attribute {name!r}")
 
 __all__ = [
+    "compile",
     "REGISTRY", "Autodiff", "Backend", "BackendUnavailable", "Bernoulli", "Bool",
     "ConversionOverflow", "DType", "DTypeError", "Default", "DeviceError", "DimError",
     "Distribution", "Float", "GradError", "Gradients", "Int", "Kind", "KindError", "Normal",

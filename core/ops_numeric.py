@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import checks
 from .backend import binary as B
 from .backend import reduce as R
 from .backend import unary as U
@@ -313,10 +314,15 @@ class NumericOps:
     def _check_bounds(self: Tensor, op: str, indices: Tensor, size: int, dim: int) -> None:
         if indices.numel() == 0:
             return
-        lo, hi = indices.min().into_scalar(), indices.max().into_scalar()
-        if lo < 0 or hi >= size:
-            raise DimError(f"{op}: index {lo if lo < 0 else hi} is out of range for dim {dim} "
-                           f"of size {size}")
+        flat = indices.reshape((-1,))
+        if checks.defers(self._backend):  # read at the next readback (core/checks.py)
+            pair = type(indices).cat([flat.min(), flat.max()], 0)
+            checks.PENDING.append((pair, op, size, dim))
+            return
+        lo, hi = flat.min().into_scalar(), flat.max().into_scalar()
+        text = checks.message(op, int(lo), int(hi), size, dim)
+        if text is not None:
+            raise DimError(text)
 
     def gather(self: Tensor, dim: int, indices: Any) -> Tensor:
         """out[i][j] = self[i][indices[i][j]] (for dim 1); indices has the output's shape."""

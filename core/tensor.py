@@ -16,6 +16,8 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from . import checks
+from .capture.traced import keep_float, keep_int
 from . import display
 from .backend import binary as B
 from .backend import unary as U
@@ -109,18 +111,24 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
         target = resolve_device(device)
         if target == self._backend:
             return self
+        if checks.PENDING:
+            checks.resolve()
         data = self._backend.to_data(self._prim)
         want = data.dtype if target.supports(data.dtype) else target.default_dtype(self._kind)
         return Tensor._wrap(target.from_data(data.convert(want)), target, self._kind)
 
     # ---- data out ----------------------------------------------------------------------------
     def to_data(self) -> TensorData:
+        if checks.PENDING:
+            checks.resolve()
         return self._backend.to_data(self._prim)
 
     into_data = to_data
 
     async def to_data_async(self) -> TensorData:
         """`to_data` without blocking: awaits the device's readback (use it in a page)."""
+        if checks.PENDING:
+            checks.resolve()
         return await self._backend.to_data_async(self._prim)
 
     def to_list(self) -> Any:
@@ -176,10 +184,10 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
         """A Python scalar fitting this tensor's kind (int scalars widen to float)."""
         if self._kind is Kind.FLOAT:
             if isinstance(value, _SCALARS) or hasattr(value, "__float__"):
-                return float(value)
+                return keep_float(value)
         elif self._kind is Kind.INT:
             if isinstance(value, int):  # bool included
-                number = int(value)
+                number = keep_int(value) if not isinstance(value, bool) else int(value)
             elif hasattr(value, "__index__"):
                 number = int(value.__index__())
             elif isinstance(value, float) and value.is_integer():

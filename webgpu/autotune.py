@@ -230,6 +230,7 @@ class Autotuner:
             self.mode = "off"
         self.budget_s = budget_s
         self.stats = TuneStats()
+        self.tuning = 0  # > 0 while candidates are being timed
         self._store = store
         self._clock = clock
         self._chosen: dict[Key, str] = {}
@@ -340,6 +341,14 @@ class Autotuner:
 
     def _tune(self, key: Key, sizes: Sequence[int], names: Sequence[str],
               run: Callable[[str], object]) -> str:
+        self.tuning += 1  # a capture in progress sees it (capture.py) and tries again later
+        try:
+            return self._tune_now(key, sizes, names, run)
+        finally:
+            self.tuning -= 1
+
+    def _tune_now(self, key: Key, sizes: Sequence[int], names: Sequence[str],
+                  run: Callable[[str], object]) -> str:
         start = self._clock()
         self.runtime.sync()  # the work queued before is not the candidates'
         times: dict[str, float] = {}

@@ -11,8 +11,9 @@ from __future__ import annotations
 import array
 import os
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
+from ..capture.traced import keep_float, keep_int
 from ..backend.base import Backend, Range
 from ..backend.module_ops import ModuleOps, Pads, Pair
 from ..backend.reduce import Reduction
@@ -48,6 +49,7 @@ class WebGpu(Backend):
     """Tensors on a WebGPU device; `adapter` as in PYRITE_WEBGPU_ADAPTER ("gl", "vulkan,1")."""
 
     name = "webgpu"
+    defers_checks = True  # index bounds are checked at the next readback (core/checks.py)
     float_dtype = DType.F32
     int_dtype = DType.I32
 
@@ -59,6 +61,9 @@ class WebGpu(Backend):
         self._kernels: Kernels | None = None
         self._seed = int.from_bytes(os.urandom(4), "little") if seed is None else seed
         self._counter = 0
+        #: while a step is captured: the traced seed, counter and the counter at its start
+        self._traced_rng: Any = None
+        self._capture: Any = None
 
     # ---- device-level ----------------------------------------------------------------------
     @property
@@ -77,6 +82,7 @@ class WebGpu(Backend):
         device is the lost one). Tensors made before are unusable; reload parameters from
         records."""
         self._kernels = None
+        self._capture = None
         self._given_runtime = self._runtime = runtime
 
     @property
@@ -131,7 +137,7 @@ class WebGpu(Backend):
         out = k.empty(data.shape, dtype, "from_data")
         if raw:
             pad = -len(raw) % 4
-            k.runtime.write_buffer(out.block.buffer, 0, raw + b"\0" * pad)
+            k.write(out.block.buffer, 0, raw + b"\0" * pad)
         return out
 
     def _readable(self, x: GpuTensor) -> tuple[GpuTensor, int, int]:
@@ -148,12 +154,14 @@ class WebGpu(Backend):
 
     def to_data(self, x: GpuTensor) -> TensorData:
         x, offset, nbytes = self._readable(x)
-        raw = self.kernels.runtime.read_buffer(x.block.buffer, offset, (nbytes + 3) // 4 * 4)
+        raw = self.kernels.read(x.block.buffer, offset, (nbytes + 3) // 4 * 4)
         return self._data(raw[:nbytes], x)
 
     async def to_data_async(self, x: GpuTensor) -> TensorData:
         """As `to_data`, awaiting the readback (for callers that cannot block: the browser)."""
         x, offset, nbytes = self._readable(x)
+        if self.kernels.recorder is not None:
+            self.kernels.recorder.readback()
         raw = await self.kernels.runtime.read_buffer_async(x.block.buffer, offset,
                                                            (nbytes + 3) // 4 * 4)
         return self._data(raw[:nbytes], x)
@@ -167,7 +175,7 @@ class WebGpu(Backend):
 
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> GpuTensor:
         dtype = self.stored_dtype(dtype)
-        value = float(value) if dtype.kind is Kind.FLOAT else int(value)
+        value = keep_float(value) if dtype.kind is Kind.FLOAT else keep_int(value)
         return self.kernels.full(shape, value, dtype)
 
     def arange(self, start: int, stop: int, step: int, dtype: DType) -> GpuTensor:
@@ -176,8 +184,19 @@ class WebGpu(Backend):
     def random(self, shape: tuple[int, ...], distribution: Distribution,
                dtype: DType) -> GpuTensor:
         self._counter += 1
+        seed, counter = self._seed, self._counter
+        if self._traced_rng is not None:  # a capture: the replay computes them anew
+            seed, counter0, start = self._traced_rng
+            counter = counter0 + (self._counter - start)
         return rng.random(self.kernels, shape, distribution, self.stored_dtype(dtype),
-                          self._seed, self._counter)
+                          seed, counter)
+
+    def capture_engine(self) -> Any:
+        """Capture and replay of steps on this device (`pyrite.compile`; webgpu/capture.py)."""
+        if self._capture is None:
+            from .capture import CaptureEngine
+            self._capture = CaptureEngine(self)
+        return self._capture
 
     # ---- metadata --------------------------------------------------------------------------
     def shape(self, x: GpuTensor) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from ..capture.traced import Traced, f32_word, keep_int
 from ..backend.registry import Op
 from ..dtype import DType, Kind
 from ..errors import DTypeError, PyriteError
@@ -89,7 +90,10 @@ def convert(expr: str, src: DType, dst: DType) -> str:
 
 
 def scalar_bits(value: float | int | bool, dtype: DType) -> int:
-    """A scalar of `dtype` as the i32 metadata word kernels bitcast back."""
+    """A scalar of `dtype` as the i32 metadata word kernels bitcast back (a traced host number,
+    see `pyrite.compile`, gives a traced word)."""
+    if isinstance(value, Traced):
+        return f32_word(value) if dtype.kind is Kind.FLOAT else keep_int(value)
     if dtype.kind is Kind.FLOAT:
         return struct.unpack("<i", struct.pack("<f", float(value)))[0]  # type: ignore[no-any-return]
     return int(value)

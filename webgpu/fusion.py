@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backend.base import Backend
+from ..capture.traced import keep_float, keep_int
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
 from ..data import TensorData
@@ -328,7 +329,7 @@ class Fusion(Backend):
                 shape = tuple(max(m, n) for m, n in zip(a.shape, b.shape, strict=True))
                 self._check_size(shape, dtype, op.name)
             return self._record("binary", op, (self._arg(a), self._arg(b)), dtype, shape)
-        value = b if a.dtype.kind is Kind.FLOAT else int(b)
+        value = b if a.dtype.kind is Kind.FLOAT else keep_int(b)
         return self._record("binary", op, (self._arg(a), self._scalar(value, a.dtype)), dtype,
                             a.shape)
 
@@ -346,7 +347,7 @@ class Fusion(Backend):
 
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> FusedTensor:
         dtype = self.inner.stored_dtype(dtype)
-        value = float(value) if dtype.kind is Kind.FLOAT else int(value)
+        value = keep_float(value) if dtype.kind is Kind.FLOAT else keep_int(value)
         self._check_size(tuple(shape), dtype, "full")
         return self._record("fill", None, (self._scalar(value, dtype),), dtype, tuple(shape))
 

@@ -14,6 +14,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cached_property
+from typing import Any
 
 from .. import config
 from ..backend.registry import Op
@@ -45,6 +46,8 @@ class Kernels:
         self.pool = pool
         self._meta: OrderedDict[tuple[bytes, bool], Buffer] = OrderedDict()
         self._sources: dict[tuple[KernelKey, str], Pipeline] = {}
+        #: the `capture.Recorder` of a step being captured (pyrite.compile), else None
+        self.recorder: Any = None
 
     @cached_property
     def autotune(self) -> Autotuner:
@@ -65,12 +68,26 @@ class Kernels:
         return self._sources.get((key, entry_point))
 
     def meta(self, words: Sequence[int]) -> Buffer:
-        """A read-only buffer of i32 words (kernel metadata), shared by identical contents."""
+        """A read-only buffer of i32 words (kernel metadata), shared by identical contents.
+        During a capture, words holding a traced host number get a buffer of their own that a
+        replay rewrites."""
+        if self.recorder is not None:
+            found = self.recorder.meta(words)
+            if found is not None:
+                return found
         return self.constant(struct.pack(f"<{len(words)}i", *words))
 
     def constant(self, data: bytes, uniform: bool = False) -> Buffer:
         """A read-only storage (or uniform) buffer of `data`, shared by identical contents."""
         key = (data, uniform)
+        if self.recorder is not None:
+            found = self._constant(key)
+            self.recorder.constants[id(found)] = data
+            return found
+        return self._constant(key)
+
+    def _constant(self, key: tuple[bytes, bool]) -> Buffer:
+        data, uniform = key
         found = self._meta.get(key)
         if found is None:
             found = self.runtime.create_buffer_with_data(data, uniform=uniform)
@@ -83,7 +100,21 @@ class Kernels:
 
     def launch(self, pipeline: Pipeline, bindings: Bindings,
                workgroups: tuple[int, int, int]) -> None:
+        if self.recorder is not None:
+            self.recorder.dispatch(pipeline, bindings, workgroups)
         self.runtime.dispatch(pipeline, self.runtime.bind_group(pipeline, bindings), workgroups)
+
+    def write(self, buffer: Buffer, offset: int, data: bytes) -> None:
+        """Upload bytes into a buffer (recorded by a capture, which replays the upload)."""
+        if self.recorder is not None:
+            self.recorder.write(buffer, offset, data)
+        self.runtime.write_buffer(buffer, offset, data)
+
+    def read(self, buffer: Buffer, offset: int, size: int) -> bytes:
+        """Bytes back from the device (a capture in progress is refused: it reads mid-step)."""
+        if self.recorder is not None:
+            self.recorder.readback()
+        return self.runtime.read_buffer(buffer, offset, size)
 
     def grid(self, groups: int) -> tuple[int, int, int]:
         """`groups` workgroups as an (x, y, 1) grid within the per-dimension limit."""

@@ -12,6 +12,7 @@ safe because dispatches run in recording order and `Runtime.write_buffer` flushe
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import DeviceMemoryError
@@ -64,6 +65,11 @@ class BufferPool:
         self._runtime = runtime
         self._free: dict[int, list[Buffer]] = {}
         self.stats = PoolStats()
+        #: called with each block handed out while a step is captured (capture.py), else None
+        self.watch: Callable[[Block], None] | None = None
+        # buffers a captured program owns: id -> buffer, and those whose last view died
+        self._claimed: dict[int, Buffer] = {}
+        self._claimed_free: dict[int, tuple[Buffer, int]] = {}
 
     def alloc(self, nbytes: int, op: str = "alloc") -> Block:
         """A block of at least `nbytes`; raises DeviceMemoryError past the device's limit."""
@@ -88,6 +94,8 @@ class BufferPool:
         stats.bytes_in_use += size
         block = Block(buffer, size)
         weakref.finalize(block, self._release, buffer, size).atexit = False
+        if self.watch is not None:
+            self.watch(block)
         return block
 
     def _create(self, size: int, op: str) -> Buffer:
@@ -108,10 +116,38 @@ class BufferPool:
         return buffer
 
     def _release(self, buffer: Buffer, size: int) -> None:
-        self._free.setdefault(size, []).append(buffer)
         self.stats.live_buffers -= 1
         self.stats.bytes_in_use -= size
+        if id(buffer) in self._claimed:
+            self._claimed_free[id(buffer)] = (buffer, size)
+            return
+        self._free.setdefault(size, []).append(buffer)
         self.stats.pooled_buffers += 1
+
+    def claim(self, buffer: Buffer) -> None:
+        """A captured program keeps `buffer`: never handed out again until `unclaim` (a pooled
+        buffer leaves its free list; a live one does not return to it when its views die)."""
+        key = id(buffer)
+        if key in self._claimed:
+            return
+        self._claimed[key] = buffer
+        for size, free in self._free.items():
+            for i, b in enumerate(free):
+                if b is buffer:
+                    del free[i]
+                    self.stats.pooled_buffers -= 1
+                    self._claimed_free[key] = (buffer, size)
+                    return
+
+    def unclaim(self, buffer: Buffer) -> None:
+        """Give a claimed buffer back (to its free list when no view holds it)."""
+        key = id(buffer)
+        if self._claimed.pop(key, None) is None:
+            return
+        found = self._claimed_free.pop(key, None)
+        if found is not None:
+            self._free.setdefault(found[1], []).append(found[0])
+            self.stats.pooled_buffers += 1
 
     def clear(self) -> None:
         """Destroy every pooled (free) buffer; buffers in use are untouched."""

@@ -16,7 +16,7 @@ def unpack_f16(k: Kernels, raw: bytes, shape: tuple[int, ...]) -> GpuTensor:
     out = k.empty(shape, DType.F32, "from_data")
     numel = len(raw) // 2
     words = k.pool.alloc(len(raw) + (-len(raw) % 4), "from_data")
-    k.runtime.write_buffer(words.buffer, 0, raw + b"\0" * (-len(raw) % 4))
+    k.write(words.buffer, 0, raw + b"\0" * (-len(raw) % 4))
     key = KernelKey("unpack_f16", "", (DType.F16, DType.F32))
     pipeline = k.cached(key) or k.pipeline(key, render(
         "unpack_f16.wgsl", enable=header(()), workgroup=WORKGROUP))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY
 
+from ..capture.traced import keep_int
 from ..errors import ConfigError
 from ..module.config import Config
 from ..tensor import Tensor
@@ -53,7 +54,7 @@ class AdaGradRule:
             total, time = square, 1
         else:
             total = state["sum"] + square
-            time = int(state["time"]) + 1
+            time = keep_int(state["time"]) + 1
         clr = lr / (1.0 + (time - 1) * self.lr_decay)
         delta = grad / (total.sqrt() + self.epsilon)
         return tensor - delta * clr, {"sum": total, "time": time}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY
 
+from ..capture.traced import keep_float, keep_int
 from ..errors import ConfigError
 from ..module.config import Config
 from ..tensor import Tensor
@@ -94,9 +95,10 @@ class AdamRule:
         else:
             m = state["moment_1"] * b1 + grad * (1.0 - b1)
             v = state["moment_2"] * b2 + grad * grad * (1.0 - b2)
-            time = int(state["time"]) + 1
-        m_hat = m / (1.0 - b1 ** time)
-        v_hat = v / (1.0 - b2 ** time)
+            time = keep_int(state["time"]) + 1
+        # keep_float: `float ** int` would drop the traced step count of a compiled step
+        m_hat = m / (1.0 - b1 ** keep_float(time))
+        v_hat = v / (1.0 - b2 ** keep_float(time))
         delta = m_hat / (v_hat.sqrt() + self.epsilon)
         if self.decoupled_decay:
             tensor = tensor * (1.0 - lr * self.decoupled_decay)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 from ..backend.autodiff import Gradients
+from ..capture.traced import keep_float
 from ..data import TensorData
 from ..errors import RecordError
 from ..record.tree import Record
@@ -66,7 +67,7 @@ class Optimizer:
         used are removed from `grads`. A raw `Gradients` is taken with `from_grads` first."""
         if isinstance(grads, Gradients):
             grads = GradientsParams.from_grads(grads, module)
-        lr = float(lr)
+        lr = keep_float(lr)  # a traced rate stays traced under pyrite.compile
 
         def update(path: str, param: Any) -> Any:
             grad = grads.remove(param.id)

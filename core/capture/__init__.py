@@ -1,0 +1,49 @@
+"""Capture and replay: a step captured once and replayed as a fixed program (`pyrite.compile`).
+
+    step = pyrite.compile(step)          # or @pyrite.compile
+    for batch in loader:
+        model, loss = step(model, batch)  # captured, checked, then replayed
+
+`traced.py`: host numbers carried as formulas; `tree.py`: arguments and results as leaves and a
+structure; `function.py`: signatures, the program cache, fallbacks; the device's own engine
+(`pyrite.webgpu.capture`) records and replays. See `docs/compile.md`. On a device with nothing
+to replay (numpy) the function is called as it is.
+
+This package imports nothing at import time (the tensor front end imports `traced`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noqa: A001
+            enabled: bool | None = None) -> Any:
+    """`fn` captured once per signature (tensor shapes, dtypes and layouts, the structure of
+    modules and optimizers, every argument that is not a tensor or a float) and replayed.
+
+    `cache_size`: programs kept (least recently used dropped). `enabled`: False runs `fn`
+    eagerly always; None follows PYRITE_COMPILE (on by default). Usable as `@compile` and
+    `@compile(cache_size=4)`.
+    """
+    from .function import CompiledFunction
+    if fn is None:
+        return lambda f: CompiledFunction(f, cache_size=cache_size, enabled=enabled)
+    return CompiledFunction(fn, cache_size=cache_size, enabled=enabled)
+
+
+def stats() -> dict[str, object]:
+    """The process's capture counters: captures, replays, fallbacks and why."""
+    from .stats import STATS
+    return STATS.as_dict()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CompiledFunction", "CompileWarning"):
+        from . import function
+        return getattr(function, name)
+    raise AttributeError(f"module 'pyrite.capture' has no attribute {name!r}")
+
+
+__all__ = ["CompileWarning", "CompiledFunction", "compile", "stats"]

@@ -1,0 +1,265 @@
+"""`CompiledFunction`: what `pyrite.compile(fn)` returns.
+
+Each call flattens its arguments (and the optimizers the function reaches through its closure or
+globals, whose state it updates) into tensors, changing numbers and a structure
+(`tree.py`). The structure and the tensors' layouts are the call's *signature*. For a signature
+first seen, the call runs eagerly while the device's capture engine records it; the second call
+with it is captured again and must give the same program (a host value that changes between
+calls without being traced would show here); later calls replay. A program is kept per
+signature, least recently used dropped past `cache_size`.
+
+A step that cannot be captured (it reads a tensor back in its middle, keeps a tensor made inside
+it, takes raw `Gradients`) runs eagerly from then on, with one warning naming why and where. A
+device without a capture engine (numpy) simply calls `fn`: there is nothing to replay.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from .. import checks, config
+from ..tensor import Tensor
+from . import traced
+from .stats import STATS
+from .tree import Refused, Spec, flatten
+
+log = logging.getLogger("pyrite.compile")
+
+
+class CompileWarning(UserWarning):
+    """A step pyrite.compile runs eagerly instead of replaying, and why."""
+
+
+_EAGER = "eager"  # a signature that runs eagerly for good
+_LOCK = threading.Lock()  # one capture at a time in a process (the trace is global)
+
+
+def _reached_optimizers(fn: Callable[..., Any]) -> list[Any]:
+    """Optimizers `fn` reaches through its closure or the globals it names (their state is
+    updated by the step, so it is an input and an output)."""
+    from ..optim.optimizer import Optimizer
+    found: list[Any] = []
+    target = getattr(fn, "__func__", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return found
+    values: list[Any] = [c.cell_contents for c in (target.__closure__ or ())
+                         if _filled(c)]
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names.update(const.co_names)
+    glob = getattr(target, "__globals__", {})
+    values += [glob[n] for n in names if n in glob]
+    bound = getattr(fn, "__self__", None)
+    if bound is not None:
+        values += list(getattr(bound, "__dict__", {}).values())
+    for v in values:
+        if isinstance(v, Optimizer) and not any(v is f for f in found):
+            found.append(v)
+    return found
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+class CompiledFunction:
+    """`fn` captured once per signature and replayed (see the module doc)."""
+
+    def __init__(self, fn: Callable[..., Any], *, cache_size: int = 8,
+                 enabled: bool | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"pyrite.compile: expects a function, got {type(fn).__name__}")
+        if cache_size < 1:
+            raise ValueError(f"pyrite.compile: cache_size must be at least 1, got {cache_size}")
+        self.fn = fn
+        self.cache_size = cache_size
+        self.enabled = enabled
+        self._programs: OrderedDict[Any, Any] = OrderedDict()
+        self._pending: dict[Any, Any] = {}  # signature -> first capture, awaiting its check
+        self._warned: set[str] = set()
+        self.captures = self.replays = self.fallbacks = 0
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return (f"CompiledFunction({getattr(self.fn, '__qualname__', self.fn)!r}, "
+                f"{len(self._programs)} programs)")
+
+    def clear(self) -> None:
+        """Forget every program (their buffers go back to the pool)."""
+        for program in self._programs.values():
+            if program is not _EAGER:
+                program.release()
+        for program in self._pending.values():
+            program.release()
+        self._programs.clear()
+        self._pending.clear()
+
+    def __del__(self) -> None:
+        try:
+            self.clear()
+        except Exception:  # noqa: BLE001, S110 - at interpreter exit the device may be gone
+            pass
+
+    # ---- calls ---------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        on = self.enabled if self.enabled is not None else config.compile_enabled()
+        if not on:
+            return self.fn(*args, **kwargs)
+        optimizers = _reached_optimizers(self.fn)
+        leaves: list[Any] = []
+        try:
+            spec = flatten((args, kwargs, tuple(optimizers)), leaves)
+        except Refused as why:
+            self._fall_back(str(why), None)
+            return self.fn(*args, **kwargs)
+        tensors = [x for x in leaves if isinstance(x, Tensor)]
+        engine = _engine(tensors)
+        if engine is None:
+            return self.fn(*args, **kwargs)  # nothing to replay on this device
+        numbers = [x for x in leaves if not isinstance(x, Tensor)]
+        try:
+            key = (spec.signature(), engine.layout(tensors))
+        except Exception as why:  # noqa: BLE001 - a tensor the engine cannot describe
+            self._fall_back(str(why), None)
+            return self.fn(*args, **kwargs)
+        program = self._programs.get(key)
+        if program is _EAGER:
+            return self.fn(*args, **kwargs)
+        if program is not None:
+            self._programs.move_to_end(key)
+            out = program.replay(tensors, numbers)
+            if out is not None:
+                self.replays += 1
+                STATS.replays += 1
+                built = program.out_spec.build(out)
+                checks.PENDING.extend(built[2])
+                return built[0]
+            STATS.guard_misses += 1  # a guard answered otherwise: capture this path anew
+            self._drop(key)
+        if _LOCK.locked() or traced.active() is not None:
+            return self.fn(*args, **kwargs)  # a compiled step inside a captured one: inline
+        with _LOCK:
+            return self._capture(key, spec, leaves, engine, args, kwargs, optimizers)
+
+    def _capture(self, key: Any, spec: Spec, leaves: list[Any], engine: Any,
+                 args: tuple[Any, ...], kwargs: dict[str, Any], optimizers: list[Any]) -> Any:
+        trace = traced.Trace()
+        new_leaves = [trace.input(x) if not isinstance(x, Tensor) else x for x in leaves]
+        args, kwargs, _ = spec.build(new_leaves)
+        tensors = [x for x in leaves if isinstance(x, Tensor)]
+        session = engine.begin(trace, tensors)
+        traced._ACTIVE.append(trace)
+        checks_before = len(checks.PENDING)
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException:
+            traced._ACTIVE.pop()
+            session.abandon()
+            raise
+        # index checks the step left pending are results of the step, kept pending again
+        made = checks.PENDING[checks_before:]
+        del checks.PENDING[checks_before:]
+        try:
+            out_leaves: list[Any] = []
+            out_spec = flatten((result, tuple(optimizers), made), out_leaves)
+        except Refused as why:
+            traced._ACTIVE.pop()
+            session.abandon()
+            _untrace_optimizers(optimizers)
+            checks.PENDING.extend(made)
+            self._fall_back(str(why), key)
+            return _untraced(result)
+        del result
+        try:  # the trace stays active: the final flush turns traced scalars into kernel words
+            program, given = session.finish(_top(tensors), out_leaves)
+        finally:
+            traced._ACTIVE.pop()
+        del out_leaves
+        built = out_spec.build(given)  # also puts the optimizers' (plain) state back
+        checks.PENDING.extend(built[2])
+        if not hasattr(program, "replay"):  # a Refusal
+            if program.retry:
+                log.debug("compile: capturing again later: %s", program.reason)
+            else:
+                self._fall_back(program.reason, key)
+            return built[0]
+        program.out_spec = out_spec
+        self.captures += 1
+        STATS.captures += 1
+        first = self._pending.pop(key, None)
+        if first is None:
+            self._pending[key] = program
+        elif first.fingerprint != program.fingerprint:
+            self._last_first, self._last_prog = first, program  # DEBUG
+            first.release()
+            program.release()
+            self._fall_back("the step differs from call to call in a way no traced value "
+                            "explains (a host value read outside its arguments changes, or a "
+                            "tensor is uploaded with other contents)", key)
+        else:
+            first.release()
+            self._programs[key] = program
+            while len(self._programs) > self.cache_size:
+                _, old = self._programs.popitem(last=False)
+                if old is not _EAGER:
+                    old.release()
+        return built[0]
+
+    def _drop(self, key: Any) -> None:
+        program = self._programs.pop(key, None)
+        if program is not None and program is not _EAGER:
+            program.release()
+
+    def _fall_back(self, reason: str, key: Any) -> None:
+        self.fallbacks += 1
+        STATS.fallbacks += 1
+        STATS.reasons[reason] = STATS.reasons.get(reason, 0) + 1
+        if key is not None:
+            self._programs[key] = _EAGER
+        if reason not in self._warned:
+            self._warned.add(reason)
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            warnings.warn(f"pyrite.compile: {name} runs eagerly: {reason}", CompileWarning,
+                          stacklevel=3)
+
+
+def _engine(tensors: list[Tensor]) -> Any:
+    """The capture engine of the first tensor's device (a layer with `capture_engine`)."""
+    backend = tensors[0]._backend if tensors else None
+    while backend is not None:
+        make = getattr(backend, "capture_engine", None)
+        if make is not None:
+            return make()
+        backend = getattr(backend, "inner", None)
+    return None
+
+
+def _top(tensors: list[Tensor]) -> Any:
+    return tensors[0]._backend
+
+
+def _untraced(value: Any) -> Any:
+    return traced.plain(value)
+
+
+def _untrace_optimizers(optimizers: list[Any]) -> None:
+    for optim in optimizers:
+        for state in optim._states.values():
+            for k, v in state.items():
+                if traced.is_traced(v):
+                    state[k] = traced.plain(v)
+
+
+__all__ = ["CompileWarning", "CompiledFunction"]

@@ -1,0 +1,200 @@
+"""The values a compiled step takes and returns, as leaves and a structure.
+
+`flatten(value)` walks tuples, lists, dicts, modules (their params and constant tensors),
+optimizers (the state of each param) and small objects that hold tensors (a batch, a
+`TrainOutput`, a `ClassificationOutput`), and returns the leaves (tensors and the numbers that
+may change from step to step) and a `Spec`: the structure, hashable, with every other value in it
+(so a different value of a plain argument makes a different signature). `Spec.build(leaves)`
+makes the same structure again around new leaves, which is how a replay returns what the eager
+call returned. Which numbers change: floats anywhere, and the numbers of an optimizer's state
+(Adam's step count); ints and everything else are fixed, part of the signature.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ..backend.autodiff import Gradients
+from ..module.base import Module
+from ..optim.optimizer import Optimizer
+from ..tensor import Tensor
+
+
+class Refused(Exception):
+    """A value a compiled step cannot take or return; the message says which and why."""
+
+
+TENSOR = "T"
+NUMBER = "N"
+
+Leaf = Any  # a Tensor, or a number that changes from step to step
+
+
+class Spec:
+    """One node of a flattened value's structure."""
+
+    __slots__ = ("kind", "key", "template", "children")
+
+    def __init__(self, kind: str, key: Any, template: Any = None,
+                 children: tuple[Spec, ...] = ()) -> None:
+        self.kind, self.key, self.template, self.children = kind, key, template, children
+
+    def signature(self) -> Any:
+        return (self.kind, self.key, tuple(c.signature() for c in self.children))
+
+    def build(self, leaves: list[Leaf], at: list[int] | None = None) -> Any:
+        """This structure with its leaves taken in order from `leaves`."""
+        at = [0] if at is None else at
+        kind = self.kind
+        if kind in (TENSOR, NUMBER):
+            value = leaves[at[0]]
+            at[0] += 1
+            return value
+        if kind == "static":
+            return self.template
+        values = [c.build(leaves, at) for c in self.children]
+        if kind == "tuple":
+            return tuple(values) if self.template is tuple else self.template(*values)
+        if kind == "list":
+            return values
+        if kind == "dict":
+            return dict(zip(self.key[1], values, strict=True))
+        if kind == "module":
+            return _build_module(self.template, values)
+        if kind == "optimizer":
+            _restore_optimizer(self.template, self.key, values)
+            return self.template
+        if kind == "object":
+            out = copy.copy(self.template)
+            for name, value in zip(self.key[1], values, strict=True):
+                object.__setattr__(out, name, value)
+            return out
+        raise AssertionError(kind)
+
+
+def _holds_tensor(obj: Any, depth: int = 2) -> bool:
+    if isinstance(obj, Tensor):
+        return True
+    if depth == 0:
+        return False
+    if isinstance(obj, (tuple, list)):
+        return any(_holds_tensor(v, depth - 1) for v in obj)
+    if isinstance(obj, dict):
+        return any(_holds_tensor(v, depth - 1) for v in obj.values())
+    return any(_holds_tensor(v, depth - 1) for _, v in _fields(obj))
+
+
+def _fields(obj: Any) -> list[tuple[str, Any]]:
+    names: list[str] = []
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name not in ("__weakref__", "__dict__") and name not in names:
+                names.append(name)
+    found = [(n, getattr(obj, n)) for n in names if hasattr(obj, n)]
+    found += list(getattr(obj, "__dict__", {}).items())
+    return found
+
+
+def _static(value: Any) -> Spec:
+    try:
+        hash(value)
+        key: Any = ("v", type(value).__name__, value)
+    except TypeError:
+        key = ("id", id(value))
+    return Spec("static", key, value)
+
+
+def flatten(value: Any, leaves: list[Leaf], *, numbers: bool = False) -> Spec:
+    """The structure of `value`; its leaves are appended to `leaves`. `numbers`: ints are
+    leaves too (inside an optimizer's state)."""
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        return Spec(TENSOR, None)
+    if isinstance(value, bool) or value is None or isinstance(value, (str, bytes)):
+        return _static(value)
+    if isinstance(value, float) or (numbers and isinstance(value, int)):
+        leaves.append(value)
+        return Spec(NUMBER, type(value).__name__)
+    if isinstance(value, int):
+        return _static(value)
+    if isinstance(value, Gradients):
+        raise Refused("it takes or returns raw Gradients (from loss.backward()); return "
+                      "GradientsParams.from_grads(grads, model) or apply them inside the step")
+    if isinstance(value, (tuple, list)):
+        kids = tuple(flatten(v, leaves, numbers=numbers) for v in value)
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        # the type, not the value: a template must not keep the call's tensors alive
+        return Spec(kind, (type(value).__name__, len(value)), type(value), kids)
+    if isinstance(value, dict):
+        keys = tuple(value)
+        kids = tuple(flatten(value[k], leaves, numbers=numbers) for k in keys)
+        return Spec("dict", ("dict", keys), None, kids)
+    if isinstance(value, Module):
+        return _flatten_module(value, leaves)
+    if isinstance(value, Optimizer):
+        return _flatten_optimizer(value, leaves)
+    if dataclasses.is_dataclass(value) or _holds_tensor(value):
+        fields = _fields(value)
+        kids = tuple(flatten(v, leaves, numbers=numbers) for _, v in fields)
+        hollow = copy.copy(value)  # without the call's tensors (a template keeps nothing alive)
+        for (name, _), kid in zip(fields, kids, strict=True):
+            if kid.kind != "static":
+                object.__setattr__(hollow, name, None)
+        return Spec("object", (type(value), tuple(n for n, _ in fields)), hollow, kids)
+    return _static(value)
+
+
+# ---- modules: params and constants in visiting order -----------------------------------------
+def _flatten_module(module: Module, leaves: list[Leaf]) -> Spec:
+    shape: list[Any] = []
+
+    def on_param(path: str, p: Any) -> None:
+        leaves.append(p.val)
+        shape.append((path, p.id, p.require_grad))
+
+    def on_const(path: str, t: Tensor) -> None:
+        leaves.append(t)
+        shape.append((path,))
+    module._visit("", on_param, on_const)
+    kids = tuple(Spec(TENSOR, None) for _ in shape)
+    return Spec("module", (type(module), tuple(shape)), module, kids)
+
+
+def _build_module(template: Module, values: list[Any]) -> Module:
+    it = iter(values)
+    on_param: Callable[[str, Any], Any] = lambda _, p: p.with_val(next(it))  # noqa: E731
+    return template._map("", on_param, lambda _: next(it))
+
+
+# ---- optimizers: mutated in place, so their state is both an input and an output -------------
+def _flatten_optimizer(optim: Optimizer, leaves: list[Leaf]) -> Spec:
+    if optim._pending:
+        # loaded from a record: becomes tensors at the first step (eagerly, then captured)
+        return Spec("static", ("pending-optimizer", id(optim)), optim)
+    shape = []
+    kids = []
+    for pid, state in optim._states.items():
+        keys = tuple(state)
+        shape.append((pid, keys))
+        kids.extend(flatten(state[k], leaves, numbers=True) for k in keys)
+    return Spec("optimizer", (id(optim), repr(optim.rule), tuple(shape)), optim, tuple(kids))
+
+
+def _restore_optimizer(optim: Optimizer, key: Any, values: list[Any]) -> None:
+    it = iter(values)
+    optim._states = {pid: {k: next(it) for k in keys} for pid, keys in key[2]}
+
+
+def optimizers_in(*values: Any) -> list[Optimizer]:
+    """The optimizers among `values` and the objects they hold one level down."""
+    found: list[Optimizer] = []
+    for v in values:
+        if isinstance(v, Optimizer) and v not in found:
+            found.append(v)
+    return found
+
+
+__all__ = ["NUMBER", "TENSOR", "Refused", "Spec", "flatten", "optimizers_in"]

@@ -1,0 +1,451 @@
+"""Capture and replay on a webgpu device: the engine under `pyrite.compile`.
+
+A capture runs the step eagerly while a `Recorder` sits on the device's `Kernels` and notes, in
+order, every dispatch (pipeline, the buffers bound, workgroup counts), every upload, every
+buffer the pool hands out and every metadata block holding a traced host number (see
+`pyrite.capture.traced`). When the step returns, each buffer the dispatches touched is sorted
+into one of four roles:
+
+- an *input*: the buffer of a tensor the step was given (its args, the optimizer's state);
+  a replay binds the buffer of the tensor given then;
+- an *output*: made during the step and held by what it returned; a replay takes a fresh
+  buffer from the pool for it, since the caller keeps the previous step's results;
+- a *temporary*: made during the step and dead at its end; the program keeps these buffers for
+  itself (the pool already reused them by liveness while the step ran, so the program's arena is
+  exactly eager's peak), and they are bound once;
+- *fixed*: anything else (metadata, constants made before the step): bound as it is, and kept.
+
+A `Program` is those commands over a table of buffers. `replay` fills the table's input and
+output slots, writes the metadata words whose formulas changed, records every dispatch into one
+command encoder and submits once; no module code, autodiff or fusion runs.
+
+What cannot be captured is refused by name (a readback inside the step, a tensor made inside
+the step that outlives it without being returned), and the caller runs the step eagerly.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import struct
+import sys
+import traceback
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..backend.autodiff import Tracked
+from ..capture import traced
+from ..capture.traced import Formulas, Trace
+from ..tensor import Tensor
+from .fusion import Fusion, FusedTensor
+from .kernels import Kernels
+from .tensor import GpuTensor
+
+_PYRITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Refusal(Exception):
+    """Why a step cannot be captured; `retry`: capturing again on a later call may work."""
+
+    def __init__(self, reason: str, *, retry: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry = retry
+
+
+def user_line() -> str:
+    """'file:line' of the innermost frame outside pyrite, and the pyrite call it made."""
+    stack = traceback.extract_stack()
+    op = "?"
+    for frame in reversed(stack):
+        inside = os.path.abspath(frame.filename).startswith(_PYRITE)
+        if inside:
+            op = frame.name
+        elif "pyrite" not in frame.filename or "tests" in frame.filename:
+            return f"{op} at {frame.filename}:{frame.lineno}"
+    return op
+
+
+# ---- recording ---------------------------------------------------------------------------------
+class Recorder:
+    """Sits on `Kernels` (and its pool) while a step is captured."""
+
+    def __init__(self, kernels: Kernels) -> None:
+        self.kernels = kernels
+        self.commands: list[tuple[Any, ...]] = []
+        self.allocs: list[tuple[weakref.ref[Any], Any, int]] = []
+        self.dynamic: dict[int, tuple[Any, list[Any]]] = {}  # id(buffer) -> (buffer, words)
+        self.refusal: Refusal | None = None
+        self.constants: dict[int, bytes] = {}  # id(buffer) -> contents of metadata bound
+
+    def refuse(self, reason: str, *, retry: bool = False) -> None:
+        if self.refusal is None:
+            self.refusal = Refusal(reason, retry=retry)
+
+    def dispatch(self, pipeline: Any, bindings: Any, workgroups: tuple[int, int, int]) -> None:
+        tuner = self.kernels.__dict__.get("autotune")
+        if tuner is not None and tuner.tuning:
+            self.refuse("kernels were being tuned during the capture", retry=True)
+            return
+        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
+        self.commands.append(("d", pipeline, pairs, tuple(workgroups)))
+
+    def write(self, buffer: Any, offset: int, data: bytes) -> None:
+        self.commands.append(("w", buffer, offset, bytes(data)))
+
+    def readback(self) -> None:
+        self.refuse(f"it reads a tensor back in the middle ({user_line()})")
+
+    def allocated(self, block: Any) -> None:
+        self.allocs.append((weakref.ref(block), block.buffer, block.size))
+
+    def meta(self, words: Sequence[Any]) -> Any | None:
+        """A fresh metadata buffer when `words` hold a traced number (None: none does)."""
+        if not any(isinstance(w, traced.Traced) for w in words):
+            return None
+        data = struct.pack(f"<{len(words)}i", *(traced.plain(w) for w in words))
+        runtime = self.kernels.runtime
+        buffer = runtime.create_buffer(len(data))  # writable: each replay rewrites it
+        runtime.write_buffer(buffer, 0, data)
+        self.dynamic[id(buffer)] = (buffer, list(words))
+        return buffer
+
+
+# ---- unwrapping tensors to device views and back -------------------------------------------------
+def device_view(prim: Any) -> GpuTensor:
+    """The device view under an autodiff and/or fusion primitive (flushed when pending)."""
+    while True:
+        cls = prim.__class__
+        if cls is GpuTensor:
+            return prim  # type: ignore[no-any-return]
+        if cls is Tracked:
+            prim = prim.value
+        elif cls is FusedTensor:
+            if prim.value is None:
+                raise Refusal("a tensor was still pending after the step's flush")
+            prim = prim.value
+        else:
+            raise Refusal(f"a tensor of another backend ({cls.__name__}) is among its values")
+
+
+def _layers(prim: Any) -> tuple[type, ...]:
+    found = []
+    while prim.__class__ is not GpuTensor:
+        found.append(prim.__class__)
+        prim = prim.value
+    return tuple(found)
+
+
+def rewrap(layers: tuple[type, ...], view: GpuTensor) -> Any:
+    """`view` inside the same layers (autodiff leaves come back untracked)."""
+    prim: Any = view
+    for cls in reversed(layers):
+        prim = FusedTensor(view.shape, view.dtype, prim) if cls is FusedTensor else Tracked(prim)
+    return prim
+
+
+def fusions(backend: Any) -> list[Fusion]:
+    found = []
+    while backend is not None:
+        if isinstance(backend, Fusion):
+            found.append(backend)
+        backend = getattr(backend, "inner", None)
+    return found
+
+
+# ---- the program -------------------------------------------------------------------------------
+class Program:
+    """A captured step: commands over a table of buffers; see the module doc."""
+
+    def __init__(self, engine: CaptureEngine, table: list[Any], inputs: list[tuple[int, int]],
+                 fresh: list[tuple[int, int]], commands: list[tuple[Any, ...]],
+                 dynamic: list[tuple[Any, list[Any]]], outputs: list[tuple[Any, ...]],
+                 formulas: Formulas, n_words: int, draws: int, claimed: list[Any],
+                 fingerprint: Any, arena_bytes: int) -> None:
+        self.engine = engine
+        self.table = table
+        self.inputs = inputs  # (slot, input leaf index)
+        self.fresh = fresh  # (slot, bytes): a new pool buffer each replay
+        self.commands = commands
+        self.dynamic = dynamic  # (buffer, words): metadata rewritten each replay
+        self.outputs = outputs
+        self.formulas = formulas
+        self.n_words = n_words
+        self.draws = draws
+        self.claimed = claimed
+        self.fingerprint = fingerprint
+        self.arena_bytes = arena_bytes
+        self.dispatches = sum(1 for c in commands if c[0] == "d")
+
+    def replay(self, tensors: Sequence[Tensor], numbers: Sequence[Any]) -> list[Any] | None:
+        """The output leaves (tensors, numbers) for new inputs, or None when a guard of the
+        capture answers differently for them (the caller then runs the step eagerly)."""
+        engine = self.engine
+        raw = engine.backend
+        values = self.formulas([*numbers, raw._seed, raw._counter])
+        if values is None:
+            return None
+        views = [device_view(t._prim) for t in tensors]
+        table = list(self.table)
+        for slot, leaf in self.inputs:
+            table[slot] = views[leaf].block.buffer
+        pool = engine.kernels.pool
+        blocks = {}
+        for slot, size in self.fresh:
+            block = pool.alloc(size, "compiled step")
+            blocks[slot] = block
+            table[slot] = block.buffer
+        runtime = engine.kernels.runtime
+        at = 0
+        for buffer, words in self.dynamic:
+            out = list(words)
+            for i, w in enumerate(words):
+                if w is None:
+                    out[i] = values[at]
+                    at += 1
+            runtime.write_buffer(buffer, 0, struct.pack(f"<{len(out)}i", *out))
+        bind_group, dispatch = runtime.bind_group, runtime.dispatch
+        for command in self.commands:
+            if command[0] == "d":
+                _, pipeline, group, slots, workgroups = command
+                if group is None:
+                    group = bind_group(pipeline, {b: table[s] for b, s in slots})
+                dispatch(pipeline, group, workgroups)
+            else:
+                _, slot, offset, data = command
+                runtime.write_buffer(table[slot], offset, data)
+        runtime.flush()
+        raw._counter += self.draws
+        leaves: list[Any] = []
+        for out in self.outputs:
+            if out[0] == "n":
+                leaves.append(values[out[1]])
+            elif out[0] == "fixed":
+                leaves.append(out[1])
+            else:
+                _, source, where, shape, strides, offset, dtype, layers, backend, kind = out
+                block = blocks[where] if source == "fresh" else views[where].block
+                view = GpuTensor(block, shape, strides, offset, dtype)
+                leaves.append(Tensor._wrap(rewrap(layers, view), backend, kind))
+        return leaves
+
+    def release(self) -> None:
+        pool = self.engine.kernels.pool
+        for buffer in self.claimed:
+            pool.unclaim(buffer)
+        self.claimed = []
+
+
+class Session:
+    """One capture in progress (`CaptureEngine.begin`)."""
+
+    def __init__(self, engine: CaptureEngine, trace: Trace, tensors: Sequence[Tensor]) -> None:
+        self.engine = engine
+        self.trace = trace
+        raw = engine.backend
+        self.recorder = Recorder(engine.kernels)
+        self.views = [device_view(t._prim) for t in tensors]
+        # the generator's seed and counter are the capture's last two traced inputs
+        self.counter0 = raw._counter
+        self.n_numbers = len(trace.inputs)
+        raw._traced_rng = (trace.input(raw._seed), trace.input(raw._counter), raw._counter)
+        engine.kernels.recorder = self.recorder
+        engine.kernels.pool.watch = self.recorder.allocated
+
+    def _stop(self) -> None:
+        kernels = self.engine.kernels
+        kernels.recorder = None
+        kernels.pool.watch = None
+        self.engine.backend._traced_rng = None
+
+    def abandon(self) -> None:
+        self._stop()
+
+    def finish(self, top: Any, leaves: list[Any]) -> tuple[Program | Refusal, list[Any]]:
+        """Flush the step's pending work, stop recording and build the program. Returns it (or
+        why not) and the output leaves to give the caller: detached tensors, plain numbers."""
+        for fusion in fusions(top):
+            fusion.flush()
+        self._stop()
+        rec, engine = self.recorder, self.engine
+        raw = engine.backend
+        draws = raw._counter - self.counter0
+        # the caller's leaves: the same device views, without their autodiff graph
+        given: list[Any] = []
+        describe: list[tuple[Any, ...]] = []
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                try:
+                    view = device_view(leaf._prim)
+                except Refusal as why:
+                    rec.refuse(why.reason)
+                    given.append(leaf)
+                    describe.append(("?",))
+                    continue
+                layers = _layers(leaf._prim)
+                given.append(Tensor._wrap(rewrap(layers, view), leaf._backend, leaf._kind))
+                describe.append(("t", view, layers, leaf._backend, leaf._kind))
+            else:
+                given.append(traced.plain(leaf))
+                describe.append(("n", leaf))
+        leaves.clear()  # the caller's list too: the step's graph must die before the check
+        leaf = None
+        if rec.refusal is not None:
+            return rec.refusal, given
+        try:
+            return self._program(describe, draws), given
+        except Refusal as why:
+            return why, given
+
+    def _program(self, describe: list[tuple[Any, ...]], draws: int) -> Program:
+        rec, engine = self.recorder, self.engine
+        gc.collect()  # the step's autodiff graph may hold temporaries in reference cycles
+        inputs = {id(v.block.buffer): i for i, v in reversed(list(enumerate(self.views)))}
+        allocated: dict[int, tuple[Any, int]] = {}
+        for ref, buffer, size in rec.allocs:
+            allocated[id(buffer)] = (buffer, size)
+        out_buffers = {id(d[1].block.buffer) for d in describe if d[0] == "t"}
+        for ref, buffer, _ in rec.allocs:
+            if ref() is not None and id(buffer) not in out_buffers and id(buffer) not in inputs:
+                raise Refusal("a tensor made inside the step outlives it without being returned "
+                              "(kept in a global, a cache or an object the step does not return)")
+        table: list[Any] = []
+        slots: dict[int, int] = {}
+        input_slots: list[tuple[int, int]] = []
+        fresh: list[tuple[int, int]] = []
+        claimed: list[Any] = []
+        arena = 0
+        pool = engine.kernels.pool
+
+        def slot_of(buffer: Any) -> int:
+            nonlocal arena
+            key = id(buffer)
+            found = slots.get(key)
+            if found is not None:
+                return found
+            found = slots[key] = len(table)
+            table.append(buffer)
+            if key in inputs:
+                input_slots.append((found, inputs[key]))
+            elif key in allocated and key in out_buffers:
+                fresh.append((found, allocated[key][1]))
+            elif key not in rec.dynamic:
+                pool.claim(buffer)  # a temporary (or a buffer from before): the program's now
+                claimed.append(buffer)
+                if key in allocated:
+                    arena += allocated[key][1]
+            return found
+
+        formulas_of: list[traced.Expr] = []
+        dynamic: list[tuple[Any, list[Any]]] = []
+        for buffer, words in rec.dynamic.values():
+            template: list[Any] = []
+            for w in words:
+                if isinstance(w, traced.Traced):
+                    formulas_of.append(w._expr)
+                    template.append(None)
+                else:
+                    template.append(w)
+            dynamic.append((buffer, template))
+        commands: list[tuple[Any, ...]] = []
+        print_ = []
+        for command in rec.commands:
+            if command[0] == "d":
+                _, pipeline, pairs, workgroups = command
+                bound = tuple((b, slot_of(buf)) for b, buf in pairs)
+                varies = any(s in {i for i, _ in input_slots} or s in {i for i, _ in fresh}
+                             for _, s in bound)
+                group = None if varies else engine.kernels.runtime.bind_group(
+                    pipeline, {b: table[s] for b, s in bound})
+                commands.append(("d", pipeline, group, bound, workgroups))
+                print_.append((id(pipeline), workgroups, tuple(
+                    _role(table[s], inputs, allocated, rec) for _, s in bound)))
+            else:
+                _, buffer, offset, data = command
+                commands.append(("w", slot_of(buffer), offset, data))
+                print_.append(("w", offset, data))
+        outputs: list[tuple[Any, ...]] = []
+        for d in describe:
+            if d[0] == "n":
+                if isinstance(d[1], traced.Traced):
+                    outputs.append(("n", len(formulas_of)))
+                    formulas_of.append(d[1]._expr)
+                else:
+                    outputs.append(("fixed", d[1]))
+                continue
+            _, view, layers, backend, kind = d
+            key = id(view.block.buffer)
+            if key in inputs:
+                source, where = "input", inputs[key]
+            elif key in allocated:
+                source, where = "fresh", slot_of(view.block.buffer)
+                if (where, allocated[key][1]) not in fresh:  # returned, never bound by a kernel
+                    raise Refusal("it returns a tensor no kernel of the step wrote")
+            else:  # made before the step (a constant): the same tensor every time
+                outputs.append(("fixed", Tensor._wrap(rewrap(layers, view), backend, kind)))
+                continue
+            outputs.append(("t", source, where, view.shape, view.strides, view.offset,
+                            view.dtype, layers, backend, kind))
+        dyn_print = tuple((tuple(w for w in words), ) for _, words in dynamic)
+        formulas = Formulas(formulas_of, self.trace.guards)
+        fingerprint = (tuple(print_), dyn_print, formulas.source, draws)
+        return Program(engine, table, input_slots, fresh, commands, dynamic, outputs, formulas,
+                       len(formulas_of), draws, claimed, fingerprint, arena)
+
+
+def _role(buffer: Any, inputs: dict[int, int], allocated: dict[int, Any],
+          rec: Recorder) -> Any:
+    """What a bound buffer is, as two captures of one step must agree on it."""
+    key = id(buffer)
+    if key in inputs:
+        return ("in", inputs[key])
+    if key in allocated:
+        return ("made",)
+    if key in rec.dynamic:
+        return ("dyn",)
+    if key in rec.constants:
+        return ("meta", rec.constants[key])
+    return ("fixed", key)
+
+
+class CaptureEngine:
+    """Capture and replay on one `WebGpu` backend (`WebGpu.capture_engine()`)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.kernels: Kernels = backend.kernels
+
+    def begin(self, trace: Trace, tensors: Sequence[Tensor]) -> Session:
+        for t in tensors:
+            for fusion in fusions(t._backend):
+                fusion.flush()
+        return Session(self, trace, tensors)
+
+    def layout(self, tensors: Sequence[Tensor]) -> tuple[Any, ...]:
+        """What of the tensors a program depends on: views, dtypes, which share a buffer."""
+        seen: dict[int, int] = {}
+        out = []
+        for i, t in enumerate(tensors):
+            prim = t._prim
+            if prim.__class__ is Tracked:
+                prim = prim.value
+            if prim.__class__ is FusedTensor and prim.node is not None:
+                for fusion in fusions(t._backend):
+                    fusion.flush()
+            view = device_view(t._prim)
+            first = seen.setdefault(id(view.block), i)
+            out.append((t._backend.name, view.shape, view.strides, view.offset, view.dtype, first))
+        return tuple(out)
+
+
+def engine_of(backend: Any) -> CaptureEngine | None:
+    from .backend import WebGpu
+    while backend is not None:
+        if isinstance(backend, WebGpu):
+            return backend.capture_engine()
+        backend = getattr(backend, "inner", None)
+    return None
+
+
+__all__ = ["CaptureEngine", "Program", "Recorder", "Refusal", "engine_of", "user_line"]
