@@ -26,10 +26,8 @@ the step that outlives it without being returned), and the caller runs the step 
 from __future__ import annotations
 
 import gc
-import os
 import struct
 import sys
-import traceback
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -42,9 +40,6 @@ from .fusion import Fusion, FusedTensor
 from .kernels import Kernels
 from .tensor import GpuTensor
 
-_PYRITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 class Refusal(Exception):
     """Why a step cannot be captured; `retry`: capturing again on a later call may work."""
 
@@ -55,15 +50,18 @@ class Refusal(Exception):
 
 
 def user_line() -> str:
-    """'file:line' of the innermost frame outside pyrite, and the pyrite call it made."""
-    stack = traceback.extract_stack()
+    """'op at file:line': the innermost frame outside pyrite's own code (a model in
+    `pyrite.demos` counts as the user's) and the pyrite call it made there."""
+    frame = sys._getframe(1)
     op = "?"
-    for frame in reversed(stack):
-        inside = os.path.abspath(frame.filename).startswith(_PYRITE)
-        if inside:
-            op = frame.name
-        elif "pyrite" not in frame.filename or "tests" in frame.filename:
-            return f"{op} at {frame.filename}:{frame.lineno}"
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        inside = (name == "pyrite" or name.startswith("pyrite.")) and not name.startswith(
+            "pyrite.demos")
+        if not inside:
+            return f"{op} at {frame.f_code.co_filename}:{frame.f_lineno}"
+        op = frame.f_code.co_name
+        frame = frame.f_back  # type: ignore[assignment]
     return op
 
 

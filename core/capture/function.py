@@ -27,7 +27,7 @@ from .. import checks, config
 from ..tensor import Tensor
 from . import traced
 from .stats import STATS
-from .tree import Refused, Spec, flatten
+from .tree import Refused, Spec, flatten, optimizers_in
 
 log = logging.getLogger("pyrite.compile")
 
@@ -87,7 +87,8 @@ class CompiledFunction:
         self.cache_size = cache_size
         self.enabled = enabled
         self._programs: OrderedDict[Any, Any] = OrderedDict()
-        self._pending: dict[Any, Any] = {}  # signature -> first capture, awaiting its check
+        #: signature -> the fingerprint of its first capture, awaiting the second's check
+        self._pending: OrderedDict[Any, Any] = OrderedDict()
         self._warned: set[str] = set()
         self.captures = self.replays = self.fallbacks = 0
         functools.update_wrapper(self, fn)
@@ -101,8 +102,6 @@ class CompiledFunction:
         for program in self._programs.values():
             if program is not _EAGER:
                 program.release()
-        for program in self._pending.values():
-            program.release()
         self._programs.clear()
         self._pending.clear()
 
@@ -117,10 +116,12 @@ class CompiledFunction:
         on = self.enabled if self.enabled is not None else config.compile_enabled()
         if not on:
             return self.fn(*args, **kwargs)
-        optimizers = _reached_optimizers(self.fn)
+        given = optimizers_in(*args, *kwargs.values())
+        reached = [o for o in _reached_optimizers(self.fn) if all(o is not g for g in given)]
+        optimizers = given + reached  # their state is an input and, updated, an output
         leaves: list[Any] = []
         try:
-            spec = flatten((args, kwargs, tuple(optimizers)), leaves)
+            spec = flatten((args, kwargs, tuple(reached)), leaves)
         except Refused as why:
             self._fall_back(str(why), None)
             return self.fn(*args, **kwargs)
@@ -199,17 +200,17 @@ class CompiledFunction:
         self.captures += 1
         STATS.captures += 1
         first = self._pending.pop(key, None)
-        if first is None:
-            self._pending[key] = program
-        elif first.fingerprint != program.fingerprint:
-            self._last_first, self._last_prog = first, program  # DEBUG
-            first.release()
+        if first is None:  # the first capture: keep its fingerprint only, not its buffers
+            program.release()
+            self._pending[key] = program.fingerprint
+            while len(self._pending) > self.cache_size:
+                self._pending.popitem(last=False)
+        elif first != program.fingerprint:
             program.release()
             self._fall_back("the step differs from call to call in a way no traced value "
                             "explains (a host value read outside its arguments changes, or a "
                             "tensor is uploaded with other contents)", key)
         else:
-            first.release()
             self._programs[key] = program
             while len(self._programs) > self.cache_size:
                 _, old = self._programs.popitem(last=False)

@@ -12,6 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..capture import compile
 from ..optim.accumulator import GradientsAccumulator
 from .metric import MetricEntry, MetricMetadata, batch_size
 from .output import TrainOutput
@@ -30,11 +31,32 @@ def loader_length(loader: Any) -> int | None:
         return None
 
 
+def _train_output(model: Any, batch: Any) -> TrainOutput[Any]:
+    out = model.train_step(batch)
+    if not isinstance(out, TrainOutput):
+        raise TypeError(f"train_step must return a TrainOutput(model, grads, item), got "
+                        f"{type(out).__name__}")
+    return out
+
+
+def _train_step(model: Any, batch: Any, lr: float, optim: Any) -> tuple[Any, Any]:
+    """One training step without accumulation: what the Learner captures and replays."""
+    out = _train_output(model, batch)
+    return optim.step(lr, model, out.grads), out.item
+
+
+def _valid_step(model: Any, batch: Any) -> Any:
+    return model.valid_step(batch)
+
+
 class EpochRunner:
     """Runs the train and valid halves of an epoch for a `Learner`."""
 
     def __init__(self, learner: Learner) -> None:
         self.learner = learner
+        # the steps, captured and replayed (pyrite.compile) unless the learner says otherwise
+        self._train_step = compile(_train_step, enabled=None if learner.compile else False)
+        self._valid_step = compile(_valid_step, enabled=None if learner.compile else False)
         # where the last training epoch ended: steps done (counting resumed ones), out of
         self.iteration = 0
         self.iterations: int | None = None
@@ -75,20 +97,18 @@ class EpochRunner:
         self.iteration, self.iterations, self.stopped_early = skip, total, False
         for iteration, batch in enumerate(loader, skip + 1):
             lr = ln.scheduler.step()
-            out = model.train_step(batch)
-            if not isinstance(out, TrainOutput):
-                raise TypeError(f"train_step must return a TrainOutput(model, grads, item), got "
-                                f"{type(out).__name__}")
             if accumulator is None:
-                model = ln.optim.step(lr, model, out.grads)
+                model, item = self._train_step(model, batch, lr, ln.optim)
             else:
+                out = _train_output(model, batch)
+                item = out.item
                 accumulator.accumulate(model, out.grads)
                 if accumulator.count >= (ln.grad_accumulation or 1):
                     model = ln.optim.step(lr, model, accumulator.grads())
             ln.model = model  # so an interrupt or a metric sees the stepped model
             meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, lr)
-            entries = self._record("train", epoch, out.item, meta)
-            items += batch_size(out.item)
+            entries = self._record("train", epoch, item, meta)
+            items += batch_size(item)
             progress = Progress("train", epoch, ln.num_epochs, iteration, total, items,
                                 time.perf_counter() - start)
             ln.renderer.update(progress, entries)
@@ -110,7 +130,7 @@ class EpochRunner:
         model, total = ln.model.valid(), loader_length(loader)
         start, items, progress = time.perf_counter(), 0, None
         for iteration, batch in enumerate(loader, 1):
-            item = model.valid_step(batch)
+            item = self._valid_step(model, batch)
             meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, None)
             entries = self._record("valid", epoch, item, meta)
             items += batch_size(item)

@@ -58,6 +58,7 @@ class LearnerBuilder:
 
     def __init__(self, artifact_dir: str | Path) -> None:
         self.artifact_dir = Path(artifact_dir)
+        self._compile = True
         self._metrics: dict[str, list[tuple[Metric, bool]]] = {"train": [], "valid": []}
         self._loggers: list[MetricLogger] | None = None
         self._renderer: Renderer | None = None
@@ -118,6 +119,12 @@ class LearnerBuilder:
         return self
 
     # ---- training ----------------------------------------------------------------------------
+    def compile(self, enabled: bool = True) -> LearnerBuilder:
+        """Capture the train and valid steps and replay them (`pyrite.compile`; on by default,
+        PYRITE_COMPILE=off turns it off everywhere). `compile(False)` runs them eagerly."""
+        self._compile = enabled
+        return self
+
     def grad_accumulation(self, steps: int) -> LearnerBuilder:
         """Sum the gradients of `steps` batches before each optimizer step."""
         if steps < 1:
@@ -224,6 +231,7 @@ class Learner:
         self.strategies = builder._strategies
         self.app_logger = builder._app_logger
         self.print_summary = builder._summary
+        self.compile = builder._compile
         self.interrupter = builder._interrupter
         self.summary: LearnerSummary | None = None
         self.checkpoint_every = builder._checkpoint_every
