@@ -13,15 +13,16 @@ checks at once, as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
-from .errors import DimError
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-#: pending checks: ([min, max] int tensor, op, size, dim)
-PENDING: list[tuple[Tensor, str, int, int]] = []
+#: the error of an index out of range, given that index
+Error = Callable[[int], Exception]
+#: pending checks: ([min, max] int tensor, size, error)
+PENDING: list[tuple[Tensor, int, Error]] = []
 
 
 def defers(backend: Any) -> bool:
@@ -33,11 +34,21 @@ def defers(backend: Any) -> bool:
     return False
 
 
-def message(op: str, lo: int, hi: int, size: int, dim: int) -> str | None:
+def in_range(indices: Tensor, size: int, error: Error) -> None:
+    """Raise `error(index)` for an index of `indices` outside [0, size): now, or at the next
+    readback on a device that defers checks."""
+    if indices.numel() == 0:
+        return
+    flat = indices.reshape((-1,))
+    if defers(indices._backend):
+        PENDING.append((type(indices).cat([flat.min(), flat.max()], 0), size, error))
+        return
+    _raise(int(flat.min().into_scalar()), int(flat.max().into_scalar()), size, error)
+
+
+def _raise(lo: int, hi: int, size: int, error: Error) -> None:
     if lo < 0 or hi >= size:
-        return (f"{op}: index {lo if lo < 0 else hi} is out of range for dim {dim} "
-                f"of size {size}")
-    return None
+        raise error(lo if lo < 0 else hi)
 
 
 def resolve() -> None:
@@ -47,16 +58,14 @@ def resolve() -> None:
     pending = list(PENDING)
     PENDING.clear()
     from .tensor import Tensor
-    groups: dict[int, list[tuple[Tensor, str, int, int]]] = {}
+    groups: dict[int, list[tuple[Tensor, int, Error]]] = {}
     for entry in pending:
         groups.setdefault(id(entry[0]._backend), []).append(entry)
     for entries in groups.values():
         both = Tensor.cat([e[0] for e in entries], 0) if len(entries) > 1 else entries[0][0]
         values = both._backend.to_data(both._prim).values()
-        for i, (_, op, size, dim) in enumerate(entries):
-            text = message(op, int(values[2 * i]), int(values[2 * i + 1]), size, dim)
-            if text is not None:
-                raise DimError(text)
+        for i, (_, size, error) in enumerate(entries):
+            _raise(int(values[2 * i]), int(values[2 * i + 1]), size, error)
 
 
-__all__ = ["PENDING", "defers", "message", "resolve"]
+__all__ = ["PENDING", "defers", "in_range", "resolve"]

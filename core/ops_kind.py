@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import checks
 from .backend import binary as B
 from .backend import unary as U
 from .backend.registry import BOOL, FLOAT
@@ -177,9 +178,8 @@ class IntOps:
     def one_hot(self: Tensor, num_classes: int) -> Tensor:
         """Int one-hot encoding with a new last dim of size num_classes."""
         self._need("one_hot", frozenset({Kind.INT}))
-        if self.numel() and (self.min().into_scalar() < 0
-                             or self.max().into_scalar() >= num_classes):
-            raise DimError(f"one_hot: values must be in 0..{num_classes - 1}")
+        checks.in_range(self, num_classes, lambda _: DimError(
+            f"one_hot: values must be in 0..{num_classes - 1}"))
         from .creation import arange
         classes = arange(0, num_classes, device=self._backend).cast(self.dtype)
         return (self.unsqueeze_dim(-1) == classes).int()

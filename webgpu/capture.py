@@ -53,16 +53,26 @@ def user_line() -> str:
     """'op at file:line': the innermost frame outside pyrite's own code (a model in
     `pyrite.demos` counts as the user's) and the pyrite call it made there."""
     frame = sys._getframe(1)
-    op = "?"
+    op = tensor_op = "?"
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         inside = (name == "pyrite" or name.startswith("pyrite.")) and not name.startswith(
             "pyrite.demos")
         if not inside:
-            return f"{op} at {frame.f_code.co_filename}:{frame.f_lineno}"
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            return f"{tensor_op} at {where}" if tensor_op == op else \
+                f"{tensor_op} in {op} at {where}"
         op = frame.f_code.co_name
+        if name in _FRONT_END:
+            tensor_op = op  # the outermost tensor method: what the user or a module called
+        elif tensor_op == "?":
+            tensor_op = op
         frame = frame.f_back  # type: ignore[assignment]
     return op
+
+
+_FRONT_END = frozenset({"pyrite.tensor", "pyrite.ops_basic", "pyrite.ops_numeric",
+                        "pyrite.ops_kind"})
 
 
 # ---- recording ---------------------------------------------------------------------------------

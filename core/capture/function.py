@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -233,7 +234,15 @@ class CompiledFunction:
             self._warned.add(reason)
             name = getattr(self.fn, "__qualname__", repr(self.fn))
             warnings.warn(f"pyrite.compile: {name} runs eagerly: {reason}", CompileWarning,
-                          stacklevel=3)
+                          stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The stack level of the frame that called the compiled function (for warnings)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def _engine(tensors: list[Tensor]) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import checks
 from ...dtype import Kind
 from ...errors import ShapeError
 from ...tensor import Tensor
@@ -38,11 +39,9 @@ def embedding(weight: Tensor, indices: Tensor) -> Tensor:
     _tensor(op, "indices", indices, Kind.INT)
     _rank(op, "weight", weight, 2, "num_embeddings, d_model")
     _same_device(op, weight, indices)
-    if indices.numel():
-        lo, hi = indices.min().into_scalar(), indices.max().into_scalar()
-        if lo < 0 or hi >= weight.shape[0]:
-            raise ShapeError(f"{op}: index {lo if lo < 0 else hi} is out of range for "
-                             f"{weight.shape[0]} embeddings")
+    n = weight.shape[0]
+    checks.in_range(indices, n, lambda i: ShapeError(
+        f"{op}: index {i} is out of range for {n} embeddings"))
     if indices.dtype is not weight.device.int_dtype:
         indices = indices.cast(weight.device.int_dtype)
     return weight._new(weight.device.embedding(weight.into_primitive(),
