@@ -185,6 +185,7 @@ class Program:
         self.fingerprint = fingerprint
         self.arena_bytes = arena_bytes
         self.dispatches = sum(1 for c in commands if c[0] == "d")
+        self.last: dict[int, tuple[Any, Any]] = {}  # fresh slot -> (buffer before, last buffer)
 
     def replay(self, tensors: Sequence[Tensor], numbers: Sequence[Any]) -> list[Any] | None:
         """The output leaves (tensors, numbers) for new inputs, or None when a guard of the
@@ -200,10 +201,15 @@ class Program:
             table[slot] = views[leaf].block.buffer
         pool = engine.kernels.pool
         blocks = {}
+        last = self.last
         for slot, size in self.fresh:
-            block = pool.alloc(size, "compiled step")
+            # the buffer this slot had two replays ago is usually free again: taking it back
+            # makes the bind groups of the replay before last match (cached)
+            history = last.get(slot)
+            block = pool.alloc(size, "compiled step", history[0] if history else None)
             blocks[slot] = block
             table[slot] = block.buffer
+            last[slot] = (history[1], block.buffer) if history else (None, block.buffer)
         runtime = engine.kernels.runtime
         at = 0
         for buffer, words in self.dynamic:

@@ -71,8 +71,10 @@ class BufferPool:
         self._claimed: dict[int, Buffer] = {}
         self._claimed_free: dict[int, tuple[Buffer, int]] = {}
 
-    def alloc(self, nbytes: int, op: str = "alloc") -> Block:
-        """A block of at least `nbytes`; raises DeviceMemoryError past the device's limit."""
+    def alloc(self, nbytes: int, op: str = "alloc", prefer: Buffer | None = None) -> Block:
+        """A block of at least `nbytes`; raises DeviceMemoryError past the device's limit.
+        `prefer`: this buffer when it is free and of the class (a replayed program asks for the
+        buffers it used before, so its bind groups are found cached)."""
         limit = self._runtime.limits.max_allocation
         size = size_class(nbytes)
         if aligned_size(nbytes) > limit:
@@ -85,6 +87,12 @@ class BufferPool:
         free = self._free.get(size)
         if free:
             buffer = free.pop()
+            if prefer is not None and buffer is not prefer:
+                for i in range(len(free) - 1, -1, -1):
+                    if free[i] is prefer:
+                        free[i] = buffer
+                        buffer = prefer
+                        break
             stats.pooled_buffers -= 1
             stats.reuses += 1
             stats.bytes_reused += size

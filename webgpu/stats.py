@@ -47,6 +47,6 @@ def stats(device: str | Backend | None = None) -> dict[str, Any]:
     out["memory"] = asdict(raw.memory_stats())
     fused = next((b for b in layers if isinstance(b, Fusion)), None)
     out["fusion"] = fused.stats.as_dict() if fused is not None else None
-    from ..capture.stats import STATS
+    from ..capture.counters import STATS
     out["compile"] = STATS.as_dict()
     return out

@@ -35,7 +35,7 @@ def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noq
 
 def stats() -> dict[str, object]:
     """The process's capture counters: captures, replays, fallbacks and why."""
-    from .stats import STATS
+    from .counters import STATS
     return STATS.as_dict()
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from .. import checks, config
 from ..tensor import Tensor
 from . import traced
-from .stats import STATS
+from .counters import STATS
 from .tree import Refused, Spec, flatten, optimizers_in
 
 log = logging.getLogger("pyrite.compile")

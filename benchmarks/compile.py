@@ -1,0 +1,251 @@
+"""Compiled steps (`pyrite.compile`) against eager pyrite and PyTorch CUDA eager, in one run.
+
+Workloads (each as `benchmarks/webgpu_mnist.py` and `benchmarks/charlm.py` define them):
+
+- MNIST guide training, batch `--batch` (64): forward, cross-entropy, backward, Adam at 1e-4,
+  the loss read back each step (as the Learner's metric does). pyrite on
+  `autodiff<fusion<webgpu>>`, eager and compiled; PyTorch CUDA eager fp32 (TF32 off).
+- MNIST guide inference, batch `--infer-batch` (256): the model in inference mode, predicted
+  classes read back.
+- charlm training (the demo's 3-layer transformer, batch 16, Adam 2e-3), loss read back.
+
+For the compiled MNIST step it also reports where a replayed step's time goes: the host time
+of the call alone (signature, replay: writes, encoding, submit; no wait), and the wall time of
+the step with its loss readback (the GPU's time plus the host's). Each workload runs `--warmup`
+steps (captures happen there), then `--steps` timed steps `--repeats` times; the best repeat
+counts.
+
+    python benchmarks/compile.py --steps 10 --repeats 2 --out benchmarks/results/compile_lavapipe.json
+
+On the GPU machine run it as `benchmarks/webgpu_mnist.py` is run (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import cpu_name, cuda_torch, guide_model, write_results
+
+import pyrite
+import pyrite.webgpu
+from pyrite.backend.autodiff import Autodiff
+from pyrite.demos.mnist import MnistBatch, ModelConfig
+from pyrite.optim import AdamConfig
+from pyrite.webgpu import WebGpu
+from pyrite.webgpu.fusion import Fusion
+
+LR = 1e-4
+Step = Callable[[int], Any]
+
+
+def best_of(step: Step, sync: Callable[[], None], warmup: int, steps: int,
+            repeats: int) -> dict[str, Any]:
+    for i in range(warmup):
+        step(i)
+    sync()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for i in range(steps):
+            step(i)
+        sync()
+        times.append((time.perf_counter() - t0) / steps)
+    return {"ms_per_step": round(min(times) * 1e3, 4),
+            "ms_per_step_all_repeats": [round(t * 1e3, 4) for t in times]}
+
+
+# ---- MNIST --------------------------------------------------------------------------------------
+def mnist_data(n: int, batch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    return [(rng.normal(size=(batch, 28, 28)).astype(np.float32),
+             rng.integers(0, 10, batch).astype(np.int32)) for _ in range(n)]
+
+
+def pyrite_mnist_train(compiled: bool, data: list[Any]) -> tuple[Step, Callable[[], None],
+                                                                   dict[str, Any]]:
+    raw = WebGpu(seed=0)
+    device = Autodiff(Fusion(raw))
+    state: dict[str, Any] = {"model": ModelConfig(10, 512).init(device)}
+    optim = AdamConfig().init()
+    batches = [MnistBatch(pyrite.tensor(x, device=device), pyrite.tensor(y, device=device))
+               for x, y in data]
+
+    def train(model: Any, batch: MnistBatch, lr: float) -> tuple[Any, Any]:
+        out = model.train_step(batch)
+        return optim.step(lr, model, out.grads), out.item.loss
+
+    run = pyrite.compile(train, enabled=compiled)
+    host: list[float] = []
+    info: dict[str, Any] = {"raw": raw, "run": run, "host": host}
+
+    def step(i: int) -> None:
+        t0 = time.perf_counter()
+        state["model"], loss = run(state["model"], batches[i % len(batches)], LR)
+        host.append(time.perf_counter() - t0)
+        loss.into_scalar()
+    return step, lambda: None, info
+
+
+def pyrite_mnist_infer(compiled: bool, data: list[Any]) -> tuple[Step, Callable[[], None]]:
+    device = Fusion(WebGpu(seed=0))
+    model = ModelConfig(10, 512).init(device)
+    images = [pyrite.tensor(x, device=device) for x, _ in data]
+    run = pyrite.compile(lambda m, x: m(x).argmax(1), enabled=compiled)
+
+    def step(i: int) -> None:
+        run(model, images[i % len(images)]).to_data()
+    return step, lambda: None
+
+
+def torch_mnist_train(torch: Any, data: list[Any]) -> tuple[Step, Callable[[], None]]:
+    model = guide_model(torch).cuda().train()
+    optim = torch.optim.Adam(model.parameters(), lr=LR, eps=1e-5)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    batches = [(torch.tensor(x).cuda(), torch.tensor(y).long().cuda()) for x, y in data]
+
+    def step(i: int) -> None:
+        x, y = batches[i % len(batches)]
+        optim.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optim.step()
+        loss.item()
+    return step, torch.cuda.synchronize
+
+
+def torch_mnist_infer(torch: Any, data: list[Any]) -> tuple[Step, Callable[[], None]]:
+    model = guide_model(torch).cuda().eval()
+    images = [torch.tensor(x).cuda() for x, _ in data]
+
+    def step(i: int) -> None:
+        with torch.no_grad():
+            model(images[i % len(images)]).argmax(1).cpu()
+    return step, torch.cuda.synchronize
+
+
+# ---- charlm -------------------------------------------------------------------------------------
+def pyrite_charlm(compiled: bool) -> tuple[Step, Callable[[], None], int]:
+    import charlm
+    cfg = charlm.model_config()
+    device = Autodiff(Fusion(WebGpu(seed=0)))
+    state: dict[str, Any] = {"model": cfg.init(device)}
+    optim = AdamConfig().init()
+    rows = charlm.windows(cfg.vocab, cfg.context, 4)
+    batches = [state["model"].tokens(rows[i:i + charlm.BATCH])
+               for i in range(0, len(rows), charlm.BATCH)]
+
+    def train(model: Any, batch: Any, lr: float) -> tuple[Any, Any]:
+        out = model.train_step(batch)
+        return optim.step(lr, model, out.grads), out.item.loss
+
+    run = pyrite.compile(train, enabled=compiled)
+
+    def step(i: int) -> None:
+        state["model"], loss = run(state["model"], batches[i % len(batches)], charlm.LR)
+        loss.into_scalar()
+    return step, lambda: None, charlm.BATCH * cfg.context
+
+
+def torch_charlm(torch: Any, timing: tuple[int, int, int]) -> dict[str, Any]:
+    """benchmarks/charlm.py's PyTorch step (the same architecture), timed there."""
+    import charlm
+    cfg = charlm.model_config()
+    warmup, steps, repeats = timing
+    rows = charlm.windows(cfg.vocab, cfg.context, max(steps, warmup))
+    times = charlm.torch_train(torch, rows, "cuda", steps, warmup, repeats)
+    best = min(times)
+    return {"ms_per_step": round(best * 1e3, 4),
+            "ms_per_step_all_repeats": [round(t * 1e3, 4) for t in times],
+            "tokens_per_s": round(charlm.BATCH * cfg.context / best, 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--infer-batch", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--skip", default="", help="comma-separated: charlm, infer")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    torch = cuda_torch()
+    timing = (args.warmup, args.steps, args.repeats)
+    result: dict[str, Any] = {
+        "adapter": str(pyrite.webgpu.WebGpu().adapter), "cpu": cpu_name(),
+        "python": platform.python_version(),
+        "torch": getattr(torch, "__version__", None) if torch else None}
+
+    data = mnist_data(4, args.batch)
+    train: dict[str, Any] = {}
+    for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
+        step, sync, info = pyrite_mnist_train(compiled, data)
+        row = best_of(step, sync, *timing)
+        timed = info["host"][args.warmup:]
+        row["host_ms_per_call_median"] = round(float(np.median(timed)) * 1e3, 4)
+        row["images_per_s"] = round(args.batch / row["ms_per_step"] * 1e3, 1)
+        run = info["run"]
+        row["compile"] = {"captures": run.captures, "replays": run.replays,
+                          "fallbacks": run.fallbacks}
+        batch_stats = getattr(info["raw"].kernels.runtime, "inner", None)
+        row["runtime"] = dict(getattr(batch_stats, "stats", {}))
+        train[name] = row
+        print(f"mnist train {name}: {row}", flush=True)
+    if torch is not None:
+        row = best_of(*torch_mnist_train(torch, data), *timing)
+        row["images_per_s"] = round(args.batch / row["ms_per_step"] * 1e3, 1)
+        train["torch_cuda_eager"] = row
+        print(f"mnist train torch: {row}", flush=True)
+        for name in ("pyrite_eager", "pyrite_compiled"):
+            train[name]["ratio_vs_torch_eager"] = round(
+                train[name]["images_per_s"] / row["images_per_s"], 4)
+    train["compiled_vs_eager"] = round(train["pyrite_compiled"]["images_per_s"]
+                                       / train["pyrite_eager"]["images_per_s"], 3)
+    result["mnist_train"] = train
+
+    if "infer" not in skip:
+        data = mnist_data(4, args.infer_batch)
+        infer: dict[str, Any] = {}
+        for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
+            row = best_of(*pyrite_mnist_infer(compiled, data), *timing)
+            row["images_per_s"] = round(args.infer_batch / row["ms_per_step"] * 1e3, 1)
+            infer[name] = row
+            print(f"mnist infer {name}: {row}", flush=True)
+        if torch is not None:
+            row = best_of(*torch_mnist_infer(torch, data), *timing)
+            row["images_per_s"] = round(args.infer_batch / row["ms_per_step"] * 1e3, 1)
+            infer["torch_cuda_eager"] = row
+            for name in ("pyrite_eager", "pyrite_compiled"):
+                infer[name]["ratio_vs_torch_eager"] = round(
+                    infer[name]["images_per_s"] / row["images_per_s"], 4)
+        result["mnist_infer"] = infer
+
+    if "charlm" not in skip:
+        lm: dict[str, Any] = {}
+        for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
+            step, sync, tokens = pyrite_charlm(compiled)
+            row = best_of(step, sync, *timing)
+            row["tokens_per_s"] = round(tokens / row["ms_per_step"] * 1e3, 1)
+            lm[name] = row
+            print(f"charlm {name}: {row}", flush=True)
+        if torch is not None:
+            row = torch_charlm(torch, timing)
+            lm["torch_cuda_eager"] = row
+            for name in ("pyrite_eager", "pyrite_compiled"):
+                lm[name]["ratio_vs_torch_eager"] = round(
+                    lm[name]["tokens_per_s"] / row["tokens_per_s"], 4)
+        result["charlm_train"] = lm
+    result["compile_stats"] = pyrite.capture.stats()
+    if args.out:
+        write_results(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
