@@ -16,10 +16,10 @@ the same way, written once over a few calls each spells in its own API.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .runtime import BindGroup, Bindings, Buffer, Pipeline
+from .runtime import BindGroup, Bindings, Buffer, Dispatch, Pipeline
 
 MAX_PENDING = 256  # commands per batch before an automatic submit
 MAX_BIND_GROUPS = 4096  # cached bind groups
@@ -100,6 +100,21 @@ class CommandBatch:
         self.stats["dispatches"] += 1
         if self._pending >= MAX_PENDING:
             self.flush()
+
+    def replay(self, dispatches: Sequence[Dispatch]) -> None:
+        """Record a captured program's dispatches in order and submit them: one call for the
+        whole of a replayed step (pyrite.compile)."""
+        if dispatches:
+            if self._pass is None:
+                self._pass = self._begin_pass(self._batch())
+            self._record_many(self._pass, dispatches)
+            self._pending += len(dispatches)
+            self.stats["dispatches"] += len(dispatches)
+        self.flush()
+
+    def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
+        for pipeline, group, workgroups in dispatches:
+            self._record(cpass, pipeline, group, workgroups)
 
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
                     size: int) -> None:

@@ -219,17 +219,20 @@ class Program:
                     out[i] = values[at]
                     at += 1
             runtime.write_buffer(buffer, 0, struct.pack(f"<{len(out)}i", *out))
-        bind_group, dispatch = runtime.bind_group, runtime.dispatch
+        bind_group = runtime.bind_group
+        items: list[tuple[Any, Any, tuple[int, int, int]]] = []
         for command in self.commands:
             if command[0] == "d":
                 _, pipeline, group, slots, workgroups = command
                 if group is None:
                     group = bind_group(pipeline, {b: table[s] for b, s in slots})
-                dispatch(pipeline, group, workgroups)
-            else:
+                items.append((pipeline, group, workgroups))
+            else:  # an upload between dispatches: what came before runs first
+                runtime.replay(items)
+                items = []
                 _, slot, offset, data = command
                 runtime.write_buffer(table[slot], offset, data)
-        runtime.flush()
+        runtime.replay(items)
         raw._counter += self.draws
         leaves: list[Any] = []
         for out in self.outputs:

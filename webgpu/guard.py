@@ -11,17 +11,27 @@ translation; the calls themselves are the wrapped runtime's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 from ..errors import DeviceLostError, DeviceMemoryError, PyriteError
-from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Limits, Pipeline, Runtime
+from .runtime import (
+    AdapterInfo,
+    BindGroup,
+    Bindings,
+    Buffer,
+    Dispatch,
+    Limits,
+    Pipeline,
+    Runtime,
+)
 
 T = TypeVar("T")
 _LOST_WORDS = ("lost", "destroyed", "device is invalid", "instancedropped")
 _OOM_WORDS = ("out of memory", "outofmemory", "oom")
 #: calls after which the device's state is unknown when they fail: they submit or wait on work
-_SUBMITTING = frozenset({"flush", "sync", "read_buffer", "read_buffer_async", "write_buffer"})
+_SUBMITTING = frozenset({"flush", "sync", "read_buffer", "read_buffer_async", "write_buffer",
+                         "replay"})
 _RECOVER = ("tensors on it are gone. Call reset() on the backend (or build a new WebGpu()) and "
             "reload what you need from saved records (Module.load_file)")
 
@@ -115,6 +125,9 @@ class GuardedRuntime:
                     size: int) -> None:
         self._call("copy_buffer", self.inner.copy_buffer, src, src_offset, dst, dst_offset,
                    size)
+
+    def replay(self, dispatches: Sequence[Dispatch]) -> None:
+        self._call("replay", self.inner.replay, dispatches)
 
     def flush(self) -> None:
         self._call("flush", self.inner.flush)

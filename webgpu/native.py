@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .. import config
 from ..errors import BackendUnavailable
 from .batch import CommandBatch
-from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline, compile_error
+from .runtime import AdapterInfo, BindGroup, Buffer, Dispatch, Limits, Pipeline, compile_error
 
 _BACKENDS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "gl": "OpenGL",
              "opengl": "OpenGL"}
@@ -215,6 +215,16 @@ class NativeRuntime(CommandBatch):
         cpass.set_pipeline(pipeline)
         cpass.set_bind_group(0, group)
         cpass.dispatch_workgroups(*workgroups)
+
+    def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
+        set_pipeline, set_group = cpass.set_pipeline, cpass.set_bind_group
+        dispatch, last = cpass.dispatch_workgroups, None
+        for pipeline, group, (x, y, z) in dispatches:
+            if pipeline is not last:  # a pass keeps its pipeline between dispatches
+                set_pipeline(pipeline)
+                last = pipeline
+            set_group(0, group)
+            dispatch(x, y, z)
 
     def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
                      dst_offset: int, size: int) -> None:

@@ -10,9 +10,9 @@ limits, another dtype) is simply compiled when first used.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
-from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Limits, Pipeline
+from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Dispatch, Limits, Pipeline
 
 #: the limits a browser's device is assumed to have: WebGPU's defaults, with the workgroup
 #: storage every desktop adapter (and Chrome's SwiftShader) offers
@@ -86,6 +86,9 @@ class RecordingRuntime:
 
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
                     size: int) -> None:
+        pass
+
+    def replay(self, dispatches: Sequence[Dispatch]) -> None:
         pass
 
     def flush(self) -> None:

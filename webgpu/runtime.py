@@ -21,6 +21,7 @@ Buffer = object  # a runtime's buffer handle (GPUBuffer natively, a JsProxy in t
 Pipeline = object  # a compiled compute pipeline handle
 BindGroup = object
 Bindings = Sequence[Buffer] | Mapping[int, Buffer]  # in binding order, or binding -> buffer
+Dispatch = tuple[Pipeline, BindGroup, tuple[int, int, int]]  # one dispatch of a program
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,10 @@ class Runtime(Protocol):
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
                     size: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
+        ...
+
+    def replay(self, dispatches: Sequence[Dispatch]) -> None:
+        """Record a captured program's dispatches, in order, and submit (pyrite.compile)."""
         ...
 
     def flush(self) -> None:
