@@ -24,13 +24,18 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ..errors import BackendUnavailable, DeviceLostError, DeviceMemoryError, PyriteError
 from .batch import CommandBatch
-from .runtime import AdapterInfo, BindGroup, Buffer, Limits, Pipeline, compile_error
+from .runtime import AdapterInfo, BindGroup, Buffer, Dispatch, Limits, Pipeline, compile_error
 
+_PROGRAMS = 64  # replayed dispatch lists kept as JS arrays
+#: records a replayed step's [pipeline, bind group, [x, y, z]] items into a compute pass
+_REPLAY_JS = ("let last = null; for (const [p, g, w] of items) { if (p !== last) "
+              "{ pass.setPipeline(p); last = p; } pass.setBindGroup(0, g); "
+              "pass.dispatchWorkgroups(w[0], w[1], w[2]); }")
 _CHECKED_ALLOCATION = 1 << 20  # allocations from this size on are checked for OOM at once
 _NO_WEBGPU = ("This browser exposes no WebGPU (navigator.gpu is missing). Use a browser with "
               "WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+ on Windows), or in Chromium "
@@ -143,6 +148,8 @@ class BrowserRuntime(CommandBatch):
         self._read_usage = usage.MAP_READ | usage.COPY_DST
         self._map_read = js.GPUMapMode.READ
         self._pipelines: dict[Hashable, Any] = {}
+        self._programs: dict[tuple[int, ...], Any] = {}  # replayed steps' dispatch arrays
+        self._replay_js: Any = None
         super().__init__()  # the batch; its `stats` are the page's timings
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
@@ -388,6 +395,22 @@ class BrowserRuntime(CommandBatch):
         cpass.setPipeline(pipeline)
         cpass.setBindGroup(0, group)
         cpass.dispatchWorkgroups(*workgroups)
+
+    def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
+        """A replayed step crosses into JavaScript once: its dispatches go over as one JS array
+        (made once per set of bind groups and kept) and a JS loop records them."""
+        key = tuple((id(p), id(g), w) for p, g, w in dispatches)
+        found = self._programs.get(key)
+        if found is None:
+            found = self._ffi.to_js([[p, g, list(w)] for p, g, w in dispatches])
+            self._programs[key] = (found, dispatches)  # the tuple keeps the ids' owners alive
+            if len(self._programs) > _PROGRAMS:
+                self._programs.pop(next(iter(self._programs)))
+        else:
+            found = found[0]
+        if self._replay_js is None:
+            self._replay_js = self._js.Function.new("pass", "items", _REPLAY_JS)
+        self._replay_js(cpass, found)
 
     def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
                      dst_offset: int, size: int) -> None:
