@@ -443,7 +443,13 @@ class CaptureEngine:
         """What of the tensors a program depends on: views, dtypes, which share a buffer."""
         seen: dict[int, int] = {}
         out = []
+        mine: set[int] = set()
         for i, t in enumerate(tensors):
+            if id(t._backend) not in mine:
+                if engine_of(t._backend) is not self:
+                    raise Refusal(f"its tensors are on several devices ({t._backend.name} and "
+                                  f"{self.backend.name} ...); compile a step per device")
+                mine.add(id(t._backend))
             prim = t._prim
             if prim.__class__ is Tracked:
                 prim = prim.value

@@ -19,18 +19,19 @@ from typing import Any
 
 
 def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noqa: A001
-            enabled: bool | None = None) -> Any:
+            enabled: bool | None = None, warn: bool = True) -> Any:
     """`fn` captured once per signature (tensor shapes, dtypes and layouts, the structure of
     modules and optimizers, every argument that is not a tensor or a float) and replayed.
 
     `cache_size`: programs kept (least recently used dropped). `enabled`: False runs `fn`
-    eagerly always; None follows PYRITE_COMPILE (on by default). Usable as `@compile` and
+    eagerly always; None follows PYRITE_COMPILE (on by default). `warn`: False logs why a
+    step runs eagerly (logger "pyrite.compile") instead of warning. Usable as `@compile` and
     `@compile(cache_size=4)`.
     """
     from .function import CompiledFunction
     if fn is None:
-        return lambda f: CompiledFunction(f, cache_size=cache_size, enabled=enabled)
-    return CompiledFunction(fn, cache_size=cache_size, enabled=enabled)
+        return lambda f: CompiledFunction(f, cache_size=cache_size, enabled=enabled, warn=warn)
+    return CompiledFunction(fn, cache_size=cache_size, enabled=enabled, warn=warn)
 
 
 def stats() -> dict[str, object]:

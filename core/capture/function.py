@@ -79,7 +79,7 @@ class CompiledFunction:
     """`fn` captured once per signature and replayed (see the module doc)."""
 
     def __init__(self, fn: Callable[..., Any], *, cache_size: int = 8,
-                 enabled: bool | None = None) -> None:
+                 enabled: bool | None = None, warn: bool = True) -> None:
         if not callable(fn):
             raise TypeError(f"pyrite.compile: expects a function, got {type(fn).__name__}")
         if cache_size < 1:
@@ -87,6 +87,7 @@ class CompiledFunction:
         self.fn = fn
         self.cache_size = cache_size
         self.enabled = enabled
+        self.warn = warn  # False: fallbacks are logged (pyrite.compile), not warned
         self._programs: OrderedDict[Any, Any] = OrderedDict()
         #: signature -> the fingerprint of its first capture, awaiting the second's check
         self._pending: OrderedDict[Any, Any] = OrderedDict()
@@ -132,7 +133,8 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)  # nothing to replay on this device
         numbers = [x for x in leaves if not isinstance(x, Tensor)]
         try:
-            key = (spec.signature(), engine.layout(tensors))
+            # the engine too: two devices of one name (a page's recorder, two adapters)
+            key = (spec.signature(), id(engine), engine.layout(tensors))
         except Exception as why:  # noqa: BLE001 - a tensor the engine cannot describe
             self._fall_back(str(why), None)
             return self.fn(*args, **kwargs)
@@ -233,6 +235,9 @@ class CompiledFunction:
         if reason not in self._warned:
             self._warned.add(reason)
             name = getattr(self.fn, "__qualname__", repr(self.fn))
+            if not self.warn:
+                log.info("pyrite.compile: %s runs eagerly: %s", name, reason)
+                return
             warnings.warn(f"pyrite.compile: {name} runs eagerly: {reason}", CompileWarning,
                           stacklevel=_caller_level())
 

@@ -151,11 +151,17 @@ def top_classes(probabilities: Sequence[float], labels: Labels, k: int = TOP
              "wnid": labels[i].wnid, "probability": probabilities[i]} for i in order]
 
 
+@pyrite.compile(warn=False)
+def _probabilities(model: Classifier, x: pyrite.Tensor) -> pyrite.Tensor:
+    """The 1000 class probabilities of one photo (captured, then replayed: pyrite.compile)."""
+    return model(x).reshape((-1,))
+
+
 def predict(model: Classifier, pixels: object, k: int = TOP) -> dict[str, object]:
     """`{"index", "label", "probability", "top": [k classes]}` for one 227x227 RGB photo."""
     rgb = check_pixels(pixels)
     x = to_input(rgb, model.devices()[0])
-    probabilities = model(x).reshape((-1,)).to_list()
+    probabilities = _probabilities(model, x).to_list()
     top = top_classes(probabilities, model.labels, k)
     best = top[0]
     return {"index": best["index"], "label": best["label"], "probability": best["probability"],

@@ -63,6 +63,13 @@ def infer(index: int, artifact_dir: str | Path | None = None, device: str = "num
     return predicted, expected
 
 
+@pyrite.compile(warn=False)
+def _correct(model: Model, images: pyrite.Tensor, targets: pyrite.Tensor) -> pyrite.Tensor:
+    """How many of a batch the model gets right (captured once per batch size, replayed)."""
+    hits = model.forward(images).argmax(1).reshape((targets.shape[0],)) == targets
+    return hits.int().sum()
+
+
 def evaluate(model: Model, device: str | pyrite.Backend | None = None, batch_size: int = 500,
              limit: int | None = None, dataset: Dataset[MnistItem] | None = None) -> float:
     """Accuracy in percent on `dataset` (default: the 10,000-image test set), its first `limit`
@@ -74,8 +81,7 @@ def evaluate(model: Model, device: str | pyrite.Backend | None = None, batch_siz
     for start in range(0, total, batch_size):
         items = [dataset.get(i) for i in range(start, min(start + batch_size, total))]
         batch = batcher(items)  # type: ignore[arg-type]
-        hits = model.forward(batch.images).argmax(1).reshape((len(items),)) == batch.targets
-        correct += int(hits.int().sum().into_scalar())
+        correct += int(_correct(model, batch.images, batch.targets).into_scalar())
     return 100.0 * correct / total
 
 

@@ -59,6 +59,12 @@ def check_pixels(pixels: object) -> list[float]:
     return out
 
 
+@pyrite.compile(warn=False)
+def _probabilities(model: Model, x: pyrite.Tensor) -> pyrite.Tensor:
+    """The ten class probabilities of one image (captured, then replayed: pyrite.compile)."""
+    return model.forward(x).softmax(1).reshape((-1,))
+
+
 def predict(model: Model, pixels: Sequence[float]) -> dict[str, object]:
     """`{"label": int, "probabilities": [10 floats]}` for one 28x28 image.
 
@@ -71,7 +77,7 @@ def predict(model: Model, pixels: Sequence[float]) -> dict[str, object]:
     values = [(p / 255.0 - MEAN) / STD for p in check_pixels(pixels)]
     device = model.devices()[0]
     x = pyrite.from_data(TensorData(values, shape=(1, SIDE, SIDE), dtype="f32"), device=device)
-    probs = model.forward(x).softmax(1).reshape((-1,)).to_list()
+    probs = _probabilities(model, x).to_list()
     label = max(range(len(probs)), key=probs.__getitem__)
     return {"label": label, "probabilities": probs}
 

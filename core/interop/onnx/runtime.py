@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ...capture import compile as compile_step
 from ...backend.base import Backend
 from ...data import TensorData
 from ...device import device as resolve_device
@@ -112,6 +113,15 @@ def used_outputs(node: Node) -> int:
     return len(names)
 
 
+def _eager_run(model: OnnxModel, feeds: dict[str, Tensor]) -> list[Tensor]:
+    return model.run(feeds)
+
+
+#: `forward` of every ONNX model: captured per model and input layout, then replayed on webgpu
+#: (its host-side shape arithmetic runs once, at capture); `run` stays eager
+_run = compile_step(_eager_run, warn=False)  # host-side shape reads are the model's own
+
+
 class OnnxModel(Module):
     """An ONNX graph as a pyrite module: `model(x)` runs it, its float initializers are
     `Param`s (so it trains, saves and loads like any module).
@@ -160,7 +170,7 @@ class OnnxModel(Module):
         missing = [v.name for v in feeds if v.name not in values]
         if missing:
             raise OnnxError(f"{self.graph.source}: missing input(s) {', '.join(missing)}")
-        outs = self.run(values)
+        outs = _run(self, values)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def run(self, feeds: dict[str, Tensor], outputs: Iterable[str] | None = None
