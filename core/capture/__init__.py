@@ -34,6 +34,21 @@ def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noq
     return CompiledFunction(fn, cache_size=cache_size, enabled=enabled, warn=warn)
 
 
+def replays_on(device: Any) -> bool:
+    """Whether compiled functions replay on `device` (a backend or a name): compiling is on
+    (PYRITE_COMPILE) and the device has a capture engine (webgpu, natively or in a page)."""
+    from .. import config
+    from ..device import device as resolve
+    if not config.compile_enabled():
+        return False
+    backend = resolve(device)
+    while backend is not None:
+        if hasattr(backend, "capture_engine"):
+            return True
+        backend = getattr(backend, "inner", None)
+    return False
+
+
 def stats() -> dict[str, object]:
     """The process's capture counters: captures, replays, fallbacks and why."""
     from .counters import STATS
@@ -47,4 +62,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'pyrite.capture' has no attribute {name!r}")
 
 
-__all__ = ["CompileWarning", "CompiledFunction", "compile", "stats"]
+__all__ = ["CompileWarning", "CompiledFunction", "compile", "replays_on", "stats"]

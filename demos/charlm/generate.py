@@ -23,6 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyrite
+from pyrite import Tensor, TensorData, from_data
+from pyrite.capture import compile as compile_step
+from pyrite.capture import replays_on
 from pyrite.nn.transformer import TransformerEncoderAutoregressiveCache
 
 from .model import Model, ModelConfig
@@ -84,6 +87,12 @@ def sample(logits: list[float], temperature: float, top_k: int | None,
     return rng.choices(kept, weights=weights)[0]
 
 
+@compile_step(warn=False)
+def _next_logits(model: Model, tokens: Tensor, position: Tensor) -> Tensor:
+    """The logits at `position` of a (1, context) window: one program for every position."""
+    return model.forward(tokens).select(1, position).reshape((-1,))
+
+
 class Generation:
     """One generation's state: the cache, the characters so far and the sampler's generator.
 
@@ -93,14 +102,21 @@ class Generation:
     """
 
     def __init__(self, model: Model, prompt: str, *, temperature: float = 0.8,
-                 top_k: int | None = 20, seed: int | None = 0, cached: bool = True) -> None:
+                 top_k: int | None = 20, seed: int | None = 0, cached: bool = True,
+                 compiled: bool | None = None) -> None:
         self.model, self.cached = model, cached
+        # compiled: every step is one replayed program over the window padded to `context`
+        # (causal attention: the padding never reaches the position read), instead of the
+        # key/value cache whose growing shapes would make each position a program of its own;
+        # default: where programs replay (webgpu with PYRITE_COMPILE on)
+        self.compiled = (replays_on(model.devices()[0]) if compiled is None else compiled)
         self.temperature, self.top_k = temperature, top_k
         self.rng = random.Random(seed)
         self.ids = encode_prompt(prompt, model.vocab)
         self.start = max(0, len(self.ids) - model.context)  # the window the model sees
         self.cache: TransformerEncoderAutoregressiveCache | None = None
-        self.logits = self._restart() if cached else self._window()
+        self.logits = (self._padded() if self.compiled else
+                       self._restart() if cached else self._window())
 
     def _restart(self) -> list[float]:
         """A fresh cache fed the window (from `self.start`) in one call."""
@@ -118,6 +134,14 @@ class Generation:
         row = logits.narrow(1, len(ids) - 1, 1).reshape((-1,))
         return [float(v) for v in row.to_list()]
 
+    def _padded(self) -> list[float]:
+        ids = self.ids[self.start:]
+        padded = ids + [0] * (self.model.context - len(ids))
+        device = self.model.devices()[0]
+        position = from_data(TensorData([len(ids) - 1], shape=(1,), dtype="i32"), device=device)
+        row = _next_logits(self.model, self.model.tokens([padded]), position)
+        return [float(v) for v in row.to_list()]
+
     def _slide(self) -> bool:
         """Keep the window within `context`: past it, restart from the last half context.
         Whether it moved (both modes see the same window, so they give the same text)."""
@@ -131,7 +155,9 @@ class Generation:
         token = sample(self.logits, self.temperature, self.top_k, self.rng)
         self.ids.append(token)
         moved = self._slide()
-        if not self.cached:
+        if self.compiled:
+            self.logits = self._padded()
+        elif not self.cached:
             self.logits = self._window()
         elif moved:
             self.logits = self._restart()
@@ -145,10 +171,11 @@ class Generation:
 
 
 def generate(model: Model, prompt: str, tokens: int = 200, *, temperature: float = 0.8,
-             top_k: int | None = 20, seed: int | None = 0, cached: bool = True) -> str:
+             top_k: int | None = 20, seed: int | None = 0, cached: bool = True,
+             compiled: bool | None = None) -> str:
     """`tokens` characters following `prompt` (the prompt not included)."""
     gen = Generation(model, prompt, temperature=temperature, top_k=top_k, seed=seed,
-                     cached=cached)
+                     cached=cached, compiled=compiled)
     return "".join(gen.stream(tokens))
 
 
