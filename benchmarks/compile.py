@@ -15,7 +15,7 @@ the step with its loss readback (the GPU's time plus the host's). Each workload 
 steps (captures happen there), then `--steps` timed steps `--repeats` times; the best repeat
 counts.
 
-    python benchmarks/compile.py --steps 10 --repeats 2 --out benchmarks/results/compile_lavapipe.json
+    python benchmarks/compile.py --steps 10 --repeats 2 --out FILE.json
 
 On the GPU machine run it as `benchmarks/webgpu_mnist.py` is run (see benchmarks/README.md).
 """

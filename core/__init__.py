@@ -11,27 +11,28 @@ from . import activation
 from .backend import REGISTRY, Backend, Op
 from .backend.autodiff import Autodiff, Gradients
 from .backend.numpy import NumpyBackend
+from .capture import compile
 from .creation import (
-                       arange,
-                       arange_step,
-                       cartesian_grid,
-                       cat,
-                       diag_mask,
-                       empty,
-                       eye,
-                       from_floats,
-                       from_ints,
-                       full,
-                       int_random,
-                       one_hot,
-                       ones,
-                       random,
-                       seed,
-                       stack,
-                       tensor,
-                       tril_mask,
-                       triu_mask,
-                       zeros,
+    arange,
+    arange_step,
+    cartesian_grid,
+    cat,
+    diag_mask,
+    empty,
+    eye,
+    from_floats,
+    from_ints,
+    full,
+    int_random,
+    one_hot,
+    ones,
+    random,
+    seed,
+    stack,
+    tensor,
+    tril_mask,
+    triu_mask,
+    zeros,
 )
 from .data import TensorData
 from .device import backend_names, device, register_backend, register_decorator
@@ -39,18 +40,17 @@ from .display import PrintOptions, check_closeness, set_print_options
 from .distribution import Bernoulli, Default, Distribution, Normal, Uniform
 from .dtype import Bool, DType, Float, Int, Kind
 from .errors import (
-                       BackendUnavailable,
-                       ConversionOverflow,
-                       DeviceError,
-                       DimError,
-                       DTypeError,
-                       GradError,
-                       KindError,
-                       PyriteError,
-                       ShapeError,
+    BackendUnavailable,
+    ConversionOverflow,
+    DeviceError,
+    DimError,
+    DTypeError,
+    GradError,
+    KindError,
+    PyriteError,
+    ShapeError,
 )
 from .tensor import Tensor, from_data
-from .capture import compile
 
 __version__ = "0.1.0"
 

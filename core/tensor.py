@@ -16,13 +16,12 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import checks
-from .capture.traced import keep_float, keep_int
-from . import display
+from . import checks, display
 from .backend import binary as B
 from .backend import unary as U
 from .backend.base import Backend, Prim
 from .backend.registry import Op
+from .capture.traced import keep_float, keep_int
 from .data import TensorData
 from .device import device as resolve_device
 from .dtype import DType, Kind, promote

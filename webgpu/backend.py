@@ -13,11 +13,11 @@ import os
 from collections.abc import Sequence
 from typing import Any, cast
 
-from ..capture.traced import keep_float, keep_int
 from ..backend.base import Backend, Range
 from ..backend.module_ops import ModuleOps, Pads, Pair
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
+from ..capture.traced import keep_float, keep_int
 from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind

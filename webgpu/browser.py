@@ -148,7 +148,7 @@ class BrowserRuntime(CommandBatch):
         self._read_usage = usage.MAP_READ | usage.COPY_DST
         self._map_read = js.GPUMapMode.READ
         self._pipelines: dict[Hashable, Any] = {}
-        self._programs: dict[tuple[int, ...], Any] = {}  # replayed steps' dispatch arrays
+        self._programs: dict[tuple[Any, ...], Any] = {}  # replayed steps' dispatch arrays
         self._replay_js: Any = None
         super().__init__()  # the batch; its `stats` are the page's timings
         self.lost_reason: str | None = None

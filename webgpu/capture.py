@@ -30,15 +30,16 @@ import struct
 import sys
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..backend.autodiff import Tracked
 from ..capture import traced
 from ..capture.traced import Formulas, Trace
 from ..tensor import Tensor
-from .fusion import Fusion, FusedTensor
+from .fusion import FusedTensor, Fusion
 from .kernels import Kernels
 from .tensor import GpuTensor
+
 
 class Refusal(Exception):
     """Why a step cannot be captured; `retry`: capturing again on a later call may work."""
@@ -213,12 +214,12 @@ class Program:
         runtime = engine.kernels.runtime
         at = 0
         for buffer, words in self.dynamic:
-            out = list(words)
+            now = list(words)
             for i, w in enumerate(words):
                 if w is None:
-                    out[i] = values[at]
+                    now[i] = values[at]
                     at += 1
-            runtime.write_buffer(buffer, 0, struct.pack(f"<{len(out)}i", *out))
+            runtime.write_buffer(buffer, 0, struct.pack(f"<{len(now)}i", *now))
         bind_group = runtime.bind_group
         items: list[tuple[Any, Any, tuple[int, int, int]]] = []
         for command in self.commands:
@@ -320,7 +321,7 @@ class Session:
         gc.collect()  # the step's autodiff graph may hold temporaries in reference cycles
         inputs = {id(v.block.buffer): i for i, v in reversed(list(enumerate(self.views)))}
         allocated: dict[int, tuple[Any, int]] = {}
-        for ref, buffer, size in rec.allocs:
+        for _, buffer, size in rec.allocs:
             allocated[id(buffer)] = (buffer, size)
         out_buffers = {id(d[1].block.buffer) for d in describe if d[0] == "t"}
         for ref, buffer, _ in rec.allocs:
@@ -366,7 +367,7 @@ class Session:
                     template.append(w)
             dynamic.append((buffer, template))
         commands: list[tuple[Any, ...]] = []
-        print_ = []
+        print_: list[Any] = []
         for command in rec.commands:
             if command[0] == "d":
                 _, pipeline, pairs, workgroups = command
@@ -466,7 +467,7 @@ def engine_of(backend: Any) -> CaptureEngine | None:
     from .backend import WebGpu
     while backend is not None:
         if isinstance(backend, WebGpu):
-            return backend.capture_engine()
+            return cast(CaptureEngine, backend.capture_engine())
         backend = getattr(backend, "inner", None)
     return None
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from ..capture.traced import Traced, f32_word, keep_int
 from ..backend.registry import Op
+from ..capture.traced import Traced, f32_word, keep_int
 from ..dtype import DType, Kind
 from ..errors import DTypeError, PyriteError
 

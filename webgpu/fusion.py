@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backend.base import Backend
-from ..capture.traced import keep_float, keep_int
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
+from ..capture.traced import keep_float, keep_int
 from ..data import TensorData
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable, DeviceMemoryError, PyriteError

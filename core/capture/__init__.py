@@ -15,7 +15,19 @@ This package imports nothing at import time (the tensor front end imports `trace
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, overload
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def compile(fn: F, *, cache_size: int = 8, enabled: bool | None = None,  # noqa: A001
+            warn: bool = True) -> F: ...
+
+
+@overload
+def compile(fn: None = None, *, cache_size: int = 8,  # noqa: A001
+            enabled: bool | None = None, warn: bool = True) -> Callable[[F], F]: ...
 
 
 def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noqa: A001
@@ -26,7 +38,8 @@ def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noq
     `cache_size`: programs kept (least recently used dropped). `enabled`: False runs `fn`
     eagerly always; None follows PYRITE_COMPILE (on by default). `warn`: False logs why a
     step runs eagerly (logger "pyrite.compile") instead of warning. Usable as `@compile` and
-    `@compile(cache_size=4)`.
+    `@compile(cache_size=4)`. The result is a `CompiledFunction` (typed as `fn`, which it
+    can stand for): its `captures`, `replays`, `fallbacks` and `clear()` are its own.
     """
     from .function import CompiledFunction
     if fn is None:
@@ -41,7 +54,7 @@ def replays_on(device: Any) -> bool:
     from ..device import device as resolve
     if not config.compile_enabled():
         return False
-    backend = resolve(device)
+    backend: Any = resolve(device)
     while backend is not None:
         if hasattr(backend, "capture_engine"):
             return True

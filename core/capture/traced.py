@@ -90,7 +90,6 @@ def _plain(value: Any) -> Any:
 class Traced:
     """Mixin of `TracedFloat` and `TracedInt`; `_expr` is the formula of the value."""
 
-    __slots__ = ()
     _expr: Expr
 
     def _leak(self, how: str) -> None:

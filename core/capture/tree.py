@@ -174,8 +174,8 @@ def _flatten_optimizer(optim: Optimizer, leaves: list[Leaf]) -> Spec:
     if optim._pending:
         # loaded from a record: becomes tensors at the first step (eagerly, then captured)
         return Spec("static", ("pending-optimizer", id(optim)), optim)
-    shape = []
-    kids = []
+    shape: list[Any] = []
+    kids: list[Spec] = []
     for pid, state in optim._states.items():
         keys = tuple(state)
         shape.append((pid, keys))

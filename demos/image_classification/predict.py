@@ -154,7 +154,8 @@ def top_classes(probabilities: Sequence[float], labels: Labels, k: int = TOP
 @pyrite.compile(warn=False)
 def _probabilities(model: Classifier, x: pyrite.Tensor) -> pyrite.Tensor:
     """The 1000 class probabilities of one photo (captured, then replayed: pyrite.compile)."""
-    return model(x).reshape((-1,))
+    out: Tensor = model(x)
+    return out.reshape((-1,))
 
 
 def predict(model: Classifier, pixels: object, k: int = TOP) -> dict[str, object]:

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import pyrite
-from pyrite import Tensor, checks
 from pyrite import (
     BackendUnavailable,
     ConversionOverflow,
@@ -20,9 +19,11 @@ from pyrite import (
     KindError,
     PyriteError,
     ShapeError,
+    Tensor,
     activation,
     arange_step,
     cat,
+    checks,
     full,
     stack,
     tensor,

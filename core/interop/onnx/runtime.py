@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...capture import compile as compile_step
 from ...backend.base import Backend
+from ...capture import compile as compile_step
 from ...data import TensorData
 from ...device import device as resolve_device
 from ...dtype import DType
