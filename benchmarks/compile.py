@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cpu_name, cuda_torch, guide_model, write_results
+from common import cpu_name, cuda_torch, write_results
+from webgpu_mnist import torch_infer, torch_train
 
 import pyrite
 import pyrite.webgpu
@@ -65,6 +66,35 @@ def mnist_data(n: int, batch: int) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(0)
     return [(rng.normal(size=(batch, 28, 28)).astype(np.float32),
              rng.integers(0, 10, batch).astype(np.int32)) for _ in range(n)]
+
+
+class Breakdown:
+    """Where a replayed call's host time goes: `Program.replay` (of which the runtime's
+    `replay`: encoding the dispatches and submitting) and the rest of the call (flattening the
+    arguments, the signature, rebuilding the results), by wrapping the two methods."""
+
+    def __init__(self) -> None:
+        from pyrite.webgpu.capture import Program
+        from pyrite.webgpu.guard import GuardedRuntime
+        self.times: dict[str, list[float]] = {"program_replay": [], "runtime_replay": []}
+        for cls, name, key in ((Program, "replay", "program_replay"),
+                               (GuardedRuntime, "replay", "runtime_replay")):
+            self._wrap(cls, name, self.times[key])
+
+    @staticmethod
+    def _wrap(cls: Any, name: str, into: list[float]) -> None:
+        inner = getattr(cls, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                into.append(time.perf_counter() - t0)
+        setattr(cls, name, timed)
+
+    def median_ms(self, key: str, last: int) -> float:
+        return round(float(np.median(self.times[key][-last:])) * 1e3, 4)
 
 
 def pyrite_mnist_train(compiled: bool, data: list[Any]) -> tuple[Step, Callable[[], None],
@@ -103,30 +133,9 @@ def pyrite_mnist_infer(compiled: bool, data: list[Any]) -> tuple[Step, Callable[
     return step, lambda: None
 
 
-def torch_mnist_train(torch: Any, data: list[Any]) -> tuple[Step, Callable[[], None]]:
-    model = guide_model(torch).cuda().train()
-    optim = torch.optim.Adam(model.parameters(), lr=LR, eps=1e-5)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    batches = [(torch.tensor(x).cuda(), torch.tensor(y).long().cuda()) for x, y in data]
-
-    def step(i: int) -> None:
-        x, y = batches[i % len(batches)]
-        optim.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        optim.step()
-        loss.item()
-    return step, torch.cuda.synchronize
-
-
-def torch_mnist_infer(torch: Any, data: list[Any]) -> tuple[Step, Callable[[], None]]:
-    model = guide_model(torch).cuda().eval()
-    images = [torch.tensor(x).cuda() for x, _ in data]
-
-    def step(i: int) -> None:
-        with torch.no_grad():
-            model(images[i % len(images)]).argmax(1).cpu()
-    return step, torch.cuda.synchronize
+def torch_data(data: list[Any]) -> list[Any]:
+    """The batches as webgpu_mnist.py's PyTorch runners take them (int64 labels)."""
+    return [(x, y.astype(np.int64)) for x, y in data]
 
 
 # ---- charlm -------------------------------------------------------------------------------------
@@ -165,6 +174,22 @@ def torch_charlm(torch: Any, timing: tuple[int, int, int]) -> dict[str, Any]:
             "tokens_per_s": round(charlm.BATCH * cfg.context / best, 1)}
 
 
+def charlm_generate(tokens: int) -> dict[str, Any]:
+    """Characters/s of the shipped charlm, greedy, on fusion<webgpu>: the key/value cache run
+    eagerly, and the compiled window (one program for every position)."""
+    from pyrite.demos.charlm.generate import generate, load
+    model = load(Fusion(WebGpu(seed=0)))
+    found: dict[str, Any] = {}
+    texts = []
+    for name, compiled in (("eager_cached", False), ("compiled_window", True)):
+        generate(model, "def ", 8, temperature=0, compiled=compiled)  # warm up, capture
+        t0 = time.perf_counter()
+        texts.append(generate(model, "def ", tokens, temperature=0, compiled=compiled))
+        found[name] = {"tokens_per_s": round(tokens / (time.perf_counter() - t0), 1)}
+    found["same_text"] = texts[0] == texts[1]
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batch", type=int, default=64)
@@ -172,7 +197,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--skip", default="", help="comma-separated: charlm, infer")
+    ap.add_argument("--tokens", type=int, default=100, help="charlm characters generated")
+    ap.add_argument("--skip", default="", help="comma-separated: charlm, infer, generate")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -185,11 +211,19 @@ def main() -> None:
 
     data = mnist_data(4, args.batch)
     train: dict[str, Any] = {}
+    breakdown = Breakdown()
     for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
         step, sync, info = pyrite_mnist_train(compiled, data)
         row = best_of(step, sync, *timing)
         timed = info["host"][args.warmup:]
         row["host_ms_per_call_median"] = round(float(np.median(timed)) * 1e3, 4)
+        if compiled:
+            n = args.steps * args.repeats
+            row["host_breakdown_ms_median"] = {
+                "program_replay": breakdown.median_ms("program_replay", n),
+                "of_which_runtime_replay": breakdown.median_ms("runtime_replay", n),
+                "rest_of_call": round(row["host_ms_per_call_median"]
+                                      - breakdown.median_ms("program_replay", n), 4)}
         row["images_per_s"] = round(args.batch / row["ms_per_step"] * 1e3, 1)
         run = info["run"]
         row["compile"] = {"captures": run.captures, "replays": run.replays,
@@ -199,7 +233,7 @@ def main() -> None:
         train[name] = row
         print(f"mnist train {name}: {row}", flush=True)
     if torch is not None:
-        row = best_of(*torch_mnist_train(torch, data), *timing)
+        row = best_of(*torch_train(torch, torch_data(data)), *timing)
         row["images_per_s"] = round(args.batch / row["ms_per_step"] * 1e3, 1)
         train["torch_cuda_eager"] = row
         print(f"mnist train torch: {row}", flush=True)
@@ -219,7 +253,7 @@ def main() -> None:
             infer[name] = row
             print(f"mnist infer {name}: {row}", flush=True)
         if torch is not None:
-            row = best_of(*torch_mnist_infer(torch, data), *timing)
+            row = best_of(*torch_infer(torch, torch_data(data)), *timing)
             row["images_per_s"] = round(args.infer_batch / row["ms_per_step"] * 1e3, 1)
             infer["torch_cuda_eager"] = row
             for name in ("pyrite_eager", "pyrite_compiled"):
@@ -242,6 +276,9 @@ def main() -> None:
                 lm[name]["ratio_vs_torch_eager"] = round(
                     lm[name]["tokens_per_s"] / row["tokens_per_s"], 4)
         result["charlm_train"] = lm
+    if "generate" not in skip:
+        result["charlm_generate"] = charlm_generate(args.tokens)
+        print(f"charlm generate: {result['charlm_generate']}", flush=True)
     result["compile_stats"] = pyrite.capture.stats()
     if args.out:
         write_results(args.out, result)

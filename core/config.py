@@ -78,20 +78,20 @@ def autotune_cache() -> str:
 def compile_enabled() -> bool:
     """PYRITE_COMPILE: 'on' (default): `pyrite.compile` captures steps and replays them (the
     Learner, inference and pages use it); 'off': every compiled function runs eagerly."""
-    value = os.environ.get("PYRITE_COMPILE", "").strip().lower()
-    if value in ("", "on", "1", "true", "yes"):
-        return True
-    if value in ("off", "0", "false", "no"):
-        return False
-    raise ConfigError(f"PYRITE_COMPILE={value!r} is not a setting; use on or off")
+    return _switch("PYRITE_COMPILE")
 
 
 def fusion_enabled() -> bool:
     """PYRITE_FUSION: 'on' (default): the webgpu device records ops lazily and fuses them into
     generated kernels; 'off': one kernel per op, run at once (the raw WebGpu backend)."""
-    value = os.environ.get("PYRITE_FUSION", "").strip().lower()
+    return _switch("PYRITE_FUSION")
+
+
+def _switch(name: str) -> bool:
+    """An on/off setting that is on when unset."""
+    value = os.environ.get(name, "").strip().lower()
     if value in ("", "on", "1", "true", "yes"):
         return True
     if value in ("off", "0", "false", "no"):
         return False
-    raise ConfigError(f"PYRITE_FUSION={value!r} is not a setting; use on or off")
+    raise ConfigError(f"{name}={value!r} is not a setting; use on or off")

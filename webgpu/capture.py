@@ -40,6 +40,8 @@ from .fusion import FusedTensor, Fusion
 from .kernels import Kernels
 from .tensor import GpuTensor
 
+_SEGMENT_SETS = 8  # sets of buffers whose bind groups a program keeps
+
 
 class Refusal(Exception):
     """Why a step cannot be captured; `retry`: capturing again on a later call may work."""
@@ -187,6 +189,8 @@ class Program:
         self.arena_bytes = arena_bytes
         self.dispatches = sum(1 for c in commands if c[0] == "d")
         self.last: dict[int, tuple[Any, Any]] = {}  # fresh slot -> (buffer before, last buffer)
+        self.varying = tuple(s for s, _ in inputs) + tuple(s for s, _ in fresh)
+        self._segments: dict[tuple[int, ...], list[tuple[list[Any], Any]]] = {}
 
     def replay(self, tensors: Sequence[Tensor], numbers: Sequence[Any]) -> list[Any] | None:
         """The output leaves (tensors, numbers) for new inputs, or None when a guard of the
@@ -220,20 +224,19 @@ class Program:
                     now[i] = values[at]
                     at += 1
             runtime.write_buffer(buffer, 0, struct.pack(f"<{len(now)}i", *now))
-        bind_group = runtime.bind_group
-        items: list[tuple[Any, Any, tuple[int, int, int]]] = []
-        for command in self.commands:
-            if command[0] == "d":
-                _, pipeline, group, slots, workgroups = command
-                if group is None:
-                    group = bind_group(pipeline, {b: table[s] for b, s in slots})
-                items.append((pipeline, group, workgroups))
-            else:  # an upload between dispatches: what came before runs first
-                runtime.replay(items)
-                items = []
-                _, slot, offset, data = command
+        # the segments (dispatches between uploads) for these buffers: made once per set of
+        # input and output buffers (a training loop alternates between two), then reused
+        key = tuple(id(table[s]) for s in self.varying)
+        segments = self._segments.get(key)
+        if segments is None:
+            segments = self._segments[key] = self._segment(table)
+            if len(self._segments) > _SEGMENT_SETS:
+                self._segments.pop(next(iter(self._segments)))
+        for i, (items, upload) in enumerate(segments):
+            if i:  # an upload between dispatches: what came before runs first
+                _, slot, offset, data = upload
                 runtime.write_buffer(table[slot], offset, data)
-        runtime.replay(items)
+            runtime.replay(items)
         raw._counter += self.draws
         leaves: list[Any] = []
         for out in self.outputs:
@@ -248,7 +251,23 @@ class Program:
                 leaves.append(Tensor._wrap(rewrap(layers, view), backend, kind))
         return leaves
 
+    def _segment(self, table: list[Any]) -> list[tuple[list[Any], Any]]:
+        """The commands as runs of dispatches (pipeline, bind group, workgroups), each run
+        after the upload that opens it (None for the first)."""
+        bind_group = self.engine.kernels.runtime.bind_group
+        segments: list[tuple[list[Any], Any]] = [([], None)]
+        for command in self.commands:
+            if command[0] == "d":
+                _, pipeline, group, slots, workgroups = command
+                if group is None:
+                    group = bind_group(pipeline, {b: table[s] for b, s in slots})
+                segments[-1][0].append((pipeline, group, workgroups))
+            else:
+                segments.append(([], command))
+        return segments
+
     def release(self) -> None:
+        self._segments.clear()
         pool = self.engine.kernels.pool
         for buffer in self.claimed:
             pool.unclaim(buffer)
