@@ -97,3 +97,17 @@ def test_one_training_step_lowers_the_loss(generated) -> None:
     w0, w1 = model.conv10.weight.val.numpy(), tuned.conv10.weight.val.numpy()
     assert not np.array_equal(w0, w1)
     assert loss_of(tuned).into_scalar() < before.into_scalar()
+
+
+def test_generated_module_replays_as_it_runs_eagerly(generated, device_named) -> None:
+    """pyrite.compile over the generated SqueezeNet: the replay equals the eager forward."""
+    device_named("webgpu")
+    cls, record = generated
+    model = cls("webgpu").load_file(record, BinFileRecorder())
+    x = pyrite.tensor(_pixels(1), device="webgpu")
+    eager = model(x).numpy()
+    forward = pyrite.compile(lambda m, x: m(x))
+    got = [forward(model, x).numpy() for _ in range(3)]  # capture, check, replay
+    assert forward.replays == 1 and forward.fallbacks == 0
+    for out in got:
+        np.testing.assert_allclose(out, eager, rtol=1e-6, atol=1e-6)

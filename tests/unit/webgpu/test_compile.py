@@ -222,3 +222,38 @@ def test_index_bounds_are_checked_at_the_next_readback() -> None:
         x.to_device("numpy").gather(1, bad.to_device("numpy"))
     good = pyrite.tensor(np.array([[3, 0]], dtype=np.int32), device=device)
     np.testing.assert_array_equal(x.gather(1, good).numpy(), [[3.0, 0.0]])
+
+
+def test_charlm_training_and_generation_replay_as_eager() -> None:
+    from pyrite.demos.charlm import corpus
+    from pyrite.demos.charlm.generate import generate
+    from pyrite.demos.charlm.model import ModelConfig as LmConfig
+
+    vocab = corpus.vocabulary(corpus.corpus(20_000))
+    ids = [vocab.index(c) for c in corpus.corpus(20_000)[:17 * 8]]
+    rows = [ids[i * 17:(i + 1) * 17] for i in range(8)]
+
+    def train(compiled: bool) -> tuple[list[float], object]:
+        device = _device()
+        pyrite.seed(0)
+        model = LmConfig(vocab, d_model=32, n_heads=2, n_layers=1, d_ff=64,
+                         context=16).init("autodiff<numpy>").fork(device)
+        optim = AdamConfig().init()
+        batches = [model.tokens(rows[i:i + 4]) for i in (0, 4)]
+
+        def step(model, batch):  # noqa: ANN001, ANN202
+            out = model.train_step(batch)
+            return optim.step(2e-3, model, out.grads), out.item.loss
+        run = pyrite.compile(step, enabled=compiled)
+        losses = []
+        for i in range(5):
+            model, loss = run(model, batches[i % 2])
+            losses.append(loss.into_scalar())
+        assert not compiled or run.replays == 2
+        return losses, model.valid()  # type: ignore[attr-defined]
+
+    eager_losses, eager_model = train(False)
+    losses, model = train(True)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
+    text = generate(eager_model, "def ", 12, temperature=0, compiled=False, cached=False)
+    assert generate(model, "def ", 12, temperature=0, compiled=True) == text
