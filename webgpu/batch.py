@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .runtime import BindGroup, Bindings, Buffer, Dispatch, Pipeline
+from .runtime import BindGroup, Bindings, Buffer, Dispatch, Pipeline, Write
 
 MAX_PENDING = 256  # commands per batch before an automatic submit
 MAX_BIND_GROUPS = 4096  # cached bind groups
@@ -101,9 +101,12 @@ class CommandBatch:
         if self._pending >= MAX_PENDING:
             self.flush()
 
-    def replay(self, dispatches: Sequence[Dispatch]) -> None:
-        """Record a captured program's dispatches in order and submit them: one call for the
-        whole of a replayed step (pyrite.compile)."""
+    def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
+        """Write `writes` (buffer, offset, bytes), then record a captured program's dispatches
+        in order and submit them: one call for the whole of a replayed step (pyrite.compile)."""
+        if writes:
+            self.flush()  # recorded work that reads the old contents goes first
+            self._write_many(writes)
         if dispatches:
             if self._pass is None:
                 self._pass = self._begin_pass(self._batch())
@@ -111,6 +114,10 @@ class CommandBatch:
             self._pending += len(dispatches)
             self.stats["dispatches"] += len(dispatches)
         self.flush()
+
+    def _write_many(self, writes: Sequence[Write]) -> None:
+        for buffer, offset, data in writes:
+            self.write_buffer(buffer, offset, data)  # type: ignore[attr-defined]
 
     def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
         for pipeline, group, workgroups in dispatches:

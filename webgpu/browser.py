@@ -29,13 +29,24 @@ from typing import Any
 
 from ..errors import BackendUnavailable, DeviceLostError, DeviceMemoryError, PyriteError
 from .batch import CommandBatch
-from .runtime import AdapterInfo, BindGroup, Buffer, Dispatch, Limits, Pipeline, compile_error
+from .runtime import (
+    AdapterInfo,
+    BindGroup,
+    Buffer,
+    Dispatch,
+    Limits,
+    Pipeline,
+    Write,
+    compile_error,
+)
 
 _PROGRAMS = 64  # replayed dispatch lists kept as JS arrays
 #: records a replayed step's [pipeline, bind group, [x, y, z]] items into a compute pass
 _REPLAY_JS = ("let last = null; for (const [p, g, w] of items) { if (p !== last) "
               "{ pass.setPipeline(p); last = p; } pass.setBindGroup(0, g); "
               "pass.dispatchWorkgroups(w[0], w[1], w[2]); }")
+#: writes a replayed step's [buffer, offset, start, length] items from one Uint8Array
+_WRITE_JS = ("for (const [b, o, s, n] of items) { queue.writeBuffer(b, o, blob, s, n); }")
 _CHECKED_ALLOCATION = 1 << 20  # allocations from this size on are checked for OOM at once
 _NO_WEBGPU = ("This browser exposes no WebGPU (navigator.gpu is missing). Use a browser with "
               "WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+ on Windows), or in Chromium "
@@ -150,6 +161,7 @@ class BrowserRuntime(CommandBatch):
         self._pipelines: dict[Hashable, Any] = {}
         self._programs: dict[tuple[Any, ...], Any] = {}  # replayed steps' dispatch arrays
         self._replay_js: Any = None
+        self._write_js: Any = None
         super().__init__()  # the batch; its `stats` are the page's timings
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
@@ -395,6 +407,18 @@ class BrowserRuntime(CommandBatch):
         cpass.setPipeline(pipeline)
         cpass.setBindGroup(0, group)
         cpass.dispatchWorkgroups(*workgroups)
+
+    def _write_many(self, writes: Sequence[Write]) -> None:
+        """A replayed step's metadata writes in one crossing: the bytes as one typed array,
+        the (buffer, offset, start, length) list as one JS array, a JS loop writing them."""
+        blob = b"".join(data for _, _, data in writes)
+        items, at = [], 0
+        for buffer, offset, data in writes:
+            items.append([buffer.js, offset, at, len(data)])  # type: ignore[attr-defined]
+            at += len(data)
+        if self._write_js is None:
+            self._write_js = self._js.Function.new("queue", "items", "blob", _WRITE_JS)
+        self._write_js(self._queue, self._ffi.to_js(items), self._bytes(blob))
 
     def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
         """A replayed step crosses into JavaScript once: its dispatches go over as one JS array

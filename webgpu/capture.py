@@ -217,13 +217,14 @@ class Program:
             last[slot] = (history[1], block.buffer) if history else (None, block.buffer)
         runtime = engine.kernels.runtime
         at = 0
+        writes = []
         for buffer, words in self.dynamic:
             now = list(words)
             for i, w in enumerate(words):
                 if w is None:
                     now[i] = values[at]
                     at += 1
-            runtime.write_buffer(buffer, 0, struct.pack(f"<{len(now)}i", *now))
+            writes.append((buffer, 0, struct.pack(f"<{len(now)}i", *now)))
         # the segments (dispatches between uploads) for these buffers: made once per set of
         # input and output buffers (a training loop alternates between two), then reused
         key = tuple(id(table[s]) for s in self.varying)
@@ -235,8 +236,9 @@ class Program:
         for i, (items, upload) in enumerate(segments):
             if i:  # an upload between dispatches: what came before runs first
                 _, slot, offset, data = upload
-                runtime.write_buffer(table[slot], offset, data)
-            runtime.replay(items)
+                writes.append((table[slot], offset, data))
+            runtime.replay(items, writes)  # the metadata (and uploads) written, then the kernels
+            writes = []
         raw._counter += self.draws
         leaves: list[Any] = []
         for out in self.outputs:

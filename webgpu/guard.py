@@ -24,6 +24,7 @@ from .runtime import (
     Limits,
     Pipeline,
     Runtime,
+    Write,
 )
 
 T = TypeVar("T")
@@ -126,8 +127,8 @@ class GuardedRuntime:
         self._call("copy_buffer", self.inner.copy_buffer, src, src_offset, dst, dst_offset,
                    size)
 
-    def replay(self, dispatches: Sequence[Dispatch]) -> None:
-        self._call("replay", self.inner.replay, dispatches)
+    def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
+        self._call("replay", self.inner.replay, dispatches, writes)
 
     def flush(self) -> None:
         self._call("flush", self.inner.flush)

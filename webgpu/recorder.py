@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from .runtime import AdapterInfo, BindGroup, Bindings, Buffer, Dispatch, Limits, Pipeline
+from .runtime import (
+    AdapterInfo,
+    BindGroup,
+    Bindings,
+    Buffer,
+    Dispatch,
+    Limits,
+    Pipeline,
+    Write,
+)
 
 #: the limits a browser's device is assumed to have: WebGPU's defaults, with the workgroup
 #: storage every desktop adapter (and Chrome's SwiftShader) offers
@@ -88,7 +97,7 @@ class RecordingRuntime:
                     size: int) -> None:
         pass
 
-    def replay(self, dispatches: Sequence[Dispatch]) -> None:
+    def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
         pass
 
     def flush(self) -> None:

@@ -22,6 +22,7 @@ Pipeline = object  # a compiled compute pipeline handle
 BindGroup = object
 Bindings = Sequence[Buffer] | Mapping[int, Buffer]  # in binding order, or binding -> buffer
 Dispatch = tuple[Pipeline, BindGroup, tuple[int, int, int]]  # one dispatch of a program
+Write = tuple[Buffer, int, bytes]  # bytes written at an offset of a buffer
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,9 @@ class Runtime(Protocol):
         """Record a buffer-to-buffer copy (offsets and size multiples of 4)."""
         ...
 
-    def replay(self, dispatches: Sequence[Dispatch]) -> None:
-        """Record a captured program's dispatches, in order, and submit (pyrite.compile)."""
+    def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
+        """Write `writes` (after the work recorded before), then record a captured program's
+        dispatches in order and submit (pyrite.compile)."""
         ...
 
     def flush(self) -> None:
