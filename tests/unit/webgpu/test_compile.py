@@ -257,3 +257,36 @@ def test_charlm_training_and_generation_replay_as_eager() -> None:
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
     text = generate(eager_model, "def ", 12, temperature=0, compiled=False, cached=False)
     assert generate(model, "def ", 12, temperature=0, compiled=True) == text
+
+
+def test_the_learner_replays_its_steps_and_trains_as_eagerly(tmp_path) -> None:  # noqa: ANN001
+    from pyrite.dataset import DataLoader, InMemDataset
+    from pyrite.train import LearnerBuilder, Loss, NoRenderer
+
+    rng = np.random.default_rng(5)
+    items = [(rng.normal(size=(28, 28)).astype(np.float32), int(rng.integers(0, 10)))
+             for _ in range(80)]
+
+    def fit(compiled: bool) -> tuple[object, object]:
+        device = _device()
+        model = _model(device)
+
+        def batch(rows: list, on: pyrite.Backend = device) -> MnistBatch:  # noqa: ANN001
+            return MnistBatch(pyrite.tensor(np.stack([r[0] for r in rows]), device=on),
+                              pyrite.tensor(np.array([r[1] for r in rows], np.int32),
+                                            device=on))
+        train = DataLoader(InMemDataset(items[:64]), batch, batch_size=16, shuffle=True, seed=3)
+        valid = DataLoader(InMemDataset(items[64:]), lambda rows: batch(rows, device.inner),
+                           batch_size=8)
+        learner = (LearnerBuilder(tmp_path / str(compiled)).metric_train_numeric(Loss())
+                   .metric_valid_numeric(Loss()).renderer(NoRenderer()).num_epochs(3)
+                   .compile(compiled).build(model, AdamConfig().init(), 1e-3))
+        return learner.fit(train, valid), learner
+
+    before = pyrite.capture.stats()["replays"]
+    compiled_model, learner = fit(True)
+    replays = pyrite.capture.stats()["replays"] - before
+    eager_model, _ = fit(False)
+    assert replays >= 8  # 4 train steps and 2 valid steps an epoch, replayed from the third
+    for a, b in zip(_params(compiled_model), _params(eager_model), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
