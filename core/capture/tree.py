@@ -160,7 +160,30 @@ def _flatten_module(module: Module, leaves: list[Leaf]) -> Spec:
         shape.append((path,))
     module._visit("", on_param, on_const)
     kids = tuple(Spec(TENSOR, None) for _ in shape)
-    return Spec("module", (type(module), tuple(shape)), module, kids)
+    return Spec("module", (type(module), tuple(shape), _settings(module)), module, kids)
+
+
+def _settings(module: Module) -> tuple[Any, ...]:
+    """Every plain attribute of the module and its submodules (a dropout's probability, a
+    convolution's stride): a replay computes with the values captured, so another value is
+    another signature."""
+    found: list[Any] = []
+    stack: list[tuple[str, Module]] = [("", module)]
+    while stack:
+        prefix, mod = stack.pop()
+        for name, value in mod._attrs():
+            if isinstance(value, Module):
+                stack.append((f"{prefix}{name}.", value))
+            elif isinstance(value, (list, tuple)) and value and all(
+                    isinstance(v, Module) for v in value):
+                stack.extend((f"{prefix}{name}.{i}.", v) for i, v in enumerate(value))
+            elif value is None or isinstance(value, (bool, int, float, str, tuple)):
+                try:
+                    hash(value)
+                except TypeError:
+                    continue
+                found.append((prefix + name, value))
+    return tuple(found)
 
 
 def _build_module(template: Module, values: list[Any]) -> Module:

@@ -290,3 +290,14 @@ def test_the_learner_replays_its_steps_and_trains_as_eagerly(tmp_path) -> None: 
     assert replays >= 8  # 4 train steps and 2 valid steps an epoch, replayed from the third
     for a, b in zip(_params(compiled_model), _params(eager_model), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_a_module_setting_changed_in_place_is_a_new_signature() -> None:
+    device = _device()
+    x = pyrite.ones((64,), device=device)
+    drop = Dropout(0.5)
+    run = pyrite.compile(lambda m, x: m(x))
+    for _ in range(3):
+        run(drop, x)
+    drop.prob = 0.0  # no dropout now: the replay must not use the captured probability
+    np.testing.assert_array_equal(run(drop, x).numpy(), np.ones(64))
