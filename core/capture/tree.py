@@ -36,14 +36,16 @@ Leaf = Any  # a Tensor, or a number that changes from step to step
 class Spec:
     """One node of a flattened value's structure."""
 
-    __slots__ = ("kind", "key", "template", "children")
+    __slots__ = ("kind", "key", "template", "children", "sig")
 
     def __init__(self, kind: str, key: Any, template: Any = None,
                  children: tuple[Spec, ...] = ()) -> None:
         self.kind, self.key, self.template, self.children = kind, key, template, children
+        # made as the structure is built: a call's signature costs no second walk
+        self.sig: Any = (kind, key, tuple(c.sig for c in children)) if children else (kind, key)
 
     def signature(self) -> Any:
-        return (self.kind, self.key, tuple(c.signature() for c in self.children))
+        return self.sig
 
     def build(self, leaves: list[Leaf], at: list[int] | None = None) -> Any:
         """This structure with its leaves taken in order from `leaves`."""
@@ -73,6 +75,9 @@ class Spec:
                 object.__setattr__(out, name, value)
             return out
         raise AssertionError(kind)
+
+
+_TENSOR = Spec(TENSOR, None)  # one shared leaf node (they hold nothing of a call)
 
 
 def _holds_tensor(obj: Any, depth: int = 2) -> bool:
@@ -112,7 +117,7 @@ def flatten(value: Any, leaves: list[Leaf], *, numbers: bool = False) -> Spec:
     leaves too (inside an optimizer's state)."""
     if isinstance(value, Tensor):
         leaves.append(value)
-        return Spec(TENSOR, None)
+        return _TENSOR
     if isinstance(value, bool) or value is None or isinstance(value, (str, bytes)):
         return _static(value)
     if isinstance(value, float) or (numbers and isinstance(value, int)):
@@ -159,7 +164,7 @@ def _flatten_module(module: Module, leaves: list[Leaf]) -> Spec:
         leaves.append(t)
         shape.append((path,))
     module._visit("", on_param, on_const)
-    kids = tuple(Spec(TENSOR, None) for _ in shape)
+    kids = (_TENSOR,) * len(shape)
     return Spec("module", (type(module), tuple(shape), _settings(module)), module, kids)
 
 
@@ -202,7 +207,13 @@ def _flatten_optimizer(optim: Optimizer, leaves: list[Leaf]) -> Spec:
     for pid, state in optim._states.items():
         keys = tuple(state)
         shape.append((pid, keys))
-        kids.extend(flatten(state[k], leaves, numbers=True) for k in keys)
+        for k in keys:
+            value = state[k]
+            if isinstance(value, Tensor):  # the usual state: moments and step counts
+                leaves.append(value)
+                kids.append(_TENSOR)
+            else:
+                kids.append(flatten(value, leaves, numbers=True))
     return Spec("optimizer", (id(optim), repr(optim.rule), tuple(shape)), optim, tuple(kids))
 
 
