@@ -40,13 +40,24 @@ from .runtime import (
     compile_error,
 )
 
-_PROGRAMS = 64  # replayed dispatch lists kept as JS arrays
-#: records a replayed step's [pipeline, bind group, [x, y, z]] items into a compute pass
-_REPLAY_JS = ("let last = null; for (const [p, g, w] of items) { if (p !== last) "
-              "{ pass.setPipeline(p); last = p; } pass.setBindGroup(0, g); "
-              "pass.dispatchWorkgroups(w[0], w[1], w[2]); }")
-#: writes a replayed step's [buffer, offset, start, length] items from one Uint8Array
-_WRITE_JS = ("for (const [b, o, s, n] of items) { queue.writeBuffer(b, o, blob, s, n); }")
+_ARRAYS = 64  # replayed steps' dispatch and write lists kept as JS arrays
+#: one replayed step: its writes ([buffer, offset, start, length] of one Uint8Array), then
+#: its [pipeline, bind group, [x, y, z]] dispatches in one compute pass, submitted
+_STEP_JS = """
+if (writes) { for (const [b, o, s, n] of writes) queue.writeBuffer(b, o, blob, s, n); }
+if (items.length) {
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  let last = null;
+  for (const [p, g, w] of items) {
+    if (p !== last) { pass.setPipeline(p); last = p; }
+    pass.setBindGroup(0, g);
+    pass.dispatchWorkgroups(w[0], w[1], w[2]);
+  }
+  pass.end();
+  queue.submit([encoder.finish()]);
+}
+"""
 _CHECKED_ALLOCATION = 1 << 20  # allocations from this size on are checked for OOM at once
 _NO_WEBGPU = ("This browser exposes no WebGPU (navigator.gpu is missing). Use a browser with "
               "WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+ on Windows), or in Chromium "
@@ -159,9 +170,8 @@ class BrowserRuntime(CommandBatch):
         self._read_usage = usage.MAP_READ | usage.COPY_DST
         self._map_read = js.GPUMapMode.READ
         self._pipelines: dict[Hashable, Any] = {}
-        self._programs: dict[tuple[Any, ...], Any] = {}  # replayed steps' dispatch arrays
-        self._replay_js: Any = None
-        self._write_js: Any = None
+        self._arrays: dict[tuple[Any, ...], Any] = {}  # replayed steps' lists, as JS arrays
+        self._step_js: Any = None
         super().__init__()  # the batch; its `stats` are the page's timings
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
@@ -408,33 +418,38 @@ class BrowserRuntime(CommandBatch):
         cpass.setBindGroup(0, group)
         cpass.dispatchWorkgroups(*workgroups)
 
-    def _write_many(self, writes: Sequence[Write]) -> None:
-        """A replayed step's metadata writes in one crossing: the bytes as one typed array,
-        the (buffer, offset, start, length) list as one JS array, a JS loop writing them."""
-        blob = b"".join(data for _, _, data in writes)
-        items, at = [], 0
-        for buffer, offset, data in writes:
-            items.append([buffer.js, offset, at, len(data)])  # type: ignore[attr-defined]
-            at += len(data)
-        if self._write_js is None:
-            self._write_js = self._js.Function.new("queue", "items", "blob", _WRITE_JS)
-        self._write_js(self._queue, self._ffi.to_js(items), self._bytes(blob))
+    def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
+        """A replayed step in one call into JavaScript: the metadata writes (their bytes as one
+        typed array), a new command encoder and compute pass with every dispatch, the submit.
+        The dispatch list and the writes' targets cross as JS arrays made once and kept (per
+        set of bind groups and of buffers), so a step converts only its new bytes."""
+        self.flush()  # work recorded before goes first (and the browser's errors are raised)
+        items = self._kept([[p, g, list(w)] for p, g, w in dispatches],
+                           tuple((id(p), id(g), w) for p, g, w in dispatches), dispatches)
+        targets, blob = None, None
+        if writes:
+            places, at = [], 0
+            for buffer, offset, data in writes:
+                places.append([buffer.js, offset, at, len(data)])  # type: ignore[attr-defined]
+                at += len(data)
+            targets = self._kept(places, tuple((id(b), o, len(d)) for b, o, d in writes), writes)
+            blob = self._bytes(b"".join(data for _, _, data in writes))
+        if self._step_js is None:
+            self._step_js = self._js.Function.new("device", "queue", "items", "writes", "blob",
+                                                  _STEP_JS)
+        self._step_js(self._device, self._queue, items, targets, blob)
+        if dispatches:
+            self.stats["dispatches"] += len(dispatches)
+            self.stats["submits"] += 1
 
-    def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
-        """A replayed step crosses into JavaScript once: its dispatches go over as one JS array
-        (made once per set of bind groups and kept) and a JS loop records them."""
-        key = tuple((id(p), id(g), w) for p, g, w in dispatches)
-        found = self._programs.get(key)
+    def _kept(self, value: list[Any], key: tuple[Any, ...], owners: object) -> Any:
+        """`value` as a JS array, converted once per `key` (`owners` keeps the ids valid)."""
+        found = self._arrays.get(key)
         if found is None:
-            found = self._ffi.to_js([[p, g, list(w)] for p, g, w in dispatches])
-            self._programs[key] = (found, dispatches)  # the tuple keeps the ids' owners alive
-            if len(self._programs) > _PROGRAMS:
-                self._programs.pop(next(iter(self._programs)))
-        else:
-            found = found[0]
-        if self._replay_js is None:
-            self._replay_js = self._js.Function.new("pass", "items", _REPLAY_JS)
-        self._replay_js(cpass, found)
+            found = self._arrays[key] = (self._ffi.to_js(value), owners)
+            if len(self._arrays) > _ARRAYS:
+                self._arrays.pop(next(iter(self._arrays)))
+        return found[0]
 
     def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
                      dst_offset: int, size: int) -> None:
