@@ -2,8 +2,9 @@
 //
 // The page keeps one generation going in the page's Python (pyrite.demos.charlm.session):
 // `begin(prompt, options)` runs the prompt through the model in one call, then `next(n)`
-// returns the next n characters, each of them one position through the key/value cache, so
-// the continuation appears as it is made. Typing restarts it (debounced). When the page cannot
+// returns the next n characters, each of them one replay of the compiled window step (or, where
+// programs do not replay, one position through the key/value cache), so the continuation
+// appears as it is made. Typing restarts it (debounced). When the page cannot
 // run the model and the user asks for it, the server's POST /api/predict/charlm answers with
 // the whole continuation at once.
 //
