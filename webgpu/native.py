@@ -19,7 +19,16 @@ from typing import Any
 from .. import config
 from ..errors import BackendUnavailable
 from .batch import CommandBatch
-from .runtime import AdapterInfo, BindGroup, Buffer, Dispatch, Limits, Pipeline, compile_error
+from .runtime import (
+    AdapterInfo,
+    BindGroup,
+    Buffer,
+    Dispatch,
+    Limits,
+    Pipeline,
+    Write,
+    compile_error,
+)
 
 _BACKENDS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "gl": "OpenGL",
              "opengl": "OpenGL"}
@@ -60,6 +69,28 @@ class AdapterChoice:
         parts = [p for p in (self.backend, self.power_preference) if p]
         parts += [f"index {self.index}"] if self.index is not None else []
         return ", ".join(parts) or "any adapter"
+
+
+_HANDLE_LISTS = 64  # replayed dispatch lists whose C handles are kept
+
+
+def _handle(obj: object) -> Any:
+    """The wgpu-native handle of a wgpu-py object (its `_internal`)."""
+    return obj._internal  # type: ignore[attr-defined]
+
+
+def _direct_calls() -> tuple[Any, ...] | None:
+    """wgpu-native's compute-pass functions (set pipeline, set bind group, dispatch), NULL,
+    its queue write and cffi's `from_buffer`, as wgpu-py's cffi library exposes them; None
+    where this wgpu-py does not."""
+    try:
+        from wgpu.backends.wgpu_native import _ffi  # type: ignore[import-untyped]
+        lib = _ffi.lib
+        return (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
+                lib.wgpuComputePassEncoderDispatchWorkgroups, _ffi.ffi.NULL,
+                lib.wgpuQueueWriteBuffer, _ffi.ffi.from_buffer)
+    except (ImportError, AttributeError):
+        return None
 
 
 def adapter_setting() -> str:
@@ -138,6 +169,8 @@ class NativeRuntime(CommandBatch):
                        | wgpu.BufferUsage.COPY_DST)
         self._pipelines: dict[Hashable, Any] = {}
         self._fence: Any = None
+        self._direct = _direct_calls()
+        self._handles: dict[int, tuple[Any, list[tuple[Any, Any, int, int, int]]]] = {}
         super().__init__()
 
     @property
@@ -217,14 +250,46 @@ class NativeRuntime(CommandBatch):
         cpass.dispatch_workgroups(*workgroups)
 
     def _record_many(self, cpass: Any, dispatches: Sequence[Dispatch]) -> None:
-        set_pipeline, set_group = cpass.set_pipeline, cpass.set_bind_group
-        dispatch, last = cpass.dispatch_workgroups, None
-        for pipeline, group, (x, y, z) in dispatches:
-            if pipeline is not last:  # a pass keeps its pipeline between dispatches
-                set_pipeline(pipeline)
+        """A replayed step's dispatches into one pass. wgpu-py's methods wrap every call in
+        checks and error capture (about 3 us each); a program's calls were all made, checked,
+        while it was captured, so they go to wgpu-native's C functions directly, with the
+        handles of a dispatch list (kept by the program, so its id is stable) looked up once.
+        Without those functions (another wgpu-py) the public methods do it."""
+        if self._direct is None:
+            set_pipeline, set_group = cpass.set_pipeline, cpass.set_bind_group
+            dispatch, last = cpass.dispatch_workgroups, None
+            for pipeline, group, (x, y, z) in dispatches:
+                if pipeline is not last:  # a pass keeps its pipeline between dispatches
+                    set_pipeline(pipeline)
+                    last = pipeline
+                set_group(0, group)
+                dispatch(x, y, z)
+            return
+        found = self._handles.get(id(dispatches))
+        if found is None or found[0] is not dispatches:
+            handles = [(_handle(p), _handle(g), *w) for p, g, w in dispatches]
+            found = self._handles[id(dispatches)] = (dispatches, handles)
+            if len(self._handles) > _HANDLE_LISTS:
+                self._handles.pop(next(iter(self._handles)))
+        set_pipeline, set_group, dispatch, null = self._direct[:4]
+        internal, last = cpass._internal, None
+        for pipeline, group, x, y, z in found[1]:
+            if pipeline != last:
+                set_pipeline(internal, pipeline)
                 last = pipeline
-            set_group(0, group)
-            dispatch(x, y, z)
+            set_group(internal, 0, group, 0, null)
+            dispatch(internal, x, y, z)
+
+    def _write_many(self, writes: Sequence[Write]) -> None:
+        """A replayed step's metadata writes, straight to wgpu-native's queue write where
+        `_record_many` goes straight to its pass functions (the batch is flushed already)."""
+        if self._direct is None:
+            super()._write_many(writes)
+            return
+        write, from_buffer = self._direct[4:]
+        queue = self._device.queue._internal
+        for buffer, offset, data in writes:
+            write(queue, _handle(buffer), offset, from_buffer(data), len(data))
 
     def _record_copy(self, encoder: Any, src: Buffer, src_offset: int, dst: Buffer,
                      dst_offset: int, size: int) -> None:
