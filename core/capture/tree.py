@@ -19,6 +19,7 @@ from typing import Any
 
 from ..backend.autodiff import Gradients
 from ..module.base import Module
+from ..module.param import Param
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
 
@@ -152,43 +153,45 @@ def flatten(value: Any, leaves: list[Leaf], *, numbers: bool = False) -> Spec:
     return _static(value)
 
 
-# ---- modules: params and constants in visiting order -----------------------------------------
+# ---- modules: params and constants in visiting order ------------------------------------------
 def _flatten_module(module: Module, leaves: list[Leaf]) -> Spec:
-    shape: list[Any] = []
-
-    def on_param(path: str, p: Any) -> None:
-        leaves.append(p.val)
-        shape.append((path, p.id, p.require_grad))
-
-    def on_const(path: str, t: Tensor) -> None:
-        leaves.append(t)
-        shape.append((path,))
-    module._visit("", on_param, on_const)
-    kids = (_TENSOR,) * len(shape)
-    return Spec("module", (type(module), tuple(shape), _settings(module)), module, kids)
-
-
-def _settings(module: Module) -> tuple[Any, ...]:
-    """Every plain attribute of the module and its submodules (a dropout's probability, a
+    """Params and constant tensors in `Module._visit`'s order (so `_map` puts them back), and
+    every plain attribute of the module and its submodules (a dropout's probability, a
     convolution's stride): a replay computes with the values captured, so another value is
-    another signature."""
-    found: list[Any] = []
-    stack: list[tuple[str, Module]] = [("", module)]
-    while stack:
-        prefix, mod = stack.pop()
-        for name, value in mod._attrs():
-            if isinstance(value, Module):
-                stack.append((f"{prefix}{name}.", value))
-            elif isinstance(value, (list, tuple)) and value and all(
-                    isinstance(v, Module) for v in value):
-                stack.extend((f"{prefix}{name}.{i}.", v) for i, v in enumerate(value))
-            elif value is None or isinstance(value, (bool, int, float, str, tuple)):
-                try:
-                    hash(value)
-                except TypeError:
-                    continue
-                found.append((prefix + name, value))
-    return tuple(found)
+    another signature. One walk gathers both."""
+    shape: list[Any] = []
+    settings: list[Any] = []
+    _walk(module, "", leaves, shape, settings)
+    kids = (_TENSOR,) * len(shape)
+    return Spec("module", (type(module), tuple(shape), tuple(settings)), module, kids)
+
+
+def _walk(module: Module, prefix: str, leaves: list[Leaf], shape: list[Any],
+          settings: list[Any]) -> None:
+    for name, value in module._attrs():
+        path = prefix + name
+        if isinstance(value, Param):
+            leaves.append(value.val)
+            shape.append((path, value.id, value.require_grad))
+        elif isinstance(value, Module):
+            _walk(value, path + ".", leaves, shape, settings)
+        elif isinstance(value, Tensor):
+            leaves.append(value)
+            shape.append((path,))
+        elif isinstance(value, (list, tuple)) and value and all(
+                isinstance(v, (Module, Param)) for v in value):
+            for i, item in enumerate(value):
+                if isinstance(item, Param):
+                    leaves.append(item.val)
+                    shape.append((f"{path}.{i}", item.id, item.require_grad))
+                else:
+                    _walk(item, f"{path}.{i}.", leaves, shape, settings)
+        elif value is None or isinstance(value, (bool, int, float, str, tuple)):
+            try:
+                hash(value)
+            except TypeError:
+                continue
+            settings.append((path, value))
 
 
 def _build_module(template: Module, values: list[Any]) -> Module:
