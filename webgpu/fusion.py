@@ -358,7 +358,8 @@ class Fusion(Backend):
         return self._record("view", None, (x.node,), x.dtype, tuple(shape))
 
     def reduce(self, op: Reduction, x: FusedTensor, dim: int) -> FusedTensor:
-        if op.returns_index:
+        if op.returns_index or x.shape[dim] > reduction.SEGMENT:
+            # the raw kernels split a long row over several workgroups (reduction.py)
             return self._wrap(self.inner.reduce(op, self._value(x), dim))
         shape = tuple(1 if d == dim else n for d, n in enumerate(x.shape))
         return self._record("reduce", op, (self._arg(x),), x.dtype, shape, dim)

@@ -50,3 +50,37 @@ def test_softmax_and_log_softmax(gpu, up, down, dim):
     np.testing.assert_allclose(down(gpu.softmax(up(x), dim)), want, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(down(gpu.log_softmax(up(x), dim)), np.log(want), rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [2**24 - 256, 2**24, 2**24 + 1000])
+def test_full_sum_around_2_24_elements(gpu, up, down, n):
+    """One workgroup folding a row of millions gave 131,066 for every size from about 4M on
+    lavapipe; long rows are split over workgroups (reduction.SEGMENT)."""
+    from pyrite.backend.reduce import SUM
+    got = down(gpu.reduce(SUM, gpu.full((n,), 1.0, gpu.float_dtype), 0))
+    assert got[0] == n
+
+
+def test_every_reduction_of_long_rows_with_a_tail(gpu, up, down):
+    x = RNG.uniform(-4, 4, (2, 3 * 65536 + 12345)).astype(np.float32)
+    x[0, 150_001] = 9.0  # a maximum in a later segment; a tie after it
+    x[0, 170_000] = 9.0
+    x[1, 7] = -9.0
+    near_one = (1 + RNG.uniform(-1e-5, 1e-5, x.shape)).astype(np.float32)  # a finite product
+    wide = x.astype(np.float64)
+    want = {"sum": (x, wide.sum(1)), "prod": (near_one, near_one.astype(np.float64).prod(1)),
+            "max": (x, x.max(1)), "min": (x, x.min(1)), "argmax": (x, x.argmax(1)),
+            "argmin": (x, x.argmin(1))}
+    for name in sorted(REDUCTIONS):
+        data, expected = want[name]
+        for view in (up(data), gpu.permute(up(data.T.copy()), (1, 0))):  # dense, strided
+            got = down(gpu.reduce(REDUCTIONS[name], view, 1))
+            np.testing.assert_allclose(got[:, 0], expected, rtol=2e-4, atol=2e-3, err_msg=name)
+
+
+def test_fused_full_sum_of_a_long_row(gpu):
+    import pyrite
+    from pyrite.webgpu.fusion import Fusion
+    x = pyrite.ones((2**24 + 3,), device=Fusion(gpu))
+    assert (x * 2).sum().into_scalar() == float(np.float32(2 * (2**24 + 3)))  # f32 spacing
+    assert (x * 2).argmax(0).into_scalar() == 0
