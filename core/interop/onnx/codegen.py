@@ -11,10 +11,15 @@ Shape arithmetic is folded: the graph is traced once on the host with inputs of 
 shapes, and every value that depends only on constants and static shapes becomes a literal
 (`x.reshape([1, 1000])` instead of Shape/Gather/Concat chains). A symbolic input dim (`batch`)
 is traced twice with different sizes; what changes with it stays computed at run time.
+
+Nothing of the file becomes code: its names become sanitised identifiers (`identifier`) or
+escaped ASCII text (`_fmt`, `_doc_text`), and the source passes `safety.check_source`, an
+allow-list of what this generator writes, before it is written or run.
 """
 
 from __future__ import annotations
 
+import keyword
 import math
 import os
 import pprint
@@ -32,6 +37,7 @@ from ...tensor import Tensor
 from .graph import Graph, Node
 from .registry import OPS, keywords, moved_attributes
 from .runtime import OnnxModel, identifier
+from .safety import FORBIDDEN, check_source
 
 PathLike = str | os.PathLike[str]
 #: a folded value with at most this many elements is written as a literal
@@ -45,6 +51,8 @@ _RECORDERS = {"bin": ("BinFileRecorder", ".bin"), "bin-gz": ("BinGzFileRecorder"
               "json": ("PrettyJsonFileRecorder", ".json"),
               "json-gz": ("JsonGzFileRecorder", ".json.gz")}
 _PRECISIONS = {"full": "FullPrecision", "half": "HalfPrecision", "double": "DoublePrecision"}
+#: the names generated code imports, which the class must not shadow
+_IMPORTED = ("pyrite", "activation", "nn", "cat", "O", "Module", "Param", "Tensor")
 
 
 @dataclass
@@ -151,8 +159,9 @@ class _Writer:
         self.g, self.tr, self.class_name = graph, tr, class_name
         self.init: list[str] = []
         self.body: list[str] = []
-        self.attrs: set[str] = set()
-        self.locals: set[str] = {"self", "dev", "pyrite", "nn", "O", "activation", "cat"}
+        self.attrs: set[str] = {n for n in dir(Module) if not n.startswith("_")}
+        self.locals: set[str] = {"self", "dev", "pyrite", "nn", "O", "activation", "cat",
+                                 "float", "str", "tuple", "Module", "Param", "Tensor"}
         self.expr: dict[str, str] = {}  # ONNX value -> Python expression (a tensor)
         self.weights: dict[str, TensorData] = {}
         self.trainable: dict[str, bool] = {}
@@ -491,16 +500,16 @@ class _Writer:
     # ---- the file ----------------------------------------------------------------------------
     def source(self, header: str) -> str:
         feeds = self.g.feeds
-        params = ", ".join(f"{identifier(v.name, set())}: Tensor" for v in feeds)
         for v in feeds:
             self.expr[v.name] = identifier(v.name, self.locals)
+        params = ", ".join(f"{self.expr[v.name]}: Tensor" for v in feeds)
         body_start = ["dev = " + (self.expr[feeds[0].name] + ".device" if feeds else "None")]
         for node in self.g.nodes:
             self.node(node)
         outs = [self.tensor(v.name) for v in self.g.outputs]
         ret = outs[0] if len(outs) == 1 else f"({', '.join(outs)},)"
         self.body = _live(self.body, ret)
-        self._drop_unread_constants()
+        self._drop_unread_constants(ret)
         self.needs_dev = any(re.search(r"\bdev\b", line) for line in self.body)
         rtype = "Tensor" if len(outs) == 1 else f"tuple[{', '.join(['Tensor'] * len(outs))}]"
         text = "\n".join(self.init + self.body)
@@ -517,7 +526,7 @@ class _Writer:
         imports.append("from pyrite.tensor import Tensor")
         lines = [header, "from __future__ import annotations", "", *imports,
                  "", "", f"class {self.class_name}(Module):",
-                 f'    """{self._summary()}"""', "",
+                 f'    """{_doc_text(self._summary())}"""', "",
                  "    def __init__(self, device: str | pyrite.Backend | None = None) -> None:"]
         lines += [_wrap(ln, 8) for ln in self.init] or ["        pass"]
         lines += ["", f"    def forward(self, {params}) -> {rtype}:"]
@@ -526,9 +535,10 @@ class _Writer:
         lines += self.body + [f"        return {ret}", ""]
         return "\n".join(lines)
 
-    def _drop_unread_constants(self) -> None:
-        """Forget the constants and params only dead shape arithmetic read."""
-        body = "\n".join(self.body)
+    def _drop_unread_constants(self, ret: str) -> None:
+        """Forget the constants and params only dead shape arithmetic read (`ret`, the
+        returned expression, reads too: an output may be a constant)."""
+        body = "\n".join([*self.body, ret])
         keep = []
         for line in self.init:
             attr = line.split(" = ", 1)[0].removeprefix("self.")
@@ -610,17 +620,36 @@ def f32(value: float) -> float:
 
 
 def _fmt(value: Any) -> str:
+    """`value` as Python source; a string (the file's text) always as an ASCII literal."""
     if isinstance(value, _Code):
         return str(value)
+    if isinstance(value, str):
+        return ascii(value)
     if isinstance(value, float):
         if math.isinf(value):
             return "float('inf')" if value > 0 else "float('-inf')"
         if math.isnan(value):
             return "float('nan')"
-    if isinstance(value, list) and any(isinstance(v, float) and not math.isfinite(v)
+    if isinstance(value, list) and any(isinstance(v, str) or (isinstance(v, float) and not
+                                                              math.isfinite(v))
                                        for v in _flat(value)):
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     return pprint.pformat(value, width=WIDTH - 24, compact=True)
+
+
+def _doc_text(text: str) -> str:
+    """`text` (names from the file among it) made safe inside a triple-quoted docstring: the
+    docstring reads back as `text`, its source is printable ASCII, with no quote or backslash
+    that could end the string or start an escape of the file's choosing."""
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(ascii(ch)[1:-1])  # \n, \x00, \u2028, ...
+    return "".join(out)
 
 
 def _flat(value: Any) -> list[Any]:
@@ -653,12 +682,13 @@ def _wrap(line: str, indent: int) -> str:
 
 
 def _matching(text: str, at: int) -> int:
-    """The index of the bracket closing the one at `at` (-1 when there is none)."""
+    """The index of the bracket closing the one at `at` (-1 when there is none); brackets
+    inside string literals do not count."""
     depth = 0
-    for i in range(at, len(text)):
-        if text[i] in "([{":
+    for i, ch in _code_chars(text, at):
+        if ch in "([{":
             depth += 1
-        elif text[i] in ")]}":
+        elif ch in ")]}":
             depth -= 1
             if depth == 0:
                 return i
@@ -666,33 +696,77 @@ def _matching(text: str, at: int) -> int:
 
 
 def _split_args(args: str, pad: str) -> str:
-    parts, depth, cur = [], 0, ""
-    for ch in args:
+    """`args` one per line; commas inside brackets or string literals do not split."""
+    parts, depth, start = [], 0, 0
+    for i, ch in _code_chars(args, 0):
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur.strip())
+        elif ch == "," and depth == 0:
+            parts.append(args[start:i].strip())
+            start = i + 1
+    parts.append(args[start:].strip())
     return ",\n".join(pad + p for p in parts)
+
+
+def _code_chars(text: str, start: int) -> list[tuple[int, str]]:
+    """The (index, character) pairs of `text` from `start` that are outside string literals
+    (the one-line `'...'`/`"..."` literals `_fmt` writes)."""
+    out: list[tuple[int, str]] = []
+    quote, escaped = "", False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        else:
+            out.append((i, ch))
+    return out
 
 
 def generate(graph: Graph, *, class_name: str = "Model",
              input_shapes: dict[str, Sequence[int]] | None = None,
              header: str | None = None, batch: bool = True) -> Generated:
     """The Python source of a module that runs `graph`, and its weights."""
+    _check_class_name(class_name)
     tr = trace(graph, input_shapes, batch=batch)
     w = _Writer(graph, tr, class_name)
-    head = header or f'"""{class_name}: generated by `pyrite import-onnx` from {graph.source}."""'
-    return Generated(w.source(head), class_name, w.weights, w.trainable)
+    head = header or (f'"""{class_name}: generated by `pyrite import-onnx` from '
+                      f'{_doc_text(graph.source)}."""')
+    source = w.source(head)
+    check_source(source)
+    return Generated(source, class_name, w.weights, w.trainable)
+
+
+def _plain_class(name: str) -> bool:
+    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name) and not (
+        name.startswith("_") or name in _IMPORTED or name in FORBIDDEN)
+
+
+def _default_class(stem: str) -> str:
+    """The class name a file stem gives: `squeeze_net` -> `SqueezeNet`; `none` -> `NoneModel`
+    and `o` -> `OModel` rather than a keyword or a name hiding an import."""
+    cls = "".join(p.capitalize() for p in stem.split("_")) or "Model"
+    return cls if _plain_class(cls) else cls + "Model"
+
+
+def _check_class_name(name: str) -> None:
+    if not _plain_class(name):
+        raise OnnxError(f"class name {name!r} is not a plain Python identifier (ASCII, not a "
+                        f"keyword, not starting with _, not an imported or forbidden name)")
 
 
 def build(gen: Generated, device: str | None = "numpy") -> Module:
-    """The generated module, instantiated with its weights."""
+    """The generated module, instantiated with its weights; its source is checked first
+    (`safety.check_source`), so nothing outside the generator's allow-list ever runs."""
+    check_source(gen.source)
     namespace: dict[str, Any] = {"__name__": f"pyrite_generated_{gen.class_name}"}
     exec(compile(gen.source, f"<generated {gen.class_name}>", "exec"), namespace)  # noqa: S102
     model: Module = namespace[gen.class_name](device)
@@ -736,7 +810,7 @@ def import_onnx(path: PathLike, out_dir: PathLike, *, name: str | None = None,
     src = Path(path)
     graph = read(src)
     stem = name or identifier(src.stem, set()).lower()
-    cls = class_name or "".join(p.capitalize() for p in stem.split("_")) or "Model"
+    cls = class_name or _default_class(stem)
     rec_cls, ext = _RECORDERS[recorder]
     prec_cls = _PRECISIONS[precision]
     record_file = f"{stem}{ext}"
@@ -757,10 +831,12 @@ def import_onnx(path: PathLike, out_dir: PathLike, *, name: str | None = None,
 
 def _header(graph: Graph, source: str, cls: str, record: str, rec_cls: str,
             prec_cls: str) -> str:
+    source, shown = _doc_text(source), _doc_text(repr(record))
     return (f'"""{cls}: generated by `pyrite import-onnx` from {source} (ONNX opset '
-            f'{graph.opset}).\n\nIts weights are in {record} ({rec_cls}, {prec_cls}):\n\n'
+            f'{graph.opset}).\n\nIts weights are in {_doc_text(record)} ({rec_cls}, '
+            f'{prec_cls}):\n\n'
             f"    from pyrite.record import {rec_cls}, {prec_cls}\n"
-            f"    model = {cls}(device).load_file({record!r}, {rec_cls}({prec_cls}()))\n\n"
+            f"    model = {cls}(device).load_file({shown}, {rec_cls}({prec_cls}()))\n\n"
             f"Edit it as you like: it is plain pyrite code.\n" + '"""')
 
 

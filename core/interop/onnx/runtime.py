@@ -9,6 +9,7 @@ readback: the shape arithmetic runs on the host and only `x` lives on the GPU.
 
 from __future__ import annotations
 
+import keyword
 import os
 import re
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ from ...module import Module, Param
 from ...tensor import Tensor, from_data
 from .graph import Graph, Node
 from .registry import OPS, OpSpec, check, keywords, moved_attributes
+from .safety import FORBIDDEN
 
 PathLike = str | os.PathLike[str]
 Device = str | Backend | None
@@ -39,11 +41,17 @@ def host_device() -> Backend | None:
 
 
 def identifier(name: str, taken: set[str]) -> str:
-    """A Python identifier for an ONNX name, unique within `taken` (which it joins)."""
-    ident = re.sub(r"\W", "_", name).strip("_") or "v"
+    """A Python identifier for an ONNX name, unique within `taken` (which it joins).
+
+    Whatever the name holds, the result is ASCII letters, digits and underscores only (any
+    other character becomes `_`), never starts with a digit or an underscore (so never a
+    dunder), and is never a keyword or a name of `_RESERVED`; names that differ only in the
+    characters replaced get `_2`, `_3`, ... rather than colliding.
+    """
+    ident = _NOT_IDENTIFIER.sub("_", name).strip("_") or "v"
     if ident[0].isdigit():
         ident = "v_" + ident
-    if ident in _RESERVED:
+    if ident in _RESERVED or keyword.iskeyword(ident):
         ident += "_"
     base, n = ident, 1
     while ident in taken:
@@ -58,7 +66,8 @@ _RESERVED = {"forward", "self", "device", "graph", "params", "load", "map", "dev
              "False", "class", "def", "return", "lambda", "import", "from", "in", "is", "not",
              "and", "or", "if", "else", "for", "while", "with", "as", "pass", "del", "global",
              "yield", "try", "except", "raise", "assert", "break", "continue", "finally",
-             "nonlocal", "elif", "async", "await"}
+             "nonlocal", "elif", "async", "await"} | FORBIDDEN
+_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 
 
 def tensor_positions(graph: Graph) -> set[str]:
