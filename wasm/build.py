@@ -7,7 +7,9 @@ writes a folder that is complete on its own, with every URL relative to `pyrite.
     pyrite.js, worker.js, *.js  the loader (an ES module), the Web Worker and their modules
     pyrite.d.ts                 the JS API's types (when wasm/ has them)
     index.html                  an example page using the bundle (example.py)
-    manifest.json               what the worker fetches, each file with its sha256 and size
+    manifest.json               what the worker fetches, each file with its sha256 and size,
+                                and under "files" every file of the bundle (path -> sha256)
+                                but itself and its copies: what `export-web` may replace
     pyodide/                    the Pyodide runtime files a page really loads (pyodide_dist.py)
     wheels/<hash>/NAME.whl      the pure-Python pyrite wheel for the page, and micropip
     models/NAME.<hash>.bin      the demo models' records, and the other files they load
@@ -214,6 +216,22 @@ def _scripts() -> list[Path]:
     return found + [p for p in [HERE / "pyrite.d.ts"] if p.is_file()]
 
 
+def _precompress_one(path: Path) -> None:
+    """Write the worthwhile compressed copies of the one file `path` (compress.precompress
+    does a whole folder)."""
+    data = path.read_bytes()
+    for encoding, squeeze in compress.compressors().items():
+        packed = squeeze(data)
+        if compress.worth_keeping(len(data), len(packed)):
+            path.with_name(path.name + compress.SUFFIXES[encoding]).write_bytes(packed)
+
+
+def _list_files(stage: Path) -> dict[str, str]:
+    """Every file in `stage` (relative path -> sha256), sorted: the manifest's "files"."""
+    return {p.relative_to(stage).as_posix(): _sha256(p.read_bytes())
+            for p in sorted(stage.rglob("*")) if p.is_file()}
+
+
 def _swap(stage: Path, out: Path) -> None:
     """Put the finished `stage` at `out`, replacing an older bundle there (two renames)."""
     if not out.exists():
@@ -227,8 +245,9 @@ def _swap(stage: Path, out: Path) -> None:
 
 def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
           pyodide_dir: Path | None = None) -> dict[str, object]:
-    """Write the web bundle into `out` (replacing an older one atomically) and return its
-    manifest.
+    """Write the web bundle into `out` (replacing an older one whole and atomically: the
+    folder is pyrite's, as `pyrite serve`'s is; `export-web` builds into a new folder and moves
+    the files into the user's) and return its manifest.
 
     `models`: the demo models to ship (default all, less those whose files are not installed,
     which the manifest lists under "unavailable" with the reason; ValueError naming the known
@@ -287,8 +306,12 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             # to put them (the demo pages say so)
             "unavailable": unavailable,
         }
-        (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         compress.precompress(stage, cache.with_name("compressed"))
+        # every file but the manifest and its copies, the compressed ones included: what a
+        # later `export-web` into the same folder may replace (a file changed since is kept)
+        manifest["files"] = _list_files(stage)
+        (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        _precompress_one(stage / "manifest.json")
         _swap(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

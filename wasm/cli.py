@@ -9,6 +9,7 @@ point group `pyrite.commands`).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -57,6 +58,8 @@ def report(done: Export, base_url: str | None) -> str:
         "(python -m http.server)",
         "  a repeat visit downloads only what changed (files are cached by content hash)",
         *(f"  left out: {reason}" for reason in done.unavailable.values()),
+        *(f"  kept: your {name} (the bundle's example {name} is not written over it)"
+          for name in done.kept),
         "",
         f"Paste into {where}:",
         "",
@@ -71,8 +74,8 @@ def report(done: Export, base_url: str | None) -> str:
 
 def _add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
-                        help="folder to write (missing, empty, or a previous export, which is "
-                        "replaced whole)")
+                        help="folder to write: missing, empty, or a previous export, where "
+                        "only the files that export wrote are replaced (yours are kept)")
     parser.add_argument("--model", action="append", metavar="NAME", dest="models",
                         help="a demo model to ship (repeatable; default all)")
     parser.add_argument("--base-url", metavar="URL", help="where DIR will be served from, for "
@@ -104,8 +107,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def _run_build(args: argparse.Namespace) -> int:
     models.use_option(args.models_dir)
-    out = args.out or default_bundle()
-    manifest = build(out)
+    if args.out is None:  # pyrite's own folder, where `pyrite serve` reads: replaced whole
+        out = default_bundle()
+        manifest = build(out)
+    else:  # a folder the user named: as export-web, only what pyrite wrote there is replaced
+        out = args.out
+        try:
+            export_web(out)
+        except (ExportError, OSError, RuntimeError) as exc:
+            print(f"python -m pyrite.wasm build: {exc}", file=sys.stderr)
+            return 2
+        manifest = json.loads((out / "manifest.json").read_text())
     wheels = ", ".join(w["name"] for w in manifest["wheels"])  # type: ignore[attr-defined]
     print(f"web bundle in {out}: wheels {wheels}; models "
           f"{', '.join(manifest['models'])}")  # type: ignore[arg-type]
@@ -121,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("build", help="write the bundle where `pyrite serve` reads it")
     cmd.add_argument("--out", type=Path, default=None,
-                     help=f"bundle folder (default {default_bundle()})")
+                     help=f"bundle folder (default {default_bundle()}, replaced whole); a "
+                     "folder named here is treated as export-web treats its --out")
     models.add_option(cmd)
     cmd.set_defaults(run=_run_build)
     add_parser(sub)

@@ -15,10 +15,24 @@ DEFAULT_ARTIFACTS = "/tmp/pyrite-charlm"
 
 
 def _run_train(args: argparse.Namespace) -> int:
+    """Train; a bad --artifacts folder is one line on stderr and exit status 2."""
+    from pyrite.errors import ConfigError
+
+    try:
+        return _train(args)
+    except ConfigError as exc:
+        print(f"pyrite train charlm: {exc}", file=sys.stderr)
+        return 2
+
+
+def _train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
+    from pyrite.train.artifacts import check_artifact_dir
 
-    from .training import default_config, export_record, train, validation_loss
+    from .training import ARTIFACT_FILES, default_config, export_record, train, validation_loss
 
+    # before anything starts: a folder holding files pyrite did not write is refused
+    check_artifact_dir(args.artifacts, ARTIFACT_FILES, what="--artifacts")
     changes: dict[str, object] = {}
     for name in ("epochs", "steps_per_epoch", "batch_size", "lr", "seed"):
         value = getattr(args, name)
@@ -83,7 +97,8 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--small", action="store_true",
                        help="a tiny model on 50,000 characters (a smoke test)")
     train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS,
-                       help=f"artifact directory (default {DEFAULT_ARTIFACTS})")
+                       help=f"artifact directory (default {DEFAULT_ARTIFACTS}): new, empty, or "
+                       "one pyrite made, where only an earlier run's files are deleted")
     train.add_argument("--export", metavar="PATH", help="also save the model in half precision "
                        "at PATH (.bin) and its config beside it (.json), and report the "
                        "validation loss")

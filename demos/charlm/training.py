@@ -3,15 +3,16 @@ cosine learning-rate schedule.
 
 `train(artifact_dir, TrainingConfig(...))` writes the Learner's artifacts (config.json, metric
 logs, checkpoints) and the trained model (`<artifact_dir>/model.bin`, full precision) and
-returns it. Each training step draws `batch_size` windows of `context + 1` characters at random
-offsets of the training split, from a generator seeded by (seed, epoch), so a run repeats
-exactly; validation reads fixed, evenly spaced windows of the validation split.
+returns it; an earlier run's files there are deleted first, any other file kept, and a folder
+pyrite did not make is refused (pyrite.train.artifacts). Each training step draws
+`batch_size` windows of `context + 1` characters at random offsets of the training split,
+from a generator seeded by (seed, epoch), so a run repeats exactly; validation reads fixed,
+evenly spaced windows of the validation split.
 """
 
 from __future__ import annotations
 
 import random
-import shutil
 from collections.abc import Iterator
 from dataclasses import KW_ONLY
 from pathlib import Path
@@ -22,9 +23,13 @@ from pyrite.module import Config
 from pyrite.optim import AdamConfig, CosineAnnealingLrSchedulerConfig
 from pyrite.record import BinFileRecorder, HalfPrecision
 from pyrite.train import LearnerBuilder, LearningRate, Loss
+from pyrite.train.artifacts import prepare_artifact_dir
 
 from . import corpus
 from .model import Model, ModelConfig
+
+#: what a run writes in its artifact folder besides the Learner's files
+ARTIFACT_FILES = ("config.json", "model.bin")
 
 
 class TrainingConfig(Config):
@@ -114,10 +119,9 @@ def loaders(config: TrainingConfig, device: Backend) -> tuple[WindowLoader, Wind
 
 def train(artifact_dir: str | Path, config: TrainingConfig,
           device: str = "autodiff<numpy>") -> Model:
-    """Train from scratch; the Learner's artifacts go to `artifact_dir` (emptied first)."""
-    artifact_dir = Path(artifact_dir)
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    artifact_dir.mkdir(parents=True)
+    """Train from scratch; the Learner's artifacts go to `artifact_dir` (an earlier run's are
+    deleted first, other files kept; ConfigError for a folder pyrite did not make)."""
+    artifact_dir = prepare_artifact_dir(artifact_dir, ARTIFACT_FILES)
     config.save(artifact_dir / "config.json")
     pyrite.seed(config.seed)
     ad = pyrite.device(device)
@@ -153,5 +157,5 @@ def export_record(model: Model, path: str | Path) -> Path:
     return model.save_file(path, BinFileRecorder(HalfPrecision()))
 
 
-__all__ = ["TrainingConfig", "WindowLoader", "default_config", "encode", "export_record",
-           "loaders", "train", "validation_loss"]
+__all__ = ["ARTIFACT_FILES", "TrainingConfig", "WindowLoader", "default_config", "encode",
+           "export_record", "loaders", "train", "validation_loss"]

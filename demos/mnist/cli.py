@@ -44,11 +44,25 @@ def _close_dashboard(server: Any, linger_s: float | None) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
+    """Train; a bad option or --artifacts folder is one line on stderr and exit status 2."""
+    from pyrite.errors import ConfigError
+
+    try:
+        return _train(args)
+    except ConfigError as exc:
+        print(f"pyrite train mnist: {exc}", file=sys.stderr)
+        return 2
+
+
+def _train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
+    from pyrite.train.artifacts import check_artifact_dir
 
     from .inference import evaluate
     from .predict import CONFIG
-    from .training import TrainingConfig, export_record, train
+    from .training import ARTIFACT_FILES, TrainingConfig, export_record, train
+    # before anything starts: a folder holding files pyrite did not write is refused
+    check_artifact_dir(args.artifacts, ARTIFACT_FILES, what="--artifacts")
     config = TrainingConfig.load(args.config or CONFIG)
     if args.epochs is not None:
         config = config.with_num_epochs(args.epochs)
@@ -102,7 +116,8 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--lr", type=float, help="Adam learning rate (config's by default)")
     train.add_argument("--seed", type=int, help="random seed (config: 42)")
     train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS,
-                       help=f"artifact directory (default {DEFAULT_ARTIFACTS})")
+                       help=f"artifact directory (default {DEFAULT_ARTIFACTS}): new, empty, or "
+                       "one pyrite made, where only an earlier run's files are deleted")
     train.add_argument("--config", help="TrainingConfig JSON file (default: the committed "
                        "demos/mnist/config.json)")
     train.add_argument("--export", metavar="PATH", help="also save the trained model in half "

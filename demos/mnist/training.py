@@ -2,14 +2,14 @@
 
 `train(artifact_dir, TrainingConfig(ModelConfig(10, 512), AdamConfig()))` writes the book's
 artifacts (config.json, experiment.log, checkpoints, metric logs) and the trained model
-(`<artifact_dir>/model.bin`, full precision), and returns the model. `renderers=` adds views
-beside the terminal's (the live dashboard's `DashboardRenderer`); `limit=` trains and validates
-on the first items only, for a quick run.
+(`<artifact_dir>/model.bin`, full precision), and returns the model. A new run first deletes
+an earlier run's files there and keeps any other file; a folder pyrite did not make is refused
+(pyrite.train.artifacts). `renderers=` adds views beside the terminal's (the live dashboard's
+`DashboardRenderer`); `limit=` trains and validates on the first items only, for a quick run.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import KW_ONLY
 from pathlib import Path
@@ -32,6 +32,7 @@ from pyrite.train import (
     Renderer,
     start_event,
 )
+from pyrite.train.artifacts import prepare_artifact_dir
 from pyrite.train.renderer import default_renderer
 
 from .data import MnistBatcher
@@ -51,10 +52,14 @@ class TrainingConfig(Config):
     learning_rate: float = 1.0e-4
 
 
+#: what a run writes in its artifact folder besides the Learner's files
+ARTIFACT_FILES = ("config.json", "model.bin")
+
+
 def create_artifact_dir(artifact_dir: Path) -> None:
-    # remove earlier artifacts so the summary covers this run only
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    artifact_dir.mkdir(parents=True, exist_ok=True)
+    """Make `artifact_dir` ready for a new run: an earlier run's files go, so the summary
+    covers this run only; ConfigError for a folder holding files pyrite did not write."""
+    prepare_artifact_dir(artifact_dir, ARTIFACT_FILES)
 
 
 def _first(dataset: Dataset[Any], limit: int | None) -> Dataset[Any]:
@@ -75,6 +80,8 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
     artifact_dir = Path(artifact_dir)
     if resume is None:
         create_artifact_dir(artifact_dir)
+    else:  # the folder must be a run's: its files are kept, the run goes on writing them
+        prepare_artifact_dir(artifact_dir, ARTIFACT_FILES, clear=False)
     config.save(artifact_dir / "config.json")
     ad = pyrite.device(device)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout

@@ -6,8 +6,10 @@ in a page's worker (pyrite.wasm.training), so a run's loss curve is the same in 
 
 A run keeps the Learner's artifacts in its folder (settings.json, checkpoints, metric logs,
 experiment.log); `saved_run(folder)` says where a stopped run can resume, and
-`train(..., resume=True)` resumes it. Data: MNIST's first `train_items` training digits, in
-an order shuffled by `seed` each epoch, and its first `valid_items` test digits.
+`train(..., resume=True)` resumes it. A new run deletes an earlier run's files only, and refuses
+a folder pyrite did not make (pyrite.train.artifacts). Data: MNIST's first `train_items`
+training digits, in an order shuffled by `seed` each epoch, and its first `valid_items` test
+digits.
 """
 
 from __future__ import annotations
@@ -130,6 +132,7 @@ def train(settings: TrainSettings, device: str | pyrite.Backend, folder: str | P
     from pyrite.optim import AdamConfig
     from pyrite.record import BinFileRecorder
     from pyrite.train import Accuracy, LearnerBuilder, LearningRate, Loss
+    from pyrite.train.artifacts import prepare_artifact_dir
 
     folder = Path(folder)
     saved = saved_run(folder) if resume else None
@@ -141,9 +144,8 @@ def train(settings: TrainSettings, device: str | pyrite.Backend, folder: str | P
     ad = pyrite.device(device)
     if not ad.is_autodiff:
         ad = pyrite.device(f"autodiff<{ad.name}>")
-    if not resume:
-        _clear(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    # a new run deletes an earlier run's files (only those), so curves do not mix
+    prepare_artifact_dir(folder, [SETTINGS], clear=not resume)
     settings.save(folder / SETTINGS)
     pyrite.seed(settings.seed, device=ad)  # the training device's generator: init, dropout
     train_loader, valid_loader = loaders(settings, ad, root)
@@ -176,16 +178,6 @@ def _schedule(settings: TrainSettings) -> Any:
     steps = settings.epochs * settings.steps_per_epoch
     return CosineAnnealingLrSchedulerConfig(settings.learning_rate, steps,
                                             min_lr=settings.learning_rate / 100)
-
-
-def _clear(folder: Path) -> None:
-    """Remove an earlier run's artifacts (only what a run writes), so curves do not mix."""
-    import shutil
-
-    for name in ("checkpoint", "train", "valid"):
-        shutil.rmtree(folder / name, ignore_errors=True)
-    for name in (SETTINGS, "experiment.log"):
-        (folder / name).unlink(missing_ok=True)
 
 
 def load_checkpoint(folder: str | Path, device: str | pyrite.Backend) -> Module:

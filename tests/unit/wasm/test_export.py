@@ -1,5 +1,6 @@
 """`pyrite export-web` (wasm/export.py, wasm/cli.py): the chosen models only, a user's folder
-never replaced, a previous export replaced whole, and printed sizes that are the real ones."""
+never replaced, a previous export's files replaced (test_export_keeps_user_files.py for the
+files a user adds), and printed sizes that are the real ones."""
 
 from __future__ import annotations
 
@@ -106,16 +107,17 @@ def test_a_file_is_not_a_target(tmp_path: Path) -> None:
         export.export_web(tmp_path / "file")
 
 
-def test_a_previous_export_is_replaced_whole(tmp_path: Path) -> None:
+def test_a_previous_export_is_replaced_and_added_files_kept(tmp_path: Path) -> None:
     out = tmp_path / "site"
     out.mkdir()  # an empty folder is a fine target
     export.export_web(out, [])
-    (out / "stale.txt").write_text("left by the previous export")
+    (out / "notes.txt").write_text("added after the export")  # not the export's: kept
     first = _tree(out)
     export.export_web(out, ["mnist"])
-    assert not (out / "stale.txt").exists()
+    assert (out / "notes.txt").read_text() == "added after the export"
     assert "manifest.json" in first and any(f.startswith("models/") for f in _tree(out))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no temporary leftovers
+    assert sorted(p.name for p in out.glob(".*")) == []
 
 
 def test_a_symlinked_target_keeps_its_link(tmp_path: Path) -> None:
