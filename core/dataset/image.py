@@ -16,6 +16,25 @@ from ..errors import DatasetError
 if TYPE_CHECKING:
     import numpy as np
 
+#: the most pixels pyrite decodes from one image file (8,000 x 8,000); checked from the file's
+#: header before anything is decoded, so a small file declaring a huge image costs nothing
+MAX_PIXELS = 64_000_000
+
+
+def check_image_size(width: int, height: int, source: object | None) -> None:
+    """Refuse an image of more than MAX_PIXELS pixels (or of no pixels) before decoding it.
+    `source` (a path) starts the message; None: the caller names it."""
+    if width <= 0 or height <= 0 or width * height > MAX_PIXELS:
+        raise too_big(source, f"{width}x{height} pixels")
+
+
+def too_big(source: object | None, size: str | None = None) -> DatasetError:
+    """The error of an image over MAX_PIXELS (Pillow refuses the largest when opening them)."""
+    what = f"the image is {size}, more than" if size else "the image has more than"
+    prefix = f"{source}: " if source is not None else ""
+    return DatasetError(f"{prefix}{what} the {MAX_PIXELS:,} pixels (8000x8000) pyrite decodes; "
+                        f"scale it down first")
+
 
 @dataclass(frozen=True, repr=False)
 class Image:
@@ -70,6 +89,7 @@ def decode_image(path: str | PathLike[str]) -> Image:
 
     Every format Pillow reads works (JPEG, PNG, BMP, TIFF, GIF's first frame, ...). Grayscale,
     palette and CMYK images are converted to RGB; an alpha channel is dropped (not blended).
+    Images of more than MAX_PIXELS pixels are refused before they are decoded.
     Needs Pillow (`pip install pillow`).
     """
     try:
@@ -82,8 +102,13 @@ def decode_image(path: str | PathLike[str]) -> Image:
     path = Path(path)
     try:
         with PilImage.open(path) as im:
+            check_image_size(*im.size, path)  # from the header: nothing decoded yet
             rgb = im.convert("RGB")
             return Image(rgb.height, rgb.width, 3, rgb.tobytes())
+    except DatasetError:
+        raise
+    except PilImage.DecompressionBombError as e:
+        raise too_big(path) from e
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as e:
         # Pillow raises OSError for truncated files, UnidentifiedImageError for non-images
         raise DatasetError(f"decode_image: cannot decode {path}: {e}") from e

@@ -11,6 +11,8 @@ import os
 from .predict import SIDE
 
 SHORTER_SIDE = 256  # resized to this, then the centre SIDE x SIDE is cropped
+#: the most pixels the resize may make (a 65000x1 strip would become 16,640,000x256)
+MAX_RESIZED = 16_000_000
 
 
 def crop_box(width: int, height: int) -> tuple[int, int, int, int, int, int]:
@@ -33,9 +35,18 @@ def photo_pixels(path: str | os.PathLike[str]) -> bytes:
     except ImportError as exc:
         raise ModuleNotFoundError("reading photos needs Pillow: pip install 'pyrite[data]'") \
             from exc
+    from pyrite.dataset.image import check_image_size, too_big
     try:
         with Image.open(path) as opened:
+            check_image_size(*opened.size, None)  # from the header: nothing decoded yet
+            w, h, *_ = crop_box(*opened.size)
+            if w * h > MAX_RESIZED:
+                raise ValueError(f"the photo is {opened.size[0]}x{opened.size[1]} pixels: with "
+                                 f"its shorter side at {SHORTER_SIDE} it would be {w}x{h}; "
+                                 f"crop it nearer to a square first")
             image = ImageOps.exif_transpose(opened).convert("RGB")
+    except Image.DecompressionBombError as exc:
+        raise too_big(None) from exc
     except UnidentifiedImageError as exc:
         raise ValueError(f"{path} is not an image Pillow can read (JPEG, PNG, WebP, ...)") \
             from exc
@@ -44,4 +55,4 @@ def photo_pixels(path: str | os.PathLike[str]) -> bytes:
     return image.tobytes()
 
 
-__all__ = ["SHORTER_SIDE", "crop_box", "photo_pixels"]
+__all__ = ["MAX_RESIZED", "SHORTER_SIDE", "crop_box", "photo_pixels"]
