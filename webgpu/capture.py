@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..backend.autodiff import Tracked
+from ..backend.base import layers
 from ..capture import traced
 from ..capture.traced import Formulas, Trace
 from ..tensor import Tensor
@@ -157,12 +158,7 @@ def rewrap(layers: tuple[type, ...], view: GpuTensor) -> Any:
 
 
 def fusions(backend: Any) -> list[Fusion]:
-    found = []
-    while backend is not None:
-        if isinstance(backend, Fusion):
-            found.append(backend)
-        backend = getattr(backend, "inner", None)
-    return found
+    return [b for b in layers(backend) if isinstance(b, Fusion)]
 
 
 # ---- the program -------------------------------------------------------------------------------
@@ -172,8 +168,7 @@ class Program:
     def __init__(self, engine: CaptureEngine, table: list[Any], inputs: list[tuple[int, int]],
                  fresh: list[tuple[int, int]], commands: list[tuple[Any, ...]],
                  dynamic: list[tuple[Any, list[Any]]], outputs: list[tuple[Any, ...]],
-                 formulas: Formulas, n_words: int, draws: int, claimed: list[Any],
-                 fingerprint: Any, arena_bytes: int) -> None:
+                 formulas: Formulas, draws: int, claimed: list[Any], fingerprint: Any) -> None:
         self.engine = engine
         self.table = table
         self.inputs = inputs  # (slot, input leaf index)
@@ -182,12 +177,9 @@ class Program:
         self.dynamic = dynamic  # (buffer, words): metadata rewritten each replay
         self.outputs = outputs
         self.formulas = formulas
-        self.n_words = n_words
         self.draws = draws
         self.claimed = claimed
         self.fingerprint = fingerprint
-        self.arena_bytes = arena_bytes
-        self.dispatches = sum(1 for c in commands if c[0] == "d")
         self.last: dict[int, tuple[Any, Any]] = {}  # fresh slot -> (buffer before, last buffer)
         self.varying = tuple(s for s, _ in inputs) + tuple(s for s, _ in fresh)
         self._segments: dict[tuple[int, ...], list[tuple[list[Any], Any]]] = {}
@@ -354,11 +346,9 @@ class Session:
         input_slots: list[tuple[int, int]] = []
         fresh: list[tuple[int, int]] = []
         claimed: list[Any] = []
-        arena = 0
         pool = engine.kernels.pool
 
         def slot_of(buffer: Any) -> int:
-            nonlocal arena
             key = id(buffer)
             found = slots.get(key)
             if found is not None:
@@ -372,8 +362,6 @@ class Session:
             elif key not in rec.dynamic:
                 pool.claim(buffer)  # a temporary (or a buffer from before): the program's now
                 claimed.append(buffer)
-                if key in allocated:
-                    arena += allocated[key][1]
             return found
 
         formulas_of: list[traced.Expr] = []
@@ -430,7 +418,7 @@ class Session:
         formulas = Formulas(formulas_of, self.trace.guards)
         fingerprint = (tuple(print_), dyn_print, formulas.source, draws)
         return Program(engine, table, input_slots, fresh, commands, dynamic, outputs, formulas,
-                       len(formulas_of), draws, claimed, fingerprint, arena)
+                       draws, claimed, fingerprint)
 
 
 def _role(buffer: Any, inputs: dict[int, int], allocated: dict[int, Any],
@@ -486,11 +474,8 @@ class CaptureEngine:
 
 def engine_of(backend: Any) -> CaptureEngine | None:
     from .backend import WebGpu
-    while backend is not None:
-        if isinstance(backend, WebGpu):
-            return cast(CaptureEngine, backend.capture_engine())
-        backend = getattr(backend, "inner", None)
-    return None
+    raw = next((b for b in layers(backend) if isinstance(b, WebGpu)), None)
+    return cast(CaptureEngine, raw.capture_engine()) if raw is not None else None
 
 
 __all__ = ["CaptureEngine", "Program", "Recorder", "Refusal", "engine_of", "user_line"]

@@ -7,7 +7,7 @@ expression and identity come from the registry entry (`core/backend/reduce.py`).
 
 from __future__ import annotations
 
-from ..backend.reduce import Reduction
+from ..backend.reduce import MAX, MIN, Reduction
 from ..dtype import DType, Kind
 from .codegen import (
     KernelKey,
@@ -102,7 +102,6 @@ def _arg_split(k: Kernels, op: Reduction, x: GpuTensor, dim: int) -> GpuTensor:
     first position holding it: every position's index where it holds it, else the row's
     length, and the smallest of those. (A row holding NaN: the first NaN is numpy's answer;
     here max ignores NaN, so the first maximum is found instead.)"""
-    from ..backend.reduce import MAX, MIN
     n = x.shape[dim]
     best = reduce(k, MAX if op.name == "argmax" else MIN, x, dim)
     inner = 1

@@ -12,16 +12,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ..backend.base import Backend
+from ..backend.base import Backend, layers
 from ..device import device as resolve
 from ..errors import BackendUnavailable
-
-
-def _layers(backend: Backend) -> list[Any]:
-    found = [backend]
-    while hasattr(found[-1], "inner") and isinstance(found[-1].inner, Backend):
-        found.append(found[-1].inner)
-    return found
 
 
 def stats(device: str | Backend | None = None) -> dict[str, Any]:
@@ -35,8 +28,8 @@ def stats(device: str | Backend | None = None) -> dict[str, Any]:
     from .fusion import Fusion
 
     backend = resolve(device if device is not None else "webgpu")
-    layers = _layers(backend)
-    raw = next((b for b in layers if isinstance(b, WebGpu)), None)
+    stack = layers(backend)
+    raw = next((b for b in stack if isinstance(b, WebGpu)), None)
     if raw is None:
         raise BackendUnavailable(f"stats: {backend.name} is not a webgpu device; pass "
                                  f"'webgpu' or a stack over it")
@@ -45,7 +38,7 @@ def stats(device: str | Backend | None = None) -> dict[str, Any]:
     batch = getattr(runtime, "inner", runtime)
     out["runtime"] = dict(getattr(batch, "stats", {}))
     out["memory"] = asdict(raw.memory_stats())
-    fused = next((b for b in layers if isinstance(b, Fusion)), None)
+    fused = next((b for b in stack if isinstance(b, Fusion)), None)
     out["fusion"] = fused.stats.as_dict() if fused is not None else None
     from ..capture.counters import STATS
     out["compile"] = STATS.as_dict()

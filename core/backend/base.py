@@ -199,3 +199,12 @@ class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
         shifted = self.binary(get("sub"), x, self.expand(self.reduce(MAX, x, dim), shape))
         lse = self.unary(get("log"), self.reduce(SUM, self.unary(get("exp"), shifted), dim))
         return self.binary(get("sub"), shifted, self.expand(lse, shape))
+
+
+def layers(backend: Backend) -> list[Backend]:
+    """`backend` and the backends it decorates, outermost first: autodiff<fusion<webgpu>> gives
+    [Autodiff, Fusion, WebGpu] (a decorator keeps what it wraps in `inner`)."""
+    found = [backend]
+    while isinstance(getattr(found[-1], "inner", None), Backend):
+        found.append(found[-1].inner)  # type: ignore[attr-defined]
+    return found

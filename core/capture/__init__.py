@@ -52,14 +52,8 @@ def replays_on(device: Any) -> bool:
     (PYRITE_COMPILE) and the device has a capture engine (webgpu, natively or in a page)."""
     from .. import config
     from ..device import device as resolve
-    if not config.compile_enabled():
-        return False
-    backend: Any = resolve(device)
-    while backend is not None:
-        if hasattr(backend, "capture_engine"):
-            return True
-        backend = getattr(backend, "inner", None)
-    return False
+    from .function import engine_layer
+    return config.compile_enabled() and engine_layer(resolve(device)) is not None
 
 
 def stats() -> dict[str, object]:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checks, config
+from ..backend.base import layers
 from ..tensor import Tensor
 from . import traced
 from .counters import STATS
@@ -184,10 +185,10 @@ class CompiledFunction:
             _untrace_optimizers(optimizers)
             checks.PENDING.extend(made)
             self._fall_back(str(why), key)
-            return _untraced(result)
+            return traced.plain(result)
         del result
         try:  # the trace stays active: the final flush turns traced scalars into kernel words
-            program, given = session.finish(_top(tensors), out_leaves)
+            program, given = session.finish(tensors[0]._backend, out_leaves)
         finally:
             traced._ACTIVE.pop()
         del out_leaves
@@ -250,23 +251,15 @@ def _caller_level() -> int:
     return level
 
 
+def engine_layer(backend: Any) -> Any:
+    """The layer of `backend` that captures and replays (has `capture_engine`), or None."""
+    return next((b for b in layers(backend) if hasattr(b, "capture_engine")), None)
+
+
 def _engine(tensors: list[Tensor]) -> Any:
-    """The capture engine of the first tensor's device (a layer with `capture_engine`)."""
-    backend = tensors[0]._backend if tensors else None
-    while backend is not None:
-        make = getattr(backend, "capture_engine", None)
-        if make is not None:
-            return make()
-        backend = getattr(backend, "inner", None)
-    return None
-
-
-def _top(tensors: list[Tensor]) -> Any:
-    return tensors[0]._backend
-
-
-def _untraced(value: Any) -> Any:
-    return traced.plain(value)
+    """The capture engine of the first tensor's device."""
+    layer = engine_layer(tensors[0]._backend) if tensors else None
+    return layer.capture_engine() if layer is not None else None
 
 
 def _untrace_optimizers(optimizers: list[Any]) -> None:
