@@ -8,6 +8,25 @@ cli module adds its model to the two commands.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
+
+Run = Callable[[argparse.Namespace], int]
+
+
+def reports_config_errors(command: str) -> Callable[[Run], Run]:
+    """A command's `run` whose ConfigError (a bad option, config or --artifacts folder) is one
+    line on stderr, `<command>: <what is wrong>`, and exit status 2 instead of a traceback."""
+    def wrap(run: Run) -> Run:
+        def checked(args: argparse.Namespace) -> int:
+            from pyrite.errors import ConfigError
+            try:
+                return run(args)
+            except ConfigError as exc:
+                print(f"{command}: {exc}", file=sys.stderr)
+                return 2
+        return checked
+    return wrap
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,4 +55,4 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     charlm.add_generate(models)
 
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "reports_config_errors"]

@@ -11,21 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+from ..cli import reports_config_errors
+
 DEFAULT_ARTIFACTS = "/tmp/pyrite-charlm"
 
 
+@reports_config_errors("pyrite train charlm")
 def _run_train(args: argparse.Namespace) -> int:
-    """Train; a bad --artifacts folder is one line on stderr and exit status 2."""
-    from pyrite.errors import ConfigError
-
-    try:
-        return _train(args)
-    except ConfigError as exc:
-        print(f"pyrite train charlm: {exc}", file=sys.stderr)
-        return 2
-
-
-def _train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
     from pyrite.train.artifacts import check_artifact_dir
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from pyrite.dataset.download import data_root
 
+from ..cli import reports_config_errors
+
 DEFAULT_ARTIFACTS = "/tmp/pyrite-guide"
 DASHBOARD_LINGER_S = 2.0  # without a terminal: how long pages get to receive the run's end
 
@@ -43,18 +45,8 @@ def _close_dashboard(server: Any, linger_s: float | None) -> None:
         server.stop()
 
 
+@reports_config_errors("pyrite train mnist")
 def _run_train(args: argparse.Namespace) -> int:
-    """Train; a bad option or --artifacts folder is one line on stderr and exit status 2."""
-    from pyrite.errors import ConfigError
-
-    try:
-        return _train(args)
-    except ConfigError as exc:
-        print(f"pyrite train mnist: {exc}", file=sys.stderr)
-        return 2
-
-
-def _train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
     from pyrite.train.artifacts import check_artifact_dir
 
