@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from common import cpu_name, cuda_torch, write_results
-from webgpu_mnist import torch_infer, torch_train
+from webgpu_mnist import throughput, torch_infer, torch_train
 
 import pyrite
 import pyrite.webgpu
@@ -45,20 +45,12 @@ LR = 1e-4
 Step = Callable[[int], Any]
 
 
-def best_of(step: Step, sync: Callable[[], None], warmup: int, steps: int,
-            repeats: int) -> dict[str, Any]:
-    for i in range(warmup):
-        step(i)
-    sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for i in range(steps):
-            step(i)
-        sync()
-        times.append((time.perf_counter() - t0) / steps)
-    return {"ms_per_step": round(min(times) * 1e3, 4),
-            "ms_per_step_all_repeats": [round(t * 1e3, 4) for t in times]}
+def add_ratios(rows: dict[str, Any], key: str) -> None:
+    """Each pyrite row's `key` as a ratio to PyTorch's, when PyTorch ran."""
+    peer = rows.get("torch_cuda_eager")
+    if peer is not None:
+        for name in ("pyrite_eager", "pyrite_compiled"):
+            rows[name]["ratio_vs_torch_eager"] = round(rows[name][key] / peer[key], 4)
 
 
 # ---- MNIST --------------------------------------------------------------------------------------
@@ -214,7 +206,7 @@ def main() -> None:
     breakdown = Breakdown()
     for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
         step, sync, info = pyrite_mnist_train(compiled, data)
-        row = best_of(step, sync, *timing)
+        row = throughput((step, sync), args.batch, *timing)
         timed = info["host"][args.warmup:]
         row["host_ms_per_call_median"] = round(float(np.median(timed)) * 1e3, 4)
         if compiled:
@@ -224,7 +216,6 @@ def main() -> None:
                 "of_which_runtime_replay": breakdown.median_ms("runtime_replay", n),
                 "rest_of_call": round(row["host_ms_per_call_median"]
                                       - breakdown.median_ms("program_replay", n), 4)}
-        row["images_per_s"] = round(args.batch / row["ms_per_step"] * 1e3, 1)
         run = info["run"]
         row["compile"] = {"captures": run.captures, "replays": run.replays,
                           "fallbacks": run.fallbacks}
@@ -233,13 +224,10 @@ def main() -> None:
         train[name] = row
         print(f"mnist train {name}: {row}", flush=True)
     if torch is not None:
-        row = best_of(*torch_train(torch, torch_data(data)), *timing)
-        row["images_per_s"] = round(args.batch / row["ms_per_step"] * 1e3, 1)
+        row = throughput(torch_train(torch, torch_data(data)), args.batch, *timing)
         train["torch_cuda_eager"] = row
         print(f"mnist train torch: {row}", flush=True)
-        for name in ("pyrite_eager", "pyrite_compiled"):
-            train[name]["ratio_vs_torch_eager"] = round(
-                train[name]["images_per_s"] / row["images_per_s"], 4)
+    add_ratios(train, "images_per_s")
     train["compiled_vs_eager"] = round(train["pyrite_compiled"]["images_per_s"]
                                        / train["pyrite_eager"]["images_per_s"], 3)
     result["mnist_train"] = train
@@ -248,33 +236,26 @@ def main() -> None:
         data = mnist_data(4, args.infer_batch)
         infer: dict[str, Any] = {}
         for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
-            row = best_of(*pyrite_mnist_infer(compiled, data), *timing)
-            row["images_per_s"] = round(args.infer_batch / row["ms_per_step"] * 1e3, 1)
+            row = throughput(pyrite_mnist_infer(compiled, data), args.infer_batch, *timing)
             infer[name] = row
             print(f"mnist infer {name}: {row}", flush=True)
         if torch is not None:
-            row = best_of(*torch_infer(torch, torch_data(data)), *timing)
-            row["images_per_s"] = round(args.infer_batch / row["ms_per_step"] * 1e3, 1)
-            infer["torch_cuda_eager"] = row
-            for name in ("pyrite_eager", "pyrite_compiled"):
-                infer[name]["ratio_vs_torch_eager"] = round(
-                    infer[name]["images_per_s"] / row["images_per_s"], 4)
+            infer["torch_cuda_eager"] = throughput(torch_infer(torch, torch_data(data)),
+                                                   args.infer_batch, *timing)
+        add_ratios(infer, "images_per_s")
         result["mnist_infer"] = infer
 
     if "charlm" not in skip:
         lm: dict[str, Any] = {}
         for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
             step, sync, tokens = pyrite_charlm(compiled)
-            row = best_of(step, sync, *timing)
-            row["tokens_per_s"] = round(tokens / row["ms_per_step"] * 1e3, 1)
+            row = throughput((step, sync), tokens, *timing)
+            row["tokens_per_s"] = row.pop("images_per_s")  # a step's "batch" is its tokens
             lm[name] = row
             print(f"charlm {name}: {row}", flush=True)
         if torch is not None:
-            row = torch_charlm(torch, timing)
-            lm["torch_cuda_eager"] = row
-            for name in ("pyrite_eager", "pyrite_compiled"):
-                lm[name]["ratio_vs_torch_eager"] = round(
-                    lm[name]["tokens_per_s"] / row["tokens_per_s"], 4)
+            lm["torch_cuda_eager"] = torch_charlm(torch, timing)
+        add_ratios(lm, "tokens_per_s")
         result["charlm_train"] = lm
     if "generate" not in skip:
         result["charlm_generate"] = charlm_generate(args.tokens)
