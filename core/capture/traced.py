@@ -262,9 +262,7 @@ def keep_int(value: Any) -> int:
 
 def f32_word(value: Any) -> Any:
     """The i32 word holding `value` as an f32 (a traced value gives a traced word)."""
-    import struct
-    word = struct.unpack("<i", struct.pack("<f", float.__float__(value) if isinstance(
-        value, TracedFloat) else float(value)))[0]
+    word = _f32(float(_plain(value)))  # _plain: float() of a traced int would be a guard
     if isinstance(value, Traced):
         return make(word, ("f32", value._expr))
     return word

@@ -226,7 +226,7 @@ def _restore_optimizer(optim: Optimizer, key: Any, values: list[Any]) -> None:
 
 
 def optimizers_in(*values: Any) -> list[Optimizer]:
-    """The optimizers among `values` and the objects they hold one level down."""
+    """The optimizers among `values`, each once."""
     found: list[Optimizer] = []
     for v in values:
         if isinstance(v, Optimizer) and v not in found:
