@@ -23,6 +23,22 @@ os.environ.setdefault("PYRITE_AUTOTUNE", "off")
 _CACHE: dict[str, object] = {}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: long fuzz and scaling runs, skipped unless PYRITE_SLOW=1 is set"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYRITE_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set PYRITE_SLOW=1 to run it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+
 def _available(name: str) -> object:
     if name not in _CACHE:
         try:
