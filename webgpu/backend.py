@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, cast
 
+from ..backend.attention_ops import AttentionOps
 from ..backend.base import Backend, Range
 from ..backend.module_ops import ModuleOps, Pads, Pair
 from ..backend.reduce import Reduction
@@ -22,7 +23,7 @@ from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind
 from ..errors import DTypeError
-from . import conv, indexing, linalg, pool, reduction, rng, sorting, upload
+from . import conv, flash_attention, indexing, linalg, pool, reduction, rng, sorting, upload
 from .codegen import storage_itemsize
 from .guard import GuardedRuntime
 from .kernels import Kernels
@@ -283,6 +284,29 @@ class WebGpu(Backend):
 
     def log_softmax(self, x: GpuTensor, dim: int) -> GpuTensor:
         return reduction.softmax(self.kernels, x, dim, log=True)
+
+    # ---- attention: flash attention's kernels where they fit (flash_attention.py) ----------
+    def attention(self, q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
+                  scale: float, quiet: bool) -> GpuTensor:
+        found = self.attention_saving(q, k, v, mask, scale, quiet)
+        if found is None:
+            return cast(GpuTensor, AttentionOps.attention(self, q, k, v, mask, scale, quiet))
+        return found[0]
+
+    def attention_saving(self, q: GpuTensor, k: GpuTensor, v: GpuTensor,
+                         mask: GpuTensor | None, scale: float,
+                         quiet: bool) -> tuple[GpuTensor, GpuTensor] | None:
+        """The output and its rows' log-sum-exp, or None where the kernels do not fit."""
+        if not flash_attention.covers(self.kernels, q, k, v, mask):
+            return None
+        return flash_attention.forward(self.kernels, q, k, v, mask, keep_float(scale), quiet)
+
+    def attention_grad(self, q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
+                       out: GpuTensor, saved: object, grad: GpuTensor, scale: float,
+                       quiet: bool, needs: tuple[bool, bool, bool]) -> tuple[GpuTensor | None, ...]:
+        assert isinstance(saved, GpuTensor)  # attention_saving's log-sum-exp
+        return flash_attention.backward(self.kernels, q, k, v, mask, out, saved, grad,
+                                        keep_float(scale), needs)
 
     # ---- module ops overridden for speed (f32; other dtypes take the composites) -----------
     # The composites return this backend's primitives, typed `Prim` (Any) in ModuleOps: the
