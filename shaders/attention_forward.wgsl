@@ -2,7 +2,9 @@
 // attention's online softmax): a workgroup owns ROWS queries of one (batch, head), one query a
 // thread, and walks the keys in tiles of COLS, each tile of k and v staged in workgroup memory.
 // A thread keeps its query, its running max m, its running sum l and its output row in
-// registers; the score matrix never reaches memory. It writes the output and each row's log of
+// registers, rescaling l and the output when a key raises the max (rarely after the first
+// keys; no per-tile array of scores, which CPU implementations such as lavapipe would keep in
+// memory); the score matrix never reaches memory. It writes the output and each row's log of
 // the softmax denominator, lse = m + log(l), which the backward pass recomputes the weights from
 // (exp(s - lse)). A row whose every score is -inf writes 0 and lse = +inf.
 // Quiet softmax (exp(x) / (1 + sum exp(x))) starts from m = 0, l = 1: the extra logit 0.
@@ -56,7 +58,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let k_at = view_base(K_VIEW, b, h, 0);
   let v_at = view_base(V_VIEW, b, h, 0);
   let m_at = view_base(M_VIEW, b, h, r);
-  var s: array<f32, COLS>;
   for (var t = 0; t < seq_k; t += i32(COLS)) {
     for (var e = lid; e < COLS * DK4; e += ROWS) {
       let key = min(t + i32(e / DK4), seq_k - 1);
@@ -67,34 +68,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       v_tile[e] = read_v(v_at + key * info[V_VIEW + 3], info[V_VIEW + 4], e % DV4, dv);
     }
     workgroupBarrier();
-    var top = m;
-    for (var j = 0u; j < COLS; j++) {
+    let n = min(COLS, u32(seq_k - t));  // the last tile may be short (uniform)
+    for (var j = 0u; j < n; j++) {
       var acc = vec4<f32>(0.0);
       for (var c = 0u; c < DK4; c++) {
         acc = fma(qr[c], k_tile[j * DK4 + c], acc);
       }
-      let key = t + i32(j);
       var x = acc.x + acc.y + acc.z + acc.w;
       if (HAS_MASK) {
-        x += mask[m_at + min(key, seq_k - 1) * info[M_VIEW + 4]];
+        x += mask[m_at + (t + i32(j)) * info[M_VIEW + 4]];
       }
-      x = select(pyrite_bits(0xff800000u), x, key < seq_k);
-      s[j] = x;
-      top = max(top, x);
-    }
-    let fade = exp(m - top);
-    l *= fade;
-    for (var c = 0u; c < DV4; c++) {
-      o[c] *= fade;
-    }
-    for (var j = 0u; j < COLS; j++) {
-      let p = exp(s[j] - top);
+      if (x > m) {  // a new maximum: what was summed so far shrinks by exp(m - x)
+        let fade = exp(m - x);
+        l *= fade;
+        for (var c = 0u; c < DV4; c++) {
+          o[c] *= fade;
+        }
+        m = x;
+      }
+      let p = exp(x - m);
       l += p;
       for (var c = 0u; c < DV4; c++) {
         o[c] = fma(vec4<f32>(p), v_tile[j * DV4 + c], o[c]);
       }
     }
-    m = top;
     workgroupBarrier();
   }
   if (row < seq_q) {
