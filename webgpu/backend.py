@@ -353,10 +353,8 @@ class WebGpu(Backend):
     def max_pool2d_with_indices_grad(self, grad: GpuTensor, indices: GpuTensor,
                                      input_shape: tuple[int, ...], kernel: Pair, stride: Pair,
                                      padding: Pads, dilation: Pair) -> GpuTensor:
-        """d max_pool2d / d x from the output gradient and the indices of the forward pass.
-
-        Not yet called by Autodiff (which differentiates the max pool composite); here for the
-        rule that will call it, and checked against the composite's gradient in the tests."""
+        """d max_pool2d / d x from the output gradient and the indices of the forward pass
+        (Autodiff's max-pool rule calls it; the indices never leave the device)."""
         return pool.max_pool2d_grad(self.kernels, grad, indices, input_shape, kernel, stride,
                                     padding, dilation)
 
@@ -369,7 +367,7 @@ class WebGpu(Backend):
 
     def avg_pool2d_grad(self, grad: GpuTensor, input_shape: tuple[int, ...], kernel: Pair,
                         stride: Pair, padding: Pads, count_include_pad: bool) -> GpuTensor:
-        """d avg_pool2d / d x (for an Autodiff rule, as `max_pool2d_with_indices_grad`)."""
+        """d avg_pool2d / d x (Autodiff's avg-pool rule calls it)."""
         return pool.avg_pool2d_grad(self.kernels, grad, input_shape, kernel, stride, padding,
                                     count_include_pad)
 
