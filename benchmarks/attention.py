@@ -29,15 +29,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cpu_name, cuda_torch, write_results
+from common import cpu_name, cuda_torch, timed, write_results
 
 import pyrite
 import pyrite.webgpu
@@ -117,29 +115,6 @@ def peak_memory(fn: Callable[..., Any], shape: tuple[int, int, int, int]) -> dic
     device.sync()
     peak = pyrite.webgpu.stats(device)["memory"]["peak_bytes"]
     return {"peak_bytes": peak, "peak_mb": round(peak / MB, 3)}
-
-
-def timed(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
-          iters: int) -> dict[str, float]:
-    """Seconds per evaluation: median and best of `iters` blocks of `reps` evaluations."""
-    run(1)
-    sync()
-    reps = 1
-    while True:
-        start = time.perf_counter()
-        run(reps)
-        sync()
-        took = time.perf_counter() - start
-        if took * 1e3 >= min_ms or reps >= 1 << 12:
-            break
-        reps *= 2
-    per = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        run(reps)
-        sync()
-        per.append((time.perf_counter() - start) / reps)
-    return {"median_ms": statistics.median(per) * 1e3, "best_ms": min(per) * 1e3, "reps": reps}
 
 
 def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
