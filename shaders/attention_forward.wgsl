@@ -14,6 +14,8 @@
 // Placeholders: {{ enable }} (the header), {{ rows }} (queries = invocations a workgroup),
 //   {{ cols }} (keys a tile), {{ dk4 }}, {{ dv4 }} (head dims in vec4s, rounded up),
 //   {{ has_mask }} (true or false).
+// The loops `for (var c = 0u; c < DK4; c++)` (and DV4) over a row's vec4s are written out
+// when rendered (`flash_attention.unrolled`), so the row arrays are indexed by constants.
 {{ enable }}
 #include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;

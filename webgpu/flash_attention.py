@@ -19,6 +19,8 @@ This module owns the kernels and their launches; the backend contract methods ar
 
 from __future__ import annotations
 
+import re
+
 from ..dtype import DType
 from .codegen import WORKGROUP, KernelKey, header, render, scalar_bits
 from .kernels import Kernels
@@ -64,6 +66,30 @@ def _vec4s(n: int) -> int:
     return -(-n // 4)
 
 
+#: the loops over a row's vec4s in the templates, written out by `unrolled`
+_ROW_LOOP = re.compile(r"for \(var c = 0u; c < (DK4|DV4); c\+\+\) \{")
+
+
+def unrolled(source: str, counts: dict[str, int]) -> str:
+    """`source` with every loop `for (var c = 0u; c < DK4; c++) { ... }` (or DV4) written out:
+    the body once per c, c a literal. The row arrays then have constant indices, which every
+    compiler keeps in registers; CPU implementations (lavapipe, SwiftShader in the page) kept
+    them in memory behind the loop, several times slower."""
+    out: list[str] = []
+    pos = 0
+    while (found := _ROW_LOOP.search(source, pos)) is not None:
+        out.append(source[pos:found.start()])
+        depth, end = 1, found.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(source[end], 0)
+            end += 1
+        body = unrolled(source[found.end():end - 1], counts)
+        out += ["{" + re.sub(r"\bc\b", f"{i}u", body) + "}"
+                for i in range(counts[found.group(1)])]
+        pos = end
+    return "".join(out) + source[pos:]
+
+
 def _view(x: GpuTensor | None) -> list[int]:
     """[offset, batch, head, sequence, last-dim stride] of a rank-4 view (0 for a size-1 dim,
     so a broadcast mask reads the same values); zeros for a missing mask."""
@@ -89,9 +115,10 @@ def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, v: GpuTensor,
     cols = tile_rows(_budget(k), dk, dv)
     params = (ROWS, cols, _vec4s(dk), _vec4s(dv), mask is not None)
     key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
-    pipeline = k.cached(key, entry) or k.pipeline(key, render(
+    pipeline = k.cached(key, entry) or k.pipeline(key, unrolled(render(
         f"{template}.wgsl", enable=header(()), rows=ROWS, cols=cols, dk4=params[2],
-        dv4=params[3], has_mask="true" if mask is not None else "false"), entry)
+        dv4=params[3], has_mask="true" if mask is not None else "false"),
+        {"DK4": params[2], "DV4": params[3]}), entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
                 *(t.block.buffer for t in buffers[3:])]

@@ -172,3 +172,14 @@ def test_what_the_kernels_do_not_take_runs_the_composite(gpu) -> None:
     want = (p / p.sum(-1, keepdims=True)) @ v[0, 0]
     got = gpu.to_data(gpu.attention(*ts, None, 0.05, False)).to_numpy()
     np.testing.assert_allclose(got[0, 0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_row_loops_are_written_out() -> None:
+    """Each loop over a row's vec4s becomes its body once per index, nested loops included;
+    other loops stay."""
+    source = ("for (var c = 0u; c < DK4; c++) { a[c] += b[c]; }\n"
+              "for (var j = 0u; j < n; j++) { for (var c = 0u; c < DV4; c++) { o[c] *= cc; } }")
+    got = flash_attention.unrolled(source, {"DK4": 2, "DV4": 3})
+    assert got == ("{ a[0u] += b[0u]; }{ a[1u] += b[1u]; }\n"
+                   "for (var j = 0u; j < n; j++) { { o[0u] *= cc; }{ o[1u] *= cc; }"
+                   "{ o[2u] *= cc; } }")
