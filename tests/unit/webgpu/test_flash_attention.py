@@ -183,3 +183,26 @@ def test_row_loops_are_written_out() -> None:
     assert got == ("{ a[0u] += b[0u]; }{ a[1u] += b[1u]; }\n"
                    "for (var j = 0u; j < n; j++) { { o[0u] *= cc; }{ o[1u] *= cc; }"
                    "{ o[2u] *= cc; } }")
+
+
+def test_a_compiled_step_replays_the_kernels(gpu) -> None:
+    """`pyrite.compile` captures the attention kernels like any other: forward and backward
+    replayed give the eager step's values."""
+    from pyrite.nn.transformer import MhaInput, MultiHeadAttentionConfig
+
+    device = pyrite.device("autodiff<webgpu>")
+    mha = MultiHeadAttentionConfig(16, 2, dropout=0.0).init(device)
+
+    def run(m, x):  # type: ignore[no-untyped-def]
+        out = m(MhaInput.self_attn(x)).context
+        return out, m.query.weight.grad((out * out).sum().backward())
+
+    step = pyrite.compile(run)
+    before = pyrite.webgpu.stats(device)["compile"]["replays"]
+    for _ in range(3):
+        x = pyrite.tensor(RNG.normal(size=(2, 67, 16)).astype(np.float32), device=device)
+        out, grad = step(mha, x)
+        want_out, want_grad = run(mha, x)
+        np.testing.assert_allclose(out.numpy(), want_out.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=1e-6, atol=1e-6)
+    assert pyrite.webgpu.stats(device)["compile"]["replays"] == before + 1
