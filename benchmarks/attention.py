@@ -13,6 +13,8 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    forward only, at batch 8, 8 heads, 1024 positions, head dim 64 (--quick: 1, 2, 256, 32), for
    the fused op, the composite and torch (the same loss, `out.backward(w)` being its gradient).
    Target: fused forward + backward >= 0.5x torch (ratio = torch time / pyrite time).
+   `fused_kernels` times the fused kernels alone on the raw backend (forward; the backward's dq
+   part; its dk, dv part), to show where the time goes.
 
 Before timing, the fused op's output and gradients are checked against numpy (float64) on a
 small ragged case with a causal mask; exit status 1 if they differ.
@@ -40,6 +42,7 @@ from common import cpu_name, cuda_torch, timed, write_results
 import pyrite
 import pyrite.webgpu
 from pyrite.backend.autodiff import Autodiff
+from pyrite.data import TensorData
 from pyrite.nn import functional as F
 from pyrite.webgpu import WebGpu
 from pyrite.webgpu.fusion import Fusion
@@ -145,6 +148,33 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
     return both, forward, device.sync
 
 
+def kernel_times(shape: tuple[int, int, int, int], min_ms: float,
+                 iters: int) -> dict[str, Any]:
+    """The fused kernels one at a time on the raw backend: the forward, the backward's dq part
+    (row statistics + query_grads) and its dk, dv part (row statistics + key_grads)."""
+    rng = np.random.default_rng(3)
+    gpu = WebGpu()
+    q, k, v, g = (gpu.from_data(TensorData(rng.normal(size=shape).astype(np.float32)))
+                  for _ in range(4))
+    scale = 1 / np.sqrt(shape[3])
+    found = gpu.attention_saving(q, k, v, None, scale, False)
+    assert found is not None
+    out, lse = found
+
+    def runs(fn: Callable[[], Any]) -> Callable[[int], None]:
+        def run(reps: int) -> None:
+            for _ in range(reps):
+                fn()
+        return run
+
+    parts = {"forward": lambda: gpu.attention_saving(q, k, v, None, scale, False),
+             "backward_dq": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
+                                                       False, (True, False, False)),
+             "backward_dk_dv": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
+                                                          False, (False, True, True))}
+    return {name: timed(runs(fn), gpu.sync, min_ms, iters) for name, fn in parts.items()}
+
+
 def torch_runs(torch: Any, shape: tuple[int, int, int, int]
                ) -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
     sdpa = torch.nn.functional.scaled_dot_product_attention
@@ -211,6 +241,8 @@ def main() -> int:
             for part in ("forward_backward", "forward"):
                 timing[f"fused_vs_{peer}_{part}"] = round(
                     timing[peer][part]["median_ms"] / timing["fused"][part]["median_ms"], 3)
+    timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters)
+    print("fused kernels", timing["fused_kernels"], flush=True)
     result["time"] = timing
     if args.out:
         write_results(args.out, result)
