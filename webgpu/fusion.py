@@ -693,9 +693,9 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
 
 def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
                    uses: dict[tuple[str, int], int], alive: tuple[int, ...]) -> KernelPlan:
-    """`kp` (a matmul or conv2d) with the elementwise kernel that may run as its epilogue:
-    the one group that reads its result (nothing else does, nor does the program hold it),
-    writing one f32 output of the result's shape, whose other inputs exist before it runs,
+    """`kp` (a matmul, conv2d or fused softmax) with the elementwise kernel that may run as its
+    epilogue: the one group that reads its result (nothing else does, nor does the program hold
+    it), writing one f32 output of the result's shape, whose other inputs exist before it runs,
     within the binding limit."""
     m = kp.node
     source = ("h", m)
@@ -707,10 +707,10 @@ def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
         if group.kind != "elementwise" or len(group.outputs) != 1:
             return kp
         assert group.program is not None
+        own = _EPILOGUE_BASE[kp.kind] + (len(kp.sources) if kp.kind == "softmax" else 0)
         if (nodes[group.node].shape != nodes[m].shape
                 # the kernel's own bindings, the epilogue's metadata and other inputs
-                or _EPILOGUE_BASE[kp.kind] + len(kp.sources) * (kp.kind == "softmax")
-                + len(group.sources) > MAX_BINDINGS
+                or own + len(group.sources) > MAX_BINDINGS
                 or group.program.steps[group.out_steps[0]].dtype is not DType.F32
                 or any(kind == "h" and i > m for kind, i in group.sources)):
             return kp
