@@ -6,7 +6,7 @@
 // keys; no per-tile array of scores, which CPU implementations such as lavapipe would keep in
 // memory); the score matrix never reaches memory. It writes the output and each row's log of
 // the softmax denominator, lse = m + log(l), which the backward pass recomputes the weights from
-// (exp(s - lse)). A row whose every score is -inf writes 0 and lse = +inf.
+// (exp(s - lse)). A row whose every score is -inf writes 0 and lse = +inf. Entry point: forward.
 // Quiet softmax (exp(x) / (1 + sum exp(x))) starts from m = 0, l = 1: the extra logit 0.
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none: HAS_MASK is false), all array<f32> read through their
@@ -39,8 +39,8 @@ var<workgroup> k_tile: array<vec4<f32>, COLS * DK4>;
 var<workgroup> v_tile: array<vec4<f32>, COLS * DV4>;
 
 @compute @workgroup_size(ROWS)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) lid: u32) {
   let at = attention_block(pyrite_flat(wid, nwg, 1u), ROWS, info[2]);
   if (at.x < 0) { return; }  // the grid's padding: a whole workgroup, so uniform
   let b = at.x; let h = at.y;

@@ -26,7 +26,8 @@ from .codegen import WORKGROUP, KernelKey, header, render, scalar_bits
 from .kernels import Kernels
 from .tensor import GpuTensor
 
-#: invocations of a workgroup: queries (or keys) a workgroup owns
+#: invocations of a workgroup, the queries (or keys) it owns: the default; autotune may pick
+#: another of `autotune.WORKGROUPS` per kernel and shape bucket
 ROWS = 64
 #: the widest head (d_k and d_v) the kernels take: rows and accumulators live in registers
 MAX_HEAD = 256
@@ -106,27 +107,31 @@ def _words(q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None, sca
     return head + views + (_view(grad) if grad is not None else [])
 
 
-def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, v: GpuTensor,
-            mask: GpuTensor | None, words: list[int], buffers: list[GpuTensor],
-            blocks: int) -> None:
-    """`entry` of `template` over `blocks` workgroups of ROWS; metadata first, the mask (or a
-    zero word) after q, k and v."""
-    dk, dv = q.shape[3], v.shape[3]
+def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
+            v: GpuTensor, mask: GpuTensor | None, words: list[int],
+            buffers: list[GpuTensor], seq: int) -> None:
+    """`entry` of `template` over workgroups that each own `rows` of the `seq` rows of every
+    (batch, head); metadata first, the mask (or a zero word) after q, k and v. `rows` (the
+    workgroup size) is autotuned per kernel and shape bucket, ROWS by default."""
+    b, h, _, dk = q.shape
+    dv = v.shape[3]
+
+    def again() -> None:  # the autotuner times the candidates through this very launch
+        _launch(k, template, entry, q, key, v, mask, words, buffers, seq)
+
+    rows = k.autotune.workgroup(f"attention_{entry}", (b * h, q.shape[2], key.shape[2], dk + dv),
+                                DType.F32, ROWS, again)
     cols = tile_rows(_budget(k), dk, dv)
-    params = (ROWS, cols, _vec4s(dk), _vec4s(dv), mask is not None)
-    key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
-    pipeline = k.cached(key, entry) or k.pipeline(key, unrolled(render(
-        f"{template}.wgsl", enable=header(()), rows=ROWS, cols=cols, dk4=params[2],
+    params = (rows, cols, _vec4s(dk), _vec4s(dv), mask is not None)
+    pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
+    pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
+        f"{template}.wgsl", enable=header(()), rows=rows, cols=cols, dk4=params[2],
         dv4=params[3], has_mask="true" if mask is not None else "false"),
         {"DK4": params[2], "DV4": params[3]}), entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
                 *(t.block.buffer for t in buffers[3:])]
-    k.launch(pipeline, bindings, k.grid(blocks))
-
-
-def _blocks(q: GpuTensor, seq: int) -> int:
-    return q.shape[0] * q.shape[1] * -(-seq // ROWS)
+    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)))
 
 
 def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
@@ -136,8 +141,8 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     b, h, sq, _ = q.shape
     out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
     lse = k.empty((b, h, sq), DType.F32, "attention")
-    _launch(k, "attention_forward", "main", q, v, mask, _words(q, key, v, mask, scale, quiet),
-            [q, key, v, out, lse], _blocks(q, sq))
+    _launch(k, "attention_forward", "forward", q, key, v, mask,
+            _words(q, key, v, mask, scale, quiet), [q, key, v, out, lse], sq)
     return out, lse
 
 
@@ -158,13 +163,13 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     dq = gk = gv = None
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
-        _launch(k, "attention_backward", "key_grads", q, v, mask, words,
-                [q, key, v, grad, stats, both], _blocks(q, sk))
+        _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
+                [q, key, v, grad, stats, both], sk)
         whole = [(0, n, 1) for n in (b, h, sk)]
         gk = both.sliced([*whole, (0, dk, 1)]) if needs[1] else None
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
     if needs[0]:
         dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
-        _launch(k, "attention_backward", "query_grads", q, v, mask, words,
-                [q, key, v, grad, stats, dq], _blocks(q, sq))
+        _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
+                [q, key, v, grad, stats, dq], sq)
     return dq, gk, gv

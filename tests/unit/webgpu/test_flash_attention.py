@@ -7,6 +7,8 @@ tests/conformance/test_attention.py.)"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -14,8 +16,9 @@ import pyrite
 from pyrite.backend.autodiff import Autodiff
 from pyrite.backend.numpy import NumpyBackend
 from pyrite.data import TensorData
+from pyrite.dtype import DType
 from pyrite.nn import functional as F
-from pyrite.webgpu import WebGpu, flash_attention
+from pyrite.webgpu import WebGpu, autotune, flash_attention
 from pyrite.webgpu.fusion import Fusion
 
 RNG = np.random.default_rng(7)
@@ -206,3 +209,38 @@ def test_a_compiled_step_replays_the_kernels(gpu) -> None:
         np.testing.assert_allclose(out.numpy(), want_out.numpy(), rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=1e-6, atol=1e-6)
     assert pyrite.webgpu.stats(device)["compile"]["replays"] == before + 1
+
+
+@pytest.mark.parametrize("rows", autotune.WORKGROUPS)
+def test_every_workgroup_size_autotune_may_pick_agrees(gpu, monkeypatch, rows: int) -> None:
+    """The rows a workgroup owns are autotuned per kernel (forward, key_grads, query_grads):
+    each candidate, stored as the choice, gives the recomputing default's values."""
+    b, h, sq, sk, dk, dv = 1, 2, 70, 37, 9, 5
+    sizes = (b * h, sq, sk, dk + dv)
+    assert math.prod(autotune.bucket(sizes)) >= autotune.MIN_WORK  # else nothing is tuned
+    store = autotune.TuneStore()
+    for family in ("attention_forward", "attention_key_grads", "attention_query_grads"):
+        key = autotune.key_name((family, DType.F32, autotune.bucket(sizes)))
+        store.put(gpu.kernels.runtime.adapter, key, {"choice": str(rows)})
+    tuner = autotune.Autotuner(gpu.kernels.runtime, mode="cached", store=store)
+    monkeypatch.setitem(gpu.kernels.__dict__, "autotune", tuner)
+    q, k, v = (RNG.normal(size=s) for s in ((b, h, sq, dk), (b, h, sk, dk), (b, h, sk, dv)))
+    grad = RNG.normal(size=(b, h, sq, dv))
+    ref = NumpyBackend()
+    prims = [ref.from_data(TensorData(a)) for a in (q, k, v)]
+    out = ref.attention(*prims, None, 0.3, False)
+    want = [ref.to_data(t).to_numpy() for t in (out, *ref.attention_grad(
+        *prims, None, out, None, ref.from_data(TensorData(grad)), 0.3, False,
+        (True, True, True)))]
+
+    def up(a: np.ndarray):  # type: ignore[no-untyped-def]
+        return gpu.from_data(TensorData(a.astype(np.float32)))
+
+    found = gpu.attention_saving(up(q), up(k), up(v), None, 0.3, False)
+    assert found is not None
+    got = [found[0], *gpu.attention_grad(up(q), up(k), up(v), None, found[0], found[1],
+                                          up(grad), 0.3, False, (True, True, True))]
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(gpu.to_data(g).to_numpy(), w, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"output {i}")
+    assert tuner.stats.stored == 3 and set(tuner.choices().values()) == {str(rows)}
