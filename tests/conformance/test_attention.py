@@ -153,3 +153,17 @@ def test_attention_gradient_of_some_inputs(ad_backend) -> None:
                           pyrite.device("autodiff<numpy>"), track=[True, False, False])
     assert got[1] is None and got[2] is None
     np.testing.assert_allclose(got[0], want[0], rtol=1e-3, atol=1e-4)
+
+
+def test_webgpu_runs_the_fused_kernels(backend) -> None:
+    """webgpu (fused or not, natively or in the page) answers `attention_saving` with its
+    kernels' output and log-sum-exp; a backend without them answers None (the composite)."""
+    rng = np.random.default_rng(5)
+    q, k, v = (_t(rng.normal(size=(1, 2, 5, 4)), backend).into_primitive() for _ in range(3))
+    found = backend.attention_saving(q, k, v, None, 0.5, False)
+    if "webgpu" not in backend.name:
+        assert found is None
+        return
+    assert found is not None
+    out, lse = found
+    assert backend.shape(out) == (1, 2, 5, 4) and backend.shape(lse) == (1, 2, 5)
