@@ -1,11 +1,15 @@
-"""What several benchmarks share: the machine's CPU name, writing results, PyTorch CUDA as a
-peer (TF32 off), and the Burn guide's MNIST model in PyTorch, layer for layer as
-`pyrite.demos.mnist.Model` (torch is imported here or by the caller, never by pyrite)."""
+"""What several benchmarks share: the machine's CPU name, writing results, timing blocks of
+evaluations, PyTorch CUDA as a peer (TF32 off), and the Burn guide's MNIST model in PyTorch,
+layer for layer as `pyrite.demos.mnist.Model` (torch is imported here or by the caller, never
+by pyrite)."""
 
 from __future__ import annotations
 
 import json
 import platform
+import statistics
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,31 @@ def write_results(path: Path, result: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, indent=2) + "\n")
     tmp.replace(path)
+
+
+def timed(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
+          iters: int) -> dict[str, float]:
+    """Milliseconds per evaluation: median and best of `iters` blocks of `reps` evaluations
+    (`run(reps)` then `sync()`, which waits for the device), `reps` doubled from 1 until a
+    block takes >= `min_ms`, after one warm-up evaluation."""
+    run(1)
+    sync()
+    reps = 1
+    while True:
+        start = time.perf_counter()
+        run(reps)
+        sync()
+        took = time.perf_counter() - start
+        if took * 1e3 >= min_ms or reps >= 1 << 12:
+            break
+        reps *= 2
+    per = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        run(reps)
+        sync()
+        per.append((time.perf_counter() - start) / reps)
+    return {"median_ms": statistics.median(per) * 1e3, "best_ms": min(per) * 1e3, "reps": reps}
 
 
 def cuda_torch() -> Any:

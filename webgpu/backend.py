@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, cast
 
+from ..backend.attention_ops import AttentionOps
 from ..backend.base import Backend, Range
 from ..backend.module_ops import ModuleOps, Pads, Pair
 from ..backend.reduce import Reduction
@@ -22,7 +23,7 @@ from ..data import TensorData
 from ..distribution import Distribution
 from ..dtype import DType, Kind
 from ..errors import DTypeError
-from . import conv, indexing, linalg, pool, reduction, rng, sorting, upload
+from . import conv, flash_attention, indexing, linalg, pool, reduction, rng, sorting, upload
 from .codegen import storage_itemsize
 from .guard import GuardedRuntime
 from .kernels import Kernels
@@ -284,6 +285,29 @@ class WebGpu(Backend):
     def log_softmax(self, x: GpuTensor, dim: int) -> GpuTensor:
         return reduction.softmax(self.kernels, x, dim, log=True)
 
+    # ---- attention: flash attention's kernels where they fit (flash_attention.py) ----------
+    def attention(self, q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
+                  scale: float, quiet: bool) -> GpuTensor:
+        found = self.attention_saving(q, k, v, mask, scale, quiet)
+        if found is None:
+            return cast(GpuTensor, AttentionOps.attention(self, q, k, v, mask, scale, quiet))
+        return found[0]
+
+    def attention_saving(self, q: GpuTensor, k: GpuTensor, v: GpuTensor,
+                         mask: GpuTensor | None, scale: float,
+                         quiet: bool) -> tuple[GpuTensor, GpuTensor] | None:
+        """The output and its rows' log-sum-exp, or None where the kernels do not fit."""
+        if not flash_attention.covers(self.kernels, q, k, v, mask):
+            return None
+        return flash_attention.forward(self.kernels, q, k, v, mask, keep_float(scale), quiet)
+
+    def attention_grad(self, q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
+                       out: GpuTensor, saved: object, grad: GpuTensor, scale: float,
+                       quiet: bool, needs: tuple[bool, bool, bool]) -> tuple[GpuTensor | None, ...]:
+        assert isinstance(saved, GpuTensor)  # attention_saving's log-sum-exp
+        return flash_attention.backward(self.kernels, q, k, v, mask, out, saved, grad,
+                                        keep_float(scale), needs)
+
     # ---- module ops overridden for speed (f32; other dtypes take the composites) -----------
     # The composites return this backend's primitives, typed `Prim` (Any) in ModuleOps: the
     # casts below name them.
@@ -329,10 +353,8 @@ class WebGpu(Backend):
     def max_pool2d_with_indices_grad(self, grad: GpuTensor, indices: GpuTensor,
                                      input_shape: tuple[int, ...], kernel: Pair, stride: Pair,
                                      padding: Pads, dilation: Pair) -> GpuTensor:
-        """d max_pool2d / d x from the output gradient and the indices of the forward pass.
-
-        Not yet called by Autodiff (which differentiates the max pool composite); here for the
-        rule that will call it, and checked against the composite's gradient in the tests."""
+        """d max_pool2d / d x from the output gradient and the indices of the forward pass
+        (Autodiff's max-pool rule calls it; the indices never leave the device)."""
         return pool.max_pool2d_grad(self.kernels, grad, indices, input_shape, kernel, stride,
                                     padding, dilation)
 
@@ -345,7 +367,7 @@ class WebGpu(Backend):
 
     def avg_pool2d_grad(self, grad: GpuTensor, input_shape: tuple[int, ...], kernel: Pair,
                         stride: Pair, padding: Pads, count_include_pad: bool) -> GpuTensor:
-        """d avg_pool2d / d x (for an Autodiff rule, as `max_pool2d_with_indices_grad`)."""
+        """d avg_pool2d / d x (Autodiff's avg-pool rule calls it)."""
         return pool.avg_pool2d_grad(self.kernels, grad, input_shape, kernel, stride, padding,
                                     count_include_pad)
 

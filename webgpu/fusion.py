@@ -40,7 +40,7 @@ from ..capture.traced import keep_float, keep_int
 from ..data import TensorData
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable, DeviceMemoryError, PyriteError
-from . import conv, linalg, reduction
+from . import conv, fused_rows, linalg, reduction
 from .codegen import WORKGROUP, KernelKey, scalar_bits, storage_itemsize, storage_type
 from .fused import (
     INPUT,
@@ -52,16 +52,17 @@ from .fused import (
     Ref,
     Step,
     fused_source,
-    reduce_source,
 )
 from .tensor import GpuTensor
 
 MAX_STREAM = 192  # nodes recorded before a flush happens by itself
 MAX_BINDINGS = 8  # storage buffers per kernel that every WebGPU device allows
 _MAX_READS = MAX_BINDINGS - 2  # a kernel's inputs besides its metadata and one output
-_HEAVY = frozenset({"reduce", "matmul", "conv2d"})
-#: bindings a heavy kernel uses before its epilogue's metadata and inputs
-_EPILOGUE_BASE = {"matmul": 4, "conv2d": 5}
+_HEAVY = frozenset({"reduce", "softmax", "matmul", "conv2d"})
+_ROWS = ("reduce", "softmax")  # heavy nodes that compute their input's producers (fused_rows)
+#: bindings a heavy kernel uses before its epilogue's metadata and inputs (softmax: its
+#: metadata and output, and the inputs of the producers it computes)
+_EPILOGUE_BASE = {"matmul": 4, "conv2d": 5, "softmax": 2}
 _PLANS = 512  # stream plans kept
 
 
@@ -364,6 +365,16 @@ class Fusion(Backend):
         shape = tuple(1 if d == dim else n for d, n in enumerate(x.shape))
         return self._record("reduce", op, (self._arg(x),), x.dtype, shape, dim)
 
+    def softmax(self, x: FusedTensor, dim: int) -> FusedTensor:
+        return self._row(fused_rows.SOFTMAX, x, dim)
+
+    def log_softmax(self, x: FusedTensor, dim: int) -> FusedTensor:
+        return self._row(fused_rows.LOG_SOFTMAX, x, dim)
+
+    def _row(self, op: fused_rows.RowOp, x: FusedTensor, dim: int) -> FusedTensor:
+        """softmax or log-softmax as a stream node: fused with its producers (fused_rows.py)."""
+        return self._record("softmax", op, (self._arg(x),), x.dtype, x.shape, dim)
+
     def matmul(self, a: FusedTensor, b: FusedTensor) -> FusedTensor:
         ga, gb = self._value(a), self._value(b)
         batch = tuple(max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True))
@@ -623,7 +634,7 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
                     needed[a.index] = True
     reads, cuts = _reads(nodes, needed)
     for n in nodes:  # a reduction reading too many buffers takes its input from memory
-        if n.kind == "reduce" and needed[n.index] and type(n.args[0]) is Node:
+        if n.kind in _ROWS and needed[n.index] and type(n.args[0]) is Node:
             arg = n.args[0]
             if arg.kind not in _HEAVY and len(reads[arg.index]) > _MAX_READS:
                 cuts.add(arg.index)
@@ -649,11 +660,11 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
         if type(arg) is Node and arg.kind not in _HEAVY and arg.index not in cuts:
             b = _ProgramBuilder(cuts)
             kind, result = b.visit(arg, leaf_dtype, root=True)
-            kernels.append(KernelPlan("reduce", n.index, tuple(b.sources), b.program(), result,
+            kernels.append(KernelPlan(n.kind, n.index, tuple(b.sources), b.program(), result,
                                       scalars=tuple(b.scalar_slots)))
         else:
             source = ("h", arg.index) if type(arg) is Node else ("l", arg)
-            kernels.append(KernelPlan("reduce", n.index, (source,)))
+            kernels.append(KernelPlan(n.kind, n.index, (source,)))
     groups: dict[tuple[int, ...], list[Node]] = {}
     for i in alive:
         n = nodes[i]
@@ -675,16 +686,16 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
         for s in kp.sources:
             uses[s] = uses.get(s, 0) + 1
     for i, kp in enumerate(kernels):
-        if kp.kind in _EPILOGUE_BASE:
+        if kp.kind in _EPILOGUE_BASE and (kp.kind != "softmax" or kp.program is not None):
             kernels[i] = _with_epilogue(kp, kernels, nodes, uses, alive)
     return Plan(tuple(kernels), uses)
 
 
 def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
                    uses: dict[tuple[str, int], int], alive: tuple[int, ...]) -> KernelPlan:
-    """`kp` (a matmul or conv2d) with the elementwise kernel that may run as its epilogue:
-    the one group that reads its result (nothing else does, nor does the program hold it),
-    writing one f32 output of the result's shape, whose other inputs exist before it runs,
+    """`kp` (a matmul, conv2d or fused softmax) with the elementwise kernel that may run as its
+    epilogue: the one group that reads its result (nothing else does, nor does the program hold
+    it), writing one f32 output of the result's shape, whose other inputs exist before it runs,
     within the binding limit."""
     m = kp.node
     source = ("h", m)
@@ -696,13 +707,15 @@ def _with_epilogue(kp: KernelPlan, kernels: list[KernelPlan], nodes: list[Node],
         if group.kind != "elementwise" or len(group.outputs) != 1:
             return kp
         assert group.program is not None
+        own = _EPILOGUE_BASE[kp.kind] + (len(kp.sources) if kp.kind == "softmax" else 0)
         if (nodes[group.node].shape != nodes[m].shape
                 # the kernel's own bindings, the epilogue's metadata and other inputs
-                or _EPILOGUE_BASE[kp.kind] + len(group.sources) > MAX_BINDINGS
+                or own + len(group.sources) > MAX_BINDINGS
                 or group.program.steps[group.out_steps[0]].dtype is not DType.F32
                 or any(kind == "h" and i > m for kind, i in group.sources)):
             return kp
-        return KernelPlan(kp.kind, m, kp.sources, epilogue=g, acc=group.sources.index(source))
+        return KernelPlan(kp.kind, m, kp.sources, kp.program, kp.result, scalars=kp.scalars,
+                          epilogue=g, acc=group.sources.index(source))
     return kp
 
 
@@ -741,7 +754,12 @@ class _Executor:
                 self.results[kp.node] = self._conv(kp, None)
                 self._saw(kp, "conv2d", 0)
             elif kp.kind == "reduce":
-                self._reduce(kp)
+                fused_rows.run_reduce(self, kp)
+            elif kp.kind == "softmax":
+                epilogue = self._epilogue(kp) if kp.epilogue >= 0 else None
+                out = fused_rows.run_softmax(self, kp, epilogue)
+                if epilogue is not None and self._with_epilogue(kp, out):
+                    done.add(kp.epilogue)
             else:
                 self._elementwise(kp)
         return self.results
@@ -825,47 +843,6 @@ class _Executor:
         epilogue = self._epilogue(kp)
         out = None if epilogue is None else self._conv(kp, epilogue)
         return self._with_epilogue(kp, out)
-
-    # ---- reductions ------------------------------------------------------------------------
-    def _reduce(self, kp: KernelPlan) -> None:
-        node = self.nodes[kp.node]
-        op: Reduction = node.op
-        dim = node.dim
-        k = self.k
-        if kp.program is None:
-            self.results[kp.node] = reduction.reduce(k, op, self._source(kp.sources[0]), dim)
-            self._saw(kp, "reduce", 0)
-            return
-        (arg,) = node.args
-        shape = arg.shape  # the reduced tensor's shape
-        out_dtype = node.dtype
-        out = k.empty(node.shape, out_dtype, op.name)
-        self.results[kp.node] = out
-        self._saw(kp, "fused_reduce", 0)
-        if not out.numel:
-            return
-        rank = len(shape)
-        length = shape[dim]
-        wg = reduction._workgroup(length)
-        program = kp.program
-        key = KernelKey("fused_reduce", op.name, (*program.inputs, out_dtype), rank,
-                        (wg, kp.result, program))
-        pipeline = self._pipeline(key, lambda: reduce_source(
-            program, kp.result, rank, op.wgsl_combine, op.wgsl_identity, out_dtype, wg))
-        words = [out.numel, length, *node.shape]
-        views = []
-        for source in kp.sources:
-            g = self._source(source)
-            v = g if g.shape == shape else g.expanded(shape)
-            words += [v.offset, *v.strides, v.strides[dim]]
-            views.append(v)
-        words += self._scalar_words(kp)
-        self.fusion.stats.fused_kernels += 1
-        self.fusion.stats.fused_ops += len(program)
-        self.fusion.stats.bytes_moved += sum(v.numel * storage_itemsize(v.dtype)
-                                             for v in views) + out.numel * 4
-        k.launch(pipeline, [k.meta(words), *(v.block.buffer for v in views), out.block.buffer],
-                 k.grid(out.numel))
 
     # ---- elementwise groups ----------------------------------------------------------------
     def _inplace_ok(self, source: tuple[str, int], shape: tuple[int, ...], dtype: DType) -> bool:

@@ -1,7 +1,11 @@
 """The attention module op: softmax(q @ k^T * scale + mask) @ v, as a composite of primitives.
 
 `Backend` inherits `AttentionOps.attention`; a backend may override it with a fused kernel
-(flash attention in WGSL, say) and then needs an Autodiff rule for it in `autodiff_module.py`.
+(webgpu does: `pyrite.webgpu.flash_attention`). Autodiff's rule (`autodiff_module.py`) asks the
+inner backend for `attention_saving`, the forward that also returns what a backward needs (None
+here: no fused kernel, so Autodiff differentiates the composite), and differentiates it with
+`attention_grad`, whose default here recomputes the weights with primitives; a backend with a
+fused backward overrides both.
 The composite is written with front-end tensors on the backend itself, as `module_ops.py`
 writes conv and pool: Autodiff differentiates it through its composition (matmul, softmax and
 elementwise ops, each with its own rule) and Fusion fuses its elementwise parts.
@@ -46,6 +50,33 @@ class AttentionOps:
         qt, kt, vt = (Tensor._wrap(p, backend, Kind.FLOAT) for p in (q, k, v))
         mt = None if mask is None else Tensor._wrap(mask, backend, Kind.FLOAT)
         return (attention_weights(qt, kt, mt, scale, quiet) @ vt).into_primitive()
+
+    def attention_saving(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, scale: float,
+                         quiet: bool) -> tuple[Prim, object] | None:
+        """A fused forward: the output and what `attention_grad` needs from the forward, or
+        None when this backend has no fused kernel for these arguments (the default)."""
+        return None
+
+    def attention_grad(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, out: Prim,
+                       saved: object, grad: Prim, scale: float, quiet: bool,
+                       needs: tuple[bool, bool, bool]) -> tuple[Prim | None, ...]:
+        """(dq, dk, dv) of `attention_saving`'s output from its gradient `grad`, None for an
+        input not in `needs` (q, k, v), the mask taken as a constant.
+
+        This default recomputes the weights p with primitives and uses no saved state: with
+        dp = grad v^T and ds = p * (dp - rowsum(grad * out)), dv = p^T grad, dq = ds k * scale,
+        dk = ds^T q * scale. (The rowsum is sum_j p_ij dp_ij; quiet softmax has the same form,
+        its extra logit carrying no value.)"""
+        from ..tensor import Tensor
+        backend: Any = self
+        qt, kt, vt, ot, gt = (Tensor._wrap(p, backend, Kind.FLOAT) for p in (q, k, v, out, grad))
+        mt = None if mask is None else Tensor._wrap(mask, backend, Kind.FLOAT)
+        p = attention_weights(qt, kt, mt, scale, quiet)
+        ds = p * (gt @ vt.swap_dims(-1, -2) - (gt * ot).sum_dim(-1))
+        dq = (ds @ kt) * scale if needs[0] else None
+        dk = (ds.swap_dims(-1, -2) @ qt) * scale if needs[1] else None
+        dv = p.swap_dims(-1, -2) @ gt if needs[2] else None
+        return tuple(None if t is None else t.into_primitive() for t in (dq, dk, dv))
 
 
 def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float,

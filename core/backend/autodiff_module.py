@@ -7,15 +7,18 @@ fast kernels serve forward and backward alike. conv2d's forward calls `inner.con
 `inner.max_pool2d_with_indices_grad`, `inner.avg_pool2d_grad` and
 `inner.adaptive_avg_pool2d_grad`. numpy overrides some of these, webgpu most; other backends
 run the composites of `module_ops.py`. Gradients are computed only for inputs that need them,
-so the first layer never pays for an input gradient. Every other module op is differentiated
-through its composition (conv1d and conv_transpose reach the conv2d rule through the conv2d
-calls they make).
+so the first layer never pays for an input gradient. `attention` asks the inner backend for
+its fused forward (`attention_saving`) and differentiates it with `inner.attention_grad`; where
+the inner backend has none, or the mask itself needs a gradient (a learned bias), the composite
+is differentiated instead. Every other module op is differentiated through its composition
+(conv1d and conv_transpose reach the conv2d rule through the conv2d calls they make).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .attention_ops import AttentionOps
 from .reduce import SUM
 
 if TYPE_CHECKING:
@@ -96,3 +99,23 @@ class AutodiffModuleOps:
         x_shape = inner.shape(xv)
         return self._record(out, (x,), lambda g: (  # type: ignore[attr-defined]
             inner.adaptive_avg_pool2d_grad(g, x_shape),))
+
+    def attention(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, scale: float,
+                  quiet: bool) -> Prim:
+        inner = self.inner
+        unwrap = self.unwrap  # type: ignore[attr-defined]
+        qv, kv, vv = unwrap(q), unwrap(k), unwrap(v)
+        mv = None if mask is None else unwrap(mask)
+        needs = (_needs_grad(q), _needs_grad(k), _needs_grad(v))
+        me: Any = self  # the composite runs on this backend's primitives
+        if mask is not None and _needs_grad(mask):
+            return AttentionOps.attention(me, q, k, v, mask, scale, quiet)
+        if not any(needs):
+            return self._record(  # type: ignore[attr-defined]
+                inner.attention(qv, kv, vv, mv, scale, quiet), (), lambda g: ())
+        found = inner.attention_saving(qv, kv, vv, mv, scale, quiet)
+        if found is None:
+            return AttentionOps.attention(me, q, k, v, mask, scale, quiet)
+        out, saved = found
+        return self._record(out, (q, k, v), lambda g: (  # type: ignore[attr-defined]
+            inner.attention_grad(qv, kv, vv, mv, out, saved, g, scale, quiet, needs)))

@@ -98,6 +98,30 @@ def test_softmax_family(backend, name, dtype, dim, layout):
     assert_close(out, formula(reference(a), dim), dtype=dtype)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_family_between_elementwise_ops(backend, name, dtype, dim, layout):
+    """Inside an expression (producers with a broadcast operand before, a consumer after): on
+    fusion<webgpu> one row kernel computes the producers as it reads and the consumer as it
+    writes."""
+    call, formula = ALONG_DIM[name]
+    a = random_array((3, 4, 5), dtype, seed=7, low=-2.0, high=2.0)
+    b = random_array((1, 4, 1), dtype, seed=8, low=-1.0, high=1.0)
+    x, bias = make(backend, a, dtype, layout), make(backend, b, dtype)
+    out = call(x * 2.0 - bias, dim) * 0.5 + 1.0
+    assert_close(out, formula(reference(a) * 2.0 - reference(b), dim) * 0.5 + 1.0, dtype=dtype)
+
+
+def test_softmax_of_a_long_row_inside_an_expression(backend):
+    a = random_array((2, 1000), F32, seed=9, low=-3.0, high=3.0)
+    x = make(backend, a, F32)
+    assert_close(A.softmax(x.exp() - 1.0, 1) * 10.0, _softmax(np.exp(reference(a)) - 1.0, 1)
+                 * 10.0, dtype=F32)
+    assert_close(A.log_softmax(x * 3.0, 1), _log_softmax(reference(a) * 3.0, 1), dtype=F32)
+
+
 @pytest.mark.parametrize("dtype", [F32, F64], ids=str)
 def test_large_inputs_do_not_overflow(backend, dtype):
     a = np.array([[-200.0, -50.0, 0.0, 50.0, 200.0]])

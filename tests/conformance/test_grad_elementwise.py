@@ -116,3 +116,16 @@ def test_cast_keeps_gradient(ad_backend: pyrite.Backend) -> None:
     assert grad.dtype is x.dtype
     np.testing.assert_allclose(grad.numpy(), [[3.0, 3.0, 3.0]])
     assert x.int().float().is_require_grad() is False  # through Int: no gradient path
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_family_gradient_between_elementwise_ops(ad_backend, dim, log) -> None:
+    """Producers, the softmax and a consumer (one kernel on fusion<webgpu>), differentiated."""
+    rng = np.random.default_rng(11)
+
+    def fn(x: pyrite.Tensor, b: pyrite.Tensor) -> pyrite.Tensor:
+        z = x * 1.5 + b
+        return ((z.log_softmax(dim) if log else z.softmax(dim)) * 2.0).tanh()
+
+    check_grad(fn, [rng.normal(size=(3, 4)), rng.normal(size=(1, 4))], ad_backend)

@@ -806,19 +806,30 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None,
               kv_num_heads: int | None = None, q_num_heads: int | None = None,
               qk_matmul_output_mode: int = 0, scale: float | None = None,
               softcap: float = 0.0, softmax_precision: int | None = None,
-              left_window_size: int = -1, right_window_size: int = -1
-              ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Scaled dot-product attention (MHA/GQA/MQA): Y, present K and V, the QK output."""
+              left_window_size: int = -1, right_window_size: int = -1,
+              outputs: int = 4) -> tuple[Tensor, ...]:
+    """Scaled dot-product attention (MHA/GQA/MQA): Y, present K and V, the QK output.
+
+    Without softcap, f16, a softmax precision other than the inputs' or the QK output, this is
+    pyrite's `attention` op (flash attention's kernels on webgpu: the scores never reach
+    memory); otherwise the scores are computed here."""
     three_d = q.ndim == 3
     q, k, v = _heads(q, q_num_heads), _heads(k, kv_num_heads), _heads(v, kv_num_heads)
     past = 0 if past_key is None else past_key.shape[2]
     if past_key is not None and past_value is not None:
         k, v = Tensor.cat([past_key, k], 2), Tensor.cat([past_value, v], 2)
     present_k, present_v = k, v
-    root = math.sqrt(scale if scale is not None else 1 / math.sqrt(q.shape[3]))
     bias = _bias_of(q, k.shape[2], attn_mask, past, nonpad_kv_seqlen, is_causal,
                     left_window_size, right_window_size)
     k, v = _repeat_heads(k, q.shape[1] // k.shape[1]), _repeat_heads(v, q.shape[1] // v.shape[1])
+    # f16 keeps the composite below: ONNX's reference rounds its scaled q and k to f16
+    if outputs < 4 and softcap <= 0 and q.dtype is not DType.F16 and (
+            softmax_precision is None or dtype_of(softmax_precision) is q.dtype):
+        bias4 = bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
+        y = F.attention(q, k, v, bias4, scale=scale)
+        y = y.mask_fill(bias4.max_dim(-1).equal_elem(-math.inf), 0.0)  # every key masked
+        return (_merge_heads(y, three_d), present_k, present_v)[:max(outputs, 1)]
+    root = math.sqrt(scale if scale is not None else 1 / math.sqrt(q.shape[3]))
     scores = (q * root).matmul((k * root).swap_dims(-1, -2))
     if softcap > 0:
         scores = (scores / softcap).tanh() * softcap
@@ -826,7 +837,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None,
     probs = _attend(biased, bias, softmax_precision).cast(q.dtype)
     debug = {0: scores, 1: scores, 2: biased, 3: probs}[qk_matmul_output_mode]
     y = probs.matmul(v)
-    if three_d:
-        y = y.swap_dims(1, 2)
-        y = y.reshape(y.shape[:2] + (-1,))
-    return y, present_k, present_v, debug.cast(q.dtype)
+    return _merge_heads(y, three_d), present_k, present_v, debug.cast(q.dtype)
+
+
+def _merge_heads(y: Tensor, three_d: bool) -> Tensor:
+    """(B, n, S, D) back as (B, S, n * D) for 3-d inputs; 4-d as is."""
+    if not three_d:
+        return y
+    y = y.swap_dims(1, 2)
+    return y.reshape(y.shape[:2] + (-1,))

@@ -1,0 +1,175 @@
+"""Fused attention on WebGPU: flash attention's forward and backward as WGSL kernels.
+
+The forward (`shaders/attention_forward.wgsl`) computes softmax(q k^T * scale + mask) v with an
+online softmax over tiles of keys held in workgroup memory, and writes the output and each query
+row's log-sum-exp; the backward (`attention_delta.wgsl`, then the two entry points of
+`attention_backward.wgsl`) recomputes the weights from the log-sum-exp tile by tile. Nothing of
+size seq_q * seq_k is allocated by either pass (an additive mask the caller made is read, never
+expanded), so attention's memory grows with the sequence, not with its square.
+
+q, k, v, the mask and the output gradient are read through their strides (a head split by a
+permute, a mask broadcast over batch or heads: no copies). The kernels keep a query (or a key)
+row and its accumulators in registers, so head dims are bounded (`MAX_HEAD`); f16, empty and
+wider inputs take the composite of `pyrite.backend.attention_ops`, which stays the reference.
+Every kernel binds at most 8 storage buffers and sizes its tiles to the adapter's workgroup
+memory (16 KB, WebGPU's default, in the page), so the same kernels run natively and in the page.
+This module owns the kernels and their launches; the backend contract methods are in
+`backend.py`, the Autodiff rule in `pyrite.backend.autodiff_module`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..dtype import DType
+from .codegen import WORKGROUP, KernelKey, header, render, scalar_bits
+from .kernels import Kernels
+from .tensor import GpuTensor
+
+#: invocations of a workgroup, the queries (or keys) it owns: the default; autotune may pick
+#: another of `autotune.WORKGROUPS` per kernel and shape bucket
+ROWS = 64
+#: the widest head (d_k and d_v) the kernels take: rows and accumulators live in registers
+MAX_HEAD = 256
+#: rows of the tiles staged in workgroup memory, at most (fewer for wide heads)
+MAX_COLS = 32
+
+
+def covers(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor,
+           mask: GpuTensor | None) -> bool:
+    """Whether the fused kernels take these arguments (else the composite runs)."""
+    tensors = (q, key, v) if mask is None else (q, key, v, mask)
+    if any(t.dtype is not DType.F32 or t.numel == 0 for t in tensors):
+        return False
+    dk, dv = q.shape[3], v.shape[3]
+    return dk <= MAX_HEAD and dv <= MAX_HEAD and tile_rows(_budget(k), dk, dv) > 0
+
+
+def _budget(k: Kernels) -> int:
+    return k.runtime.limits.max_compute_workgroup_storage_size
+
+
+def tile_bytes(cols: int, dk: int, dv: int) -> int:
+    """Workgroup memory the backward kernels declare (the forward's is smaller)."""
+    return cols * ((_vec4s(dk) + _vec4s(dv)) * 16 + 8)
+
+
+def tile_rows(budget: int, dk: int, dv: int) -> int:
+    """Rows a staged tile: the most (a power of two up to MAX_COLS) whose tiles fit `budget`
+    bytes of workgroup memory (0: none fits)."""
+    cols = MAX_COLS  # each a q/k row, a dout/v row and a row's stats
+    while cols and tile_bytes(cols, dk, dv) > budget:
+        cols //= 2
+    return cols
+
+
+def _vec4s(n: int) -> int:
+    return -(-n // 4)
+
+
+#: the loops over a row's vec4s in the templates, written out by `unrolled`
+_ROW_LOOP = re.compile(r"for \(var c = 0u; c < (DK4|DV4); c\+\+\) \{")
+
+
+def unrolled(source: str, counts: dict[str, int]) -> str:
+    """`source` with every loop `for (var c = 0u; c < DK4; c++) { ... }` (or DV4) written out:
+    the body once per c, c a literal. The row arrays then have constant indices, which every
+    compiler keeps in registers; CPU implementations (lavapipe, SwiftShader in the page) kept
+    them in memory behind the loop, several times slower."""
+    out: list[str] = []
+    pos = 0
+    while (found := _ROW_LOOP.search(source, pos)) is not None:
+        out.append(source[pos:found.start()])
+        depth, end = 1, found.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(source[end], 0)
+            end += 1
+        body = unrolled(source[found.end():end - 1], counts)
+        out += ["{" + re.sub(r"\bc\b", f"{i}u", body) + "}"
+                for i in range(counts[found.group(1)])]
+        pos = end
+    return "".join(out) + source[pos:]
+
+
+def _view(x: GpuTensor | None) -> list[int]:
+    """[offset, batch, head, sequence, last-dim stride] of a rank-4 view (0 for a size-1 dim,
+    so a broadcast mask reads the same values); zeros for a missing mask."""
+    if x is None:
+        return [0] * 5
+    return [x.offset, *(0 if n == 1 else s for n, s in zip(x.shape, x.strides, strict=True))]
+
+
+def _words(q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None, scale: float,
+           quiet: bool, grad: GpuTensor | None = None) -> list[int]:
+    b, h, sq, dk = q.shape
+    head = [b, h, sq, k.shape[2], dk, v.shape[3], scalar_bits(scale, DType.F32), int(quiet)]
+    views = _view(q) + _view(k) + _view(v) + _view(mask)
+    return head + views + (_view(grad) if grad is not None else [])
+
+
+def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
+            v: GpuTensor, mask: GpuTensor | None, words: list[int],
+            buffers: list[GpuTensor], seq: int) -> None:
+    """`entry` of `template` over workgroups that each own `rows` of the `seq` rows of every
+    (batch, head); metadata first, the mask (or a zero word) after q, k and v. `rows` (the
+    workgroup size) is autotuned per kernel and shape bucket, ROWS by default."""
+    b, h, _, dk = q.shape
+    dv = v.shape[3]
+
+    def again() -> None:  # the autotuner times the candidates through this very launch
+        _launch(k, template, entry, q, key, v, mask, words, buffers, seq)
+
+    rows = k.autotune.workgroup(f"attention_{entry}", (b * h, q.shape[2], key.shape[2], dk + dv),
+                                DType.F32, ROWS, again)
+    cols = tile_rows(_budget(k), dk, dv)
+    params = (rows, cols, _vec4s(dk), _vec4s(dv), mask is not None)
+    pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
+    pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
+        f"{template}.wgsl", enable=header(()), rows=rows, cols=cols, dk4=params[2],
+        dv4=params[3], has_mask="true" if mask is not None else "false"),
+        {"DK4": params[2], "DV4": params[3]}), entry)
+    mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
+    bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
+                *(t.block.buffer for t in buffers[3:])]
+    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)))
+
+
+def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
+            scale: float, quiet: bool) -> tuple[GpuTensor, GpuTensor]:
+    """The output (batch, heads, seq_q, d_v) and each query row's log-sum-exp (batch, heads,
+    seq_q), +inf for a row whose every score is -inf (its output is 0)."""
+    b, h, sq, _ = q.shape
+    out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
+    lse = k.empty((b, h, sq), DType.F32, "attention")
+    _launch(k, "attention_forward", "forward", q, key, v, mask,
+            _words(q, key, v, mask, scale, quiet), [q, key, v, out, lse], sq)
+    return out, lse
+
+
+def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
+             out: GpuTensor, lse: GpuTensor, grad: GpuTensor, scale: float,
+             needs: tuple[bool, bool, bool]) -> tuple[GpuTensor | None, ...]:
+    """(dq, dk, dv) from the forward's output and log-sum-exp and the output's gradient; None
+    for an input not in `needs`. dk and dv are views of one buffer (the key kernel writes both)."""
+    b, h, sq, dk = q.shape
+    sk, dv = key.shape[2], v.shape[3]
+    words = _words(q, key, v, mask, scale, False, grad)
+    stats = k.empty((b, h, sq, 2), DType.F32, "attention_grad")
+    pipeline_key = KernelKey("attention_delta", "main", (DType.F32, DType.F32), 0, (WORKGROUP,))
+    delta = k.cached(pipeline_key) or k.pipeline(pipeline_key, render(
+        "attention_delta.wgsl", enable=header(()), workgroup=WORKGROUP))
+    k.launch(delta, [k.meta(words), out.block.buffer, grad.block.buffer, lse.block.buffer,
+                     stats.block.buffer], k.grid(-(-(b * h * sq) // WORKGROUP)))
+    dq = gk = gv = None
+    if needs[1] or needs[2]:
+        both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
+        _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
+                [q, key, v, grad, stats, both], sk)
+        whole = [(0, n, 1) for n in (b, h, sk)]
+        gk = both.sliced([*whole, (0, dk, 1)]) if needs[1] else None
+        gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
+    if needs[0]:
+        dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
+        _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
+                [q, key, v, grad, stats, dq], sq)
+    return dq, gk, gv
