@@ -16,9 +16,8 @@ import pytest
 import pyrite
 from pyrite.backend.autodiff import Autodiff
 from pyrite.optim import AdamConfig
-from pyrite.webgpu import WebGpu
+from pyrite.webgpu import WebGpu, fusion
 from pyrite.webgpu import custom as webgpu_custom
-from pyrite.webgpu import fusion
 from pyrite.webgpu.fusion import Fusion
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "custom_kernel.py"
