@@ -91,8 +91,8 @@ class CustomOp:
         backend = first._backend
         for name, x in zip(self.signature.names, inputs, strict=False):
             if x._kind is not Kind.FLOAT:
-                raise KindError(f"{self.name}: {name} is a {x._kind.value} tensor; custom ops "
-                                f"take float tensors (convert with .float())")
+                raise KindError(f"{self.name}: {name} is a tensor of kind {x._kind.value}; "
+                                f"custom ops take Float tensors (convert with .float())")
             if x._backend != backend:
                 raise DeviceError(f"{self.name}: {name} is on {x._backend.name}, "
                                   f"{self.signature.names[0]} on {backend.name}; move it with "
