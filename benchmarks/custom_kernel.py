@@ -1,0 +1,130 @@
+"""A user's kernel against pyrite's own: relu(x @ w + b) three ways on one webgpu device.
+
+- `custom`: `fused_matmul_add_relu` from examples/custom_kernel.py (the Burn book's kernel: one
+  invocation per output element, no tiling), on the fused device;
+- `epilogue`: the same expression through Fusion, which runs it as the tiled matmul with the
+  add and ReLU as its epilogue;
+- `unfused`: the same expression on the raw webgpu backend (matmul, add, relu: three kernels).
+
+Each is timed forward and forward + backward (Autodiff over the same device; the custom op's
+backward is the example's, written with tensor ops). Wall clock around `reps` calls and a device
+sync, median of --iters; the results are checked against each other first.
+
+    python benchmarks/custom_kernel.py --out benchmarks/results/custom_kernel_lavapipe.json --quick
+    python custom_kernel.py --out x.json    # from benchmarks/, as the GPU machine runs it
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import pyrite
+import pyrite.webgpu
+from pyrite.activation import relu
+from pyrite.backend.autodiff import Autodiff
+from pyrite.webgpu import WebGpu
+from pyrite.webgpu.fusion import Fusion
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "custom_kernel.py"
+
+
+def _example() -> Any:
+    spec = importlib.util.spec_from_file_location("custom_kernel_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _time(fn: Callable[[], object], sync: Callable[[], None], reps: int, iters: int) -> float:
+    """Median milliseconds per call. Each call's result is held through a sync: Fusion computes
+    only the results still referenced when it flushes."""
+    held = fn()
+    sync()
+    samples = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        for _ in range(reps):
+            held = fn()
+            sync()
+        del held
+        samples.append((time.perf_counter() - start) * 1e3 / reps)
+    return statistics.median(samples)
+
+
+def run(sizes: list[int], reps: int, iters: int) -> dict[str, Any]:
+    ex = _example()
+    raw = WebGpu(seed=0)
+    fused = Fusion(raw)
+    devices = {"custom": fused, "epilogue": fused, "unfused": raw}
+    results: list[dict[str, Any]] = []
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        arrays = [rng.normal(size=(n, n)).astype(np.float32) / np.sqrt(n),
+                  rng.normal(size=(n, n)).astype(np.float32),
+                  rng.normal(size=(n,)).astype(np.float32)]
+        expect = np.maximum(arrays[0].astype(np.float64) @ arrays[1] + arrays[2], 0)
+        row: dict[str, Any] = {"m": n, "k": n, "n": n}
+        for name, device in devices.items():
+            def forward(x: pyrite.Tensor, w: pyrite.Tensor, b: pyrite.Tensor,
+                        name: str = name) -> pyrite.Tensor:
+                if name == "custom":
+                    return ex.fused_matmul_add_relu(x, w, b)  # type: ignore[no-any-return]
+                return relu(x @ w + b)
+            x, w, b = (pyrite.tensor(a, device=device) for a in arrays)
+            got = forward(x, w, b).numpy()
+            error = float(np.abs(got - expect).max())
+            if error > 1e-3 * max(1.0, float(np.abs(expect).max())):
+                raise SystemExit(f"{name} n={n}: wrong result (max error {error})")
+            ms = _time(lambda: forward(x, w, b), device.sync, reps, iters)
+            ad = Autodiff(device)
+            xa, wa, ba = (pyrite.tensor(a, device=ad).require_grad() for a in arrays)
+
+            def step(xa: pyrite.Tensor = xa, wa: pyrite.Tensor = wa,
+                     ba: pyrite.Tensor = ba) -> object:
+                return forward(xa, wa, ba).sum().backward()  # the gradients, held
+            ms_bw = _time(step, device.sync, reps, iters)
+            row[name] = {"forward_ms": round(ms, 4), "forward_backward_ms": round(ms_bw, 4),
+                         "forward_gflops": round(2 * n**3 / ms / 1e6, 2), "max_error": error}
+        row["custom_vs_epilogue_forward"] = round(row["custom"]["forward_ms"]
+                                                  / row["epilogue"]["forward_ms"], 3)
+        row["custom_vs_unfused_forward"] = round(row["custom"]["forward_ms"]
+                                                 / row["unfused"]["forward_ms"], 3)
+        results.append(row)
+        print(json.dumps(row), flush=True)
+    return {"benchmark": "custom_kernel", "adapter": str(raw.adapter),
+            "python": platform.python_version(), "reps": reps, "iters": iters,
+            "note": "ms per call (median); ratios > 1 mean the custom kernel is slower",
+            "results": results}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--quick", action="store_true", help="small sizes (lavapipe)")
+    parser.add_argument("--sizes", type=int, nargs="*")
+    parser.add_argument("--reps", type=int)
+    parser.add_argument("--iters", type=int, default=5)
+    args = parser.parse_args()
+    sizes = args.sizes or ([64, 128] if args.quick else [256, 1024, 2048])
+    reps = args.reps or (3 if args.quick else 10)
+    report = run(sizes, reps, args.iters)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
