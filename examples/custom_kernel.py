@@ -4,7 +4,8 @@ Two ops, declared with `pyrite.extend` (docs/extending.md walks through them):
 
 - `fused_matmul_add_relu(lhs, rhs, bias)`: relu(lhs @ rhs + bias) as one WGSL kernel, with a
   backward written with tensor ops. Its composite is what numpy (and any backend without the
-  kernel) runs, and what the kernel is checked against.
+  kernel) runs, and what the kernel is checked against. `fused_matmul_add_relu_tiled` is the
+  same op with a kernel that tiles lhs and rhs in workgroup memory.
 - `scaled_softplus(x, beta)`: log(1 + exp(beta * x)) / beta, an elementwise op with no built-in
   equivalent: one WGSL expression that Fusion fuses with its neighbours.
 
@@ -36,7 +37,10 @@ from pyrite.optim import AdamConfig
 # ---- 1. the op: its signature and its composite ------------------------------------------------
 
 
-@extend.op("lhs[..., m, k], rhs[..., k, n], bias[..., m, n] -> [..., m, n]")
+SIGNATURE = "lhs[..., m, k], rhs[..., k, n], bias[..., m, n] -> [..., m, n]"
+
+
+@extend.op(SIGNATURE)
 def fused_matmul_add_relu(lhs: pyrite.Tensor, rhs: pyrite.Tensor,
                           bias: pyrite.Tensor) -> pyrite.Tensor:
     """relu(lhs @ rhs + bias): the reference every backend runs unless it has a kernel."""
@@ -47,10 +51,12 @@ def fused_matmul_add_relu(lhs: pyrite.Tensor, rhs: pyrite.Tensor,
 # pyrite declares the bindings (info, lhs, rhs, bias, output) and the accessors used below.
 FORWARD_WGSL = """
 @compute @workgroup_size(WORKGROUP_X, WORKGROUP_Y, 1)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let row = i32(gid.x);
-  let col = i32(gid.y);
-  let batch = i32(gid.z);
+fn main(@builtin(local_invocation_index) local: u32, @builtin(workgroup_id) group: vec3<u32>) {
+  // as in the book: neighbouring invocations take neighbouring columns (coalesced reads of rhs
+  // and writes of output); WORKGROUP_X == WORKGROUP_Y, the tile's side
+  let row = i32(group.x * WORKGROUP_X + local / WORKGROUP_X);
+  let col = i32(group.y * WORKGROUP_Y + local % WORKGROUP_X);
+  let batch = i32(group.z);
   let nb = output_rank - 2;  // batch dims
   let m = output_shape(nb);
   let n = output_shape(nb + 1);
@@ -62,10 +68,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let l0 = lhs_offset() + pyrite_offset(batch, nb, output_shape_at, lhs_strides_at);
   let r0 = rhs_offset() + pyrite_offset(batch, nb, output_shape_at, rhs_strides_at);
   let b0 = bias_offset() + pyrite_offset(batch, nb, output_shape_at, bias_strides_at);
+  // strides read once, outside the loop
+  let lhs_row = l0 + row * lhs_stride(nb);
+  let lhs_step = lhs_stride(nb + 1);
+  let rhs_col = r0 + col * rhs_stride(nb + 1);
+  let rhs_step = rhs_stride(nb);
   var sum = 0.0;
   for (var i = 0; i < k; i++) {
-    sum += lhs[l0 + row * lhs_stride(nb) + i * lhs_stride(nb + 1)]
-         * rhs[r0 + i * rhs_stride(nb) + col * rhs_stride(nb + 1)];
+    sum += lhs[lhs_row + i * lhs_step] * rhs[rhs_col + i * rhs_step];
   }
   let b = bias[b0 + row * bias_stride(nb) + col * bias_stride(nb + 1)];
   output[(batch * m + row) * n + col] = max(sum + b, 0.0);
@@ -85,6 +95,65 @@ def fused_matmul_add_relu_backward(inputs: tuple[pyrite.Tensor, ...], output: py
     # relu's gradient: the output is 0 exactly where the pre-activation was <= 0
     g = grad.mask_fill(output.lower_equal_elem(0.0), 0.0)
     return g @ rhs.swap_dims(-1, -2), lhs.swap_dims(-1, -2) @ g, g
+
+
+# ---- 3b. the same op with a tiled kernel: 16 x 16 tiles of lhs and rhs in workgroup memory --
+TILED_WGSL = """
+const TILE: i32 = 16;
+var<workgroup> lhs_tile: array<array<f32, 16>, 16>;
+var<workgroup> rhs_tile: array<array<f32, 16>, 16>;
+
+@compute @workgroup_size(WORKGROUP_X, WORKGROUP_Y, 1)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let tx = i32(lid.x);
+  let ty = i32(lid.y);
+  let row = i32(wid.y) * TILE + ty;
+  let col = i32(wid.x) * TILE + tx;
+  let batch = i32(wid.z);
+  let nb = output_rank - 2;
+  let m = output_shape(nb);
+  let n = output_shape(nb + 1);
+  let k = lhs_shape(nb + 1);
+  let l0 = lhs_offset() + pyrite_offset(batch, nb, output_shape_at, lhs_strides_at);
+  let r0 = rhs_offset() + pyrite_offset(batch, nb, output_shape_at, rhs_strides_at);
+  let lhs_row = l0 + row * lhs_stride(nb);
+  let lhs_step = lhs_stride(nb + 1);
+  let rhs_col = r0 + col * rhs_stride(nb + 1);
+  let rhs_step = rhs_stride(nb);
+  var sum = 0.0;
+  // every invocation reaches each barrier: no early return before the loop ends
+  for (var t = 0; t < k; t += TILE) {
+    var a = 0.0;
+    if (row < m && t + tx < k) {
+      a = lhs[lhs_row + (t + tx) * lhs_step];
+    }
+    var b = 0.0;
+    if (t + ty < k && col < n) {
+      b = rhs[rhs_col + (t + ty) * rhs_step];
+    }
+    lhs_tile[ty][tx] = a;
+    rhs_tile[ty][tx] = b;
+    workgroupBarrier();
+    for (var i = 0; i < TILE; i++) {
+      sum += lhs_tile[ty][i] * rhs_tile[i][tx];
+    }
+    workgroupBarrier();
+  }
+  if (row < m && col < n) {
+    let b0 = bias_offset() + pyrite_offset(batch, nb, output_shape_at, bias_strides_at);
+    let bias_value = bias[b0 + row * bias_stride(nb) + col * bias_stride(nb + 1)];
+    output[(batch * m + row) * n + col] = max(sum + bias_value, 0.0);
+  }
+}
+"""
+
+#: the same signature, composite and backward under another name, with the tiled kernel
+fused_matmul_add_relu_tiled = extend.op(SIGNATURE, name="fused_matmul_add_relu_tiled")(
+    fused_matmul_add_relu.composite)
+fused_matmul_add_relu_tiled.wgsl(
+    TILED_WGSL, workgroup_size=(16, 16),
+    workgroups=lambda d: (math.ceil(d["n"] / 16), math.ceil(d["m"] / 16), d["batch"]))
+fused_matmul_add_relu_tiled.backward(fused_matmul_add_relu_backward)
 
 
 # ---- 4. an elementwise op: one expression, fused like a built-in ------------------------------
@@ -167,16 +236,18 @@ def check(device: str = "autodiff<webgpu>", seed: int = 0) -> dict[str, float]:
     def diff(a: pyrite.Tensor, b: pyrite.Tensor) -> float:
         return float((a - b).abs().max())
 
-    lhs = pyrite.random((2, 5, 7), Normal(0.0, 1.0), device=ad).require_grad()
-    rhs = pyrite.random((7, 3), Normal(0.0, 1.0), device=ad).require_grad()
-    bias = pyrite.random((3,), Normal(0.0, 1.0), device=ad).require_grad()
-    weight = pyrite.random((2, 5, 3), Normal(0.0, 1.0), device=ad)
-    out = fused_matmul_add_relu(lhs, rhs, bias)
-    ref = fused_matmul_add_relu.reference(lhs, rhs, bias)
-    found["fused forward"] = diff(out, ref)
-    grads, ref_grads = (out * weight).sum().backward(), (ref * weight).sum().backward()
-    for name, t in (("lhs", lhs), ("rhs", rhs), ("bias", bias)):
-        found[f"fused grad {name}"] = diff(t.grad(grads), t.grad(ref_grads))  # type: ignore[arg-type]
+    # sizes past one 16 x 16 tile, with ragged edges
+    lhs = pyrite.random((2, 21, 37), Normal(0.0, 1.0), device=ad).require_grad()
+    rhs = pyrite.random((37, 19), Normal(0.0, 1.0), device=ad).require_grad()
+    bias = pyrite.random((19,), Normal(0.0, 1.0), device=ad).require_grad()
+    weight = pyrite.random((2, 21, 19), Normal(0.0, 1.0), device=ad)
+    for label, op in (("fused", fused_matmul_add_relu), ("tiled", fused_matmul_add_relu_tiled)):
+        out = op(lhs, rhs, bias)
+        ref = op.reference(lhs, rhs, bias)
+        found[f"{label} forward"] = diff(out, ref)
+        grads, ref_grads = (out * weight).sum().backward(), (ref * weight).sum().backward()
+        for name, t in (("lhs", lhs), ("rhs", rhs), ("bias", bias)):
+            found[f"{label} grad {name}"] = diff(t.grad(grads), t.grad(ref_grads))  # type: ignore[arg-type]
 
     x = (pyrite.random((4, 6), Normal(0.0, 3.0), device=ad) * 1.0).require_grad()
     out, ref = scaled_softplus(x, 2.0), scaled_softplus.reference(x, 2.0)
