@@ -1,6 +1,7 @@
 """pyrite.extend in a real page (Chromium, SwiftShader WebGPU, Pyodide): examples/custom_kernel.py
 runs there unchanged: its ops equal their composites (outputs and gradients), the WGSL kernel is
-launched on the page's device, the model trains, and a compile error names the op and line."""
+launched on the page's device, the model trains (eagerly, and compiled with the same losses),
+and a compile error names the op and line."""
 
 from __future__ import annotations
 
@@ -39,12 +40,32 @@ losses, accuracy, _ = ex["train"]("autodiff<webgpu>", 25)
 broken = ex["extend"].op("x[n] -> [n]", name="broken_in_page")(lambda x: x * 2.0)
 broken.wgsl(BROKEN, workgroup_size=(64,))
 try:
-    broken(pyrite.tensor([1.0, 2.0], device="webgpu")).to_list()
+    broken(pyrite.tensor([1.0, 2.0], device="webgpu"))  # refused before it is dispatched
     error = None
 except Exception as exc:
     error = f"{type(exc).__name__}: {exc}"
+
+
+def steps(enabled):
+    dev = pyrite.device("autodiff<webgpu>")
+    dev.seed(3)
+    model = ex["RingNetConfig"](8).init(dev)
+    optim = ex["AdamConfig"]().init()
+    x, y = ex["rings"](32, 0, dev)
+    loss_fn = ex["CrossEntropyLossConfig"]().init()
+    def step(model, lr):
+        loss = loss_fn(model.forward(x), y)
+        return optim.step(lr, model, loss.backward()), loss
+    run = pyrite.compile(step, enabled=enabled)
+    out = []
+    for _ in range(6):
+        model, loss = run(model, 2e-2)
+        out.append(loss.into_scalar())
+    return out, run.replays
+
 json.dumps({"check": found, "losses": losses, "accuracy": accuracy, "error": error,
-            "launches": custom.LAUNCHES.get("fused_matmul_add_relu", 0)})
+            "launches": custom.LAUNCHES.get("fused_matmul_add_relu", 0),
+            "eager": steps(False), "compiled": steps(True)})
 """
 
 
@@ -67,6 +88,9 @@ def test_the_example_runs_in_the_page(session: harness.PageSession) -> None:
     assert got["launches"] >= 3  # check's forward, and training's forward passes
     assert got["losses"][-1] < 0.5 * got["losses"][0], got["losses"]
     assert got["accuracy"] >= 90.0
+    (eager, _), (compiled, replays) = got["eager"], got["compiled"]
+    assert replays >= 3
+    assert compiled == pytest.approx(eager, rel=1e-6)
     error = got["error"]
     assert error is not None and error.startswith(
         "KernelError: broken_in_page: the WGSL kernel did not compile: line 6 of its source, "
