@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dtype import DType
-from ..errors import PyriteError
-from ..extend.kernel import KernelError, WgslKernel
+from ..errors import KernelError, PyriteError
+from ..extend.kernel import WgslKernel
 from ..extend.op import CustomOp
 from .codegen import KernelKey, header, include, scalar_bits, storage_type
 from .kernels import Kernels

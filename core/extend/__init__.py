@@ -5,8 +5,9 @@
 declares an elementwise op that the registry, Fusion and autodiff treat as a built-in.
 """
 
+from ..errors import KernelError
 from .elementwise import ElementwiseOp, elementwise
-from .kernel import KernelError, WgslKernel
+from .kernel import WgslKernel
 from .op import CustomOp, op
 from .signature import Bound, Signature
 

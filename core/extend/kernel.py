@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import PyriteError
+from ..errors import KernelError
 
 #: WebGPU's guaranteed limits (maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX/Y/Z)
 MAX_INVOCATIONS = 256
@@ -22,10 +22,6 @@ Grid = Callable[[dict[str, int]], tuple[int, int, int]]
 
 _BINDING = re.compile(r"@binding\s*\(|@group\s*\(")
 _MAIN = re.compile(r"\bfn\s+main\s*\(")
-
-
-class KernelError(PyriteError, ValueError):
-    """A user kernel that cannot run as declared (bindings, workgroup, grid)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +58,7 @@ class WgslKernel:
 
     def grid(self, op: str, dims: dict[str, int], most: int) -> tuple[int, int, int] | None:
         """The workgroup counts of a call (None: one invocation per element, folded by the
-        launcher); counts outside (1..most) raise a KernelError before anything is dispatched."""
+        launcher); counts outside (0..most) raise a KernelError before anything is dispatched."""
         if self.workgroups is None:
             return None
         counts = tuple(int(c) for c in self.workgroups(dims))

@@ -73,6 +73,9 @@ class Signature:
         known = {d for ds in dims for d in ds}
         if unknown := [d for d in output if d not in known and d != "1"]:
             raise ShapeError(f"{op}: signature output names {unknown}, which no input has; {form}")
+        if any("batch" in ds for ds in dims):
+            raise ShapeError(f"{op}: signature names a dim 'batch', which pyrite gives the "
+                             f"product of the batch dims (dims['batch']); rename the dim")
         if len(set(names)) != len(names):
             raise ShapeError(f"{op}: signature names an input twice: {names}")
         return Signature(text, tuple(names), tuple(dims), output)
