@@ -12,7 +12,7 @@ import pytest
 import pyrite
 from pyrite import extend
 from pyrite.errors import GradError, KindError, ShapeError
-from pyrite.extend import KernelError, Signature
+from pyrite.extend import KernelError
 
 _names = itertools.count()
 
@@ -117,18 +117,3 @@ def test_a_backward_with_wrong_shapes_is_refused_with_the_shapes() -> None:
         return grad
     with pytest.raises(GradError, match=r"returned Tensor gradients for the 2 inputs"):
         prod(a, b).sum().backward()
-
-
-def test_signatures_broadcast_like_numpy_and_say_what_is_malformed() -> None:
-    sig = Signature.parse("lhs[..., m, k], rhs[..., k, n], bias[..., m, n] -> [..., m, n]", "f")
-    bound = sig.bind("f", ((2, 1, 5, 7), (3, 7, 4), (4,)))
-    assert bound.output == (2, 3, 5, 4)
-    assert bound.inputs == ((2, 3, 5, 7), (2, 3, 7, 4), (2, 3, 5, 4))
-    assert bound.dims == {"m": 5, "k": 7, "n": 4, "batch": 6}
-    with pytest.raises(ShapeError, match=r"^f: signature 'x\[n\]' has no '->'"):
-        Signature.parse("x[n]", "f")
-    with pytest.raises(ShapeError, match=r"^f: signature output names \['q'\], which no input"):
-        Signature.parse("x[n] -> [q]", "f")
-    with pytest.raises(ShapeError, match=r"^f: the composite takes \(a\), the signature names "
-                                         r"\(x\)"):
-        extend.op("x[n] -> [n]", name="f")(lambda a: a)
