@@ -9,8 +9,8 @@
 - `unfused`: the same expression on the raw webgpu backend (matmul, add, relu: three kernels).
 
 Each is timed forward and forward + backward (Autodiff over the same device; the custom op's
-backward is the example's, written with tensor ops). Wall clock around `reps` calls and a device
-sync, median of --iters; the results are checked against each other first.
+backward is the example's, written with tensor ops). Wall clock around `reps` calls and one
+device sync, median of --iters; each variant is first checked against numpy in float64.
 
     python benchmarks/custom_kernel.py --out benchmarks/results/custom_kernel_lavapipe.json --quick
     python custom_kernel.py --out x.json    # from benchmarks/, as the GPU machine runs it
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import platform
 import statistics
 import sys
@@ -51,18 +52,18 @@ def _example() -> Any:
 
 
 def _time(fn: Callable[[], object], sync: Callable[[], None], reps: int, iters: int) -> float:
-    """Median milliseconds per call. Each call's result is held through a sync: Fusion computes
-    only the results still referenced when it flushes."""
-    held = fn()
+    """Median milliseconds per call: `reps` calls back to back, then one device sync. Every
+    result is held through the sync, since Fusion computes only the results still referenced
+    when it flushes."""
+    held = [fn()]
     sync()
     samples = []
     for _ in range(iters):
         start = time.perf_counter()
-        for _ in range(reps):
-            held = fn()
-            sync()
-        del held
+        held = [fn() for _ in range(reps)]
+        sync()
         samples.append((time.perf_counter() - start) * 1e3 / reps)
+        del held
     return statistics.median(samples)
 
 
@@ -114,6 +115,7 @@ def run(sizes: list[int], reps: int, iters: int) -> dict[str, Any]:
         results.append(row)
         print(json.dumps(row), flush=True)
     return {"benchmark": "custom_kernel", "adapter": str(raw.adapter),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
             "python": platform.python_version(), "reps": reps, "iters": iters,
             "note": "ms per call (median); custom*_over_* > 1: the custom kernel is slower",
             "results": results}
