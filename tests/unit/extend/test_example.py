@@ -172,3 +172,15 @@ def test_a_compiled_training_step_replays_the_kernel() -> None:
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
     # replays launch no Python: the kernel ran only in the captured (eager) calls
     assert 0 < compiled_launches < eager_launches
+
+
+def test_a_model_using_the_op_round_trips_through_a_record(
+        tmp_path: Path, device_named: Callable[[str], pyrite.Backend]) -> None:
+    _, _, model = ex.train("autodiff<numpy>", 3)
+    path = model.save_file(tmp_path / "ringnet")
+    gpu = device_named("webgpu")
+    loaded = ex.RingNetConfig().init(gpu).load_file(path)
+    x, _ = ex.rings(8, 1, gpu)
+    got = loaded.forward(x).numpy()
+    want = model.valid().forward(pyrite.tensor(x.numpy(), device="numpy")).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
