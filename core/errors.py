@@ -58,6 +58,11 @@ class DownloadError(PyriteError, RuntimeError):
     """A file could not be downloaded from any of its mirrors (no network, bad checksum, ...)."""
 
 
+class KernelError(PyriteError, ValueError):
+    """A user op's kernel (pyrite.extend) cannot run as declared: it does not compile, or its
+    bindings, workgroup size or grid are wrong."""
+
+
 def op_error(cls: type[PyriteError], op: str, message: str) -> PyriteError:
     """Build an error whose text starts with the op's name: `matmul: inner sizes differ ...`."""
     return cls(f"{op}: {message}")

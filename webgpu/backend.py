@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import array
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..backend.attention_ops import AttentionOps
@@ -51,6 +51,7 @@ class WebGpu(Backend):
 
     name = "webgpu"
     defers_checks = True  # index bounds are checked at the next readback (core/checks.py)
+    kernel_language = "wgsl"  # user ops' kernels (pyrite.extend) run here
     float_dtype = DType.F32
     int_dtype = DType.I32
 
@@ -226,6 +227,12 @@ class WebGpu(Backend):
 
     def matmul(self, a: GpuTensor, b: GpuTensor) -> GpuTensor:
         return linalg.matmul(self.kernels, a, b)
+
+    def custom(self, op: Any, inputs: Sequence[GpuTensor], attrs: Mapping[str, Any]) -> GpuTensor:
+        if op.kernel is None:
+            return cast(GpuTensor, op.run_composite(self, inputs, attrs))
+        from . import custom
+        return custom.launch(self.kernels, op, inputs, attrs)
 
     def sort(self, x: GpuTensor, dim: int, descending: bool) -> tuple[GpuTensor, GpuTensor]:
         return sorting.sort(self.kernels, x, dim, descending)

@@ -386,9 +386,17 @@ class BrowserRuntime(CommandBatch):
             module = device.createShaderModule(_obj({"code": source}))
             found = device.createComputePipeline(_obj({
                 "layout": "auto", "compute": {"module": module, "entryPoint": entry_point}}))
-            # not awaited here (a round trip to the GPU process per kernel): checked with the
-            # next readback, before its result is used
-            self._scopes.append((key, device.popErrorScope()))
+            scope = device.popErrorScope()
+            if hasattr(key, "compile_error"):
+                # a user's kernel (pyrite.extend) is checked now, before its first dispatch:
+                # one round trip, and a mistake never reaches a command buffer
+                error = _wait(scope)
+                if not _absent(error):
+                    raise compile_error(key, error.message)
+            else:
+                # not awaited here (a round trip to the GPU process per kernel): checked with
+                # the next readback, before its result is used
+                self._scopes.append((key, scope))
             self._pipelines[(key, entry_point)] = found
         return found
 

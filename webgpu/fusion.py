@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import sys
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -473,6 +473,13 @@ class Fusion(Backend):
     slice = _forward("slice")
     slice_assign = _forward("slice_assign")
     sort = _forward("sort")
+
+    def custom(self, op: Any, inputs: Sequence[FusedTensor], attrs: Mapping[str, Any]) -> Any:
+        """A user op (pyrite.extend): its composite is recorded and fused like any ops; with a
+        kernel, the stream is flushed for its inputs and the kernel's result joins the next."""
+        if op.kernel_on(self) is None:
+            return op.run_composite(self, inputs, attrs)
+        return _wrapped(self.inner.custom(op, _realised(self, list(inputs)), attrs))
 
     # ---- flushing --------------------------------------------------------------------------
     def flush(self) -> None:

@@ -58,7 +58,11 @@ class AdapterInfo:
 
 
 def compile_error(key: Hashable, detail: object) -> PyriteError:
-    """The error of a kernel that did not compile (the runtime's diagnostics in `detail`)."""
+    """The error of a kernel that did not compile (the runtime's diagnostics in `detail`); a
+    user kernel's key (pyrite.extend) words it for the user's op and source line."""
+    explain = getattr(key, "compile_error", None)
+    if explain is not None:
+        return explain(str(detail))  # type: ignore[no-any-return]
     return PyriteError(f"webgpu: kernel {key} did not compile (a pyrite bug; PYRITE_DEBUG=wgsl "
                        f"prints its source): {detail}")
 

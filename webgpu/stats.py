@@ -40,6 +40,8 @@ def stats(device: str | Backend | None = None) -> dict[str, Any]:
     out["memory"] = asdict(raw.memory_stats())
     fused = next((b for b in stack if isinstance(b, Fusion)), None)
     out["fusion"] = fused.stats.as_dict() if fused is not None else None
+    from .custom import LAUNCHES
+    out["custom_kernels"] = dict(LAUNCHES)
     from ..capture.counters import STATS
     out["compile"] = STATS.as_dict()
     return out

@@ -11,8 +11,8 @@ get a rule of their own so the fast kernel serves forward and backward alike.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..data import TensorData
 from ..distribution import Distribution
@@ -22,6 +22,9 @@ from .autodiff_module import AutodiffModuleOps
 from .base import Backend, Prim, Range
 from .reduce import SUM, Reduction
 from .registry import Op, get
+
+if TYPE_CHECKING:
+    from ..extend.op import CustomOp
 
 _ids = itertools.count()
 Backward = Callable[[Prim], Sequence[Prim | None]]
@@ -390,6 +393,19 @@ class Autodiff(AutodiffModuleOps, Backend):
             return self.inner.select_add(x, dim, index, value)
         out = self.inner.select_add(x.value, dim, index, value.value)
         return self._record(out, (x, value), lambda g: (g, self.inner.select(g, dim, index)))
+
+    # ---- user ops (pyrite.extend) ------------------------------------------------------------
+    def custom(self, op: CustomOp, inputs: Sequence[Prim], attrs: Mapping[str, Any]) -> Prim:
+        # without a backward or a kernel of its own the composite runs here, so its own ops
+        # record the graph; otherwise the inner backend runs the op (its kernel) and the rule
+        # is the user's backward, or the composite's derivative (computed again in backward)
+        tracked = [self.is_tracked(x) for x in inputs]
+        if any(tracked) and op.custom_backward is None and op.kernel_on(self) is None:
+            return op.run_composite(self, inputs, attrs)
+        values = [self.unwrap(x) for x in inputs]
+        out = self.inner.custom(op, values, attrs)
+        return self._record(out, inputs, lambda g: op.grads(self.inner, values, out, g, attrs,
+                                                              tracked))
 
     # ---- accelerated composites with their own rules -----------------------------------------
     def softmax(self, x: Prim, dim: int) -> Prim:

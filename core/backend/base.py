@@ -16,8 +16,8 @@ a backend may override one for speed, and a conformance case shows both agree.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..data import TensorData
 from ..distribution import Distribution
@@ -27,6 +27,9 @@ from .deform_ops import DeformOps
 from .module_ops import ModuleOps
 from .reduce import Reduction
 from .registry import Op
+
+if TYPE_CHECKING:
+    from ..extend.op import CustomOp
 
 Prim = Any  # a backend's own tensor primitive
 Range = tuple[int, int, int]  # (start, stop, step), resolved and in range
@@ -42,6 +45,8 @@ class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
     int_dtype: DType = DType.I64
     #: True for backends that track gradients (Autodiff)
     is_autodiff: bool = False
+    #: the language of the user kernels this backend runs (pyrite.extend): "wgsl" or None
+    kernel_language: str | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -173,6 +178,12 @@ class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
     @abstractmethod
     def select_add(self, x: Prim, dim: int, index: Prim, value: Prim) -> Prim:
         """A copy of x with slices of `value` added at the 1-D index along dim."""
+
+    # ---- user ops (pyrite.extend) ----------------------------------------------------------
+    def custom(self, op: CustomOp, inputs: Sequence[Prim], attrs: Mapping[str, Any]) -> Prim:
+        """A user op on inputs already broadcast to its signature's shapes: its composite here;
+        a backend with a kernel for it (webgpu) and the decorators override this."""
+        return op.run_composite(self, inputs, attrs)
 
     # ---- composites: written once here, overridden only for speed --------------------------
     def pad(self, x: Prim, pads: Sequence[tuple[int, int]], value: float | int | bool) -> Prim:

@@ -16,7 +16,7 @@ from ..errors import BackendUnavailable
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
 from .reduce import REDUCTIONS, Reduction
-from .registry import REGISTRY, Op
+from .registry import Op
 
 
 def _import_numpy() -> Any:
@@ -45,10 +45,7 @@ class NumpyBackend(NumpyModuleOps, Backend):
         self._dtypes = {np.dtype(d.np_name): d for d in DType}
         self._np_dtypes = {d: np.dtype(d.np_name) for d in DType}
         # op -> its numpy function, resolved once; ops with an integer variant get a dispatcher
-        self._fns: dict[Op, Any] = {}
-        for op in REGISTRY.values():
-            f = _bind(np, op.numpy)
-            self._fns[op] = _by_kind(f, _bind(np, op.numpy_int)) if op.numpy_int else f
+        self._fns = _Functions(np)
         self._reducers = {r: _bind_reduce(np, r.numpy) for r in REDUCTIONS.values()}
 
     # ---- device-level ----------------------------------------------------------------------
@@ -197,6 +194,20 @@ def _by_kind(f: Any, f_int: Any) -> Any:
 
 def _bind_reduce(np: Any, fn: Any) -> Any:
     return lambda x, dim: fn(np, x, dim)
+
+
+class _Functions(dict[Op, Any]):
+    """op -> its numpy function, bound on first use (ops declared after the backend was built,
+    through pyrite.extend, included)."""
+
+    def __init__(self, np: Any) -> None:
+        super().__init__()
+        self.np = np
+
+    def __missing__(self, op: Op) -> Any:
+        f = _bind(self.np, op.numpy)
+        found = self[op] = _by_kind(f, _bind(self.np, op.numpy_int)) if op.numpy_int else f
+        return found
 
 
 def _bind(np: Any, fn: Any) -> Any:

@@ -49,6 +49,7 @@ class Op:
     prelude: str = ""
     zero_grad: bool = False
     numpy_int: str | Callable[..., Any] | None = None
+    user: bool = False  # declared through pyrite.extend
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
@@ -79,6 +80,34 @@ def binary(name: str, *, numpy: str | Callable[..., Any], wgsl: str,
     """Register a two-operand op."""
     return _register(Op(name, 2, kinds, numpy, wgsl, grad, out_kind, wgsl_int, prelude,
                         numpy_int=numpy_int))
+
+
+#: ops declared with `pyrite.extend.op` (a kernel of their own rather than an expression), by
+#: name; they share the registry's one name space with the elementwise entries above
+CUSTOM: dict[str, Any] = {}
+
+
+def register_custom(name: str, op: Any) -> None:
+    """Enter a user op; declaring a name again replaces it (a page or notebook re-running its
+    definitions), but a built-in's name is refused."""
+    if name in REGISTRY:
+        what = "an elementwise op" if REGISTRY[name].user else "a built-in op"
+        raise ValueError(f"op {name!r} is {what} already; give yours another name")
+    CUSTOM[name] = op
+
+
+def register_user(op: Op) -> Op:
+    """Enter a user's elementwise op (`pyrite.extend.elementwise`). Declaring it again with the
+    same WGSL replaces it; other WGSL under a taken name is refused, since compiled kernels are
+    cached by name."""
+    old = REGISTRY.get(op.name)
+    if old is not None and (not old.user or (old.wgsl, old.prelude) != (op.wgsl, op.prelude)):
+        what = "a built-in op" if not old.user else "declared with other WGSL"
+        raise ValueError(f"op {op.name!r} is {what}; give yours another name")
+    if op.name in CUSTOM:
+        raise ValueError(f"op {op.name!r} is a custom op already; give yours another name")
+    REGISTRY[op.name] = op
+    return op
 
 
 def get(name: str) -> Op:

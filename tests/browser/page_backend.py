@@ -27,8 +27,11 @@ from pyrite.distribution import Bernoulli, Normal, Uniform
 from pyrite.dtype import DType, Kind
 
 #: methods answered here, never forwarded
+#: run here: metadata, and user ops (pyrite.extend), whose composite calls the forwarded
+#: primitives (their Python definitions live in this process; test_extend_page.py runs them
+#: in the page itself)
 _LOCAL = {"shape", "dtype", "same_shape_and_dtype", "default_dtype", "supports",
-          "to_data_async"}
+          "to_data_async", "custom"}
 
 
 class PageTensor:
