@@ -21,9 +21,9 @@ training trains float weights through `fake_quantize`).
 >>> from pyrite.quantization import QuantizationScheme, QuantizationType
 >>> q = tensor([[-1.0, 0.0], [0.5, 2.54]]).quantize_dynamic(
 ...     QuantizationScheme.PerTensorSymmetric(QuantizationType.QInt8))
->>> q.values.to_list(), q.qparams.scale.to_list()
+>>> q.values.to_list(), [round(s, 6) for s in q.qparams.scale.to_list()]
 ([[-50, 0], [25, 127]], [0.02])
->>> q.dequantize().to_list()
+>>> [[round(v, 4) for v in row] for row in q.dequantize().to_list()]
 [[-1.0, 0.0], [0.5, 2.54]]
 """
 
@@ -272,7 +272,8 @@ def quantize(x: Tensor, scheme: QuantizationScheme,
 def quantize_dynamic(x: Tensor, scheme: QuantizationScheme) -> QuantizedTensor:
     """x quantized with params computed from its own range (min-max)."""
     if x.kind is not Kind.FLOAT:
-        raise KindError(f"quantize_dynamic: needs a Float tensor, got {x.kind.value}")
+        raise KindError(f"quantize_dynamic: needs a Float tensor, got {x.kind.value} (dtype "
+                        f"{x.dtype}); convert with .float()")
     plain = x.inner().detach()
     qparams = scheme.compute_q_params(MinMaxCalibration().compute_range(plain, scheme))
     if plain.device != x.device:
