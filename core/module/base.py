@@ -239,13 +239,17 @@ class Module:
         Raises RecordError listing missing, unexpected and mis-shaped keys before anything
         changes.
         """
-        from ..quantization.record import split_quantized, to_param_value
+        from ..quantization.record import split_quantized
         from ..record import check_record_fits, flatten_record
         record, quantized = split_quantized(record, source)
         shapes = {path: p.shape for path, p in self.named_params()}
+        wrong = [f"{path!r} has shape {entry.shape} in the file, {tuple(shapes[path])} in "
+                 f"the model" for path, entry in quantized.items()
+                 if path in shapes and entry.shape != tuple(shapes[path])]
         stray = [path for path in quantized if path not in shapes]
-        if stray:
-            raise RecordError(f"{source}: unexpected: {', '.join(stray)}")
+        if wrong or stray:
+            raise RecordError(f"{source}: " + "; ".join(
+                wrong + ([f"unexpected: {', '.join(stray)}"] if stray else [])))
         expected = {path: shape for path, shape in shapes.items() if path not in quantized}
         check_record_fits(record, expected, source=source)
         flat = flatten_record(record)
@@ -255,8 +259,7 @@ class Module:
             saved = flat.get(prefix + path)
             keep = saved if isinstance(saved, str) else p.id
             if path in quantized:  # a quantized param stays quantized: dequantize() to train
-                value = to_param_value(quantized[path], p.device, p.shape, path, source)
-                return Param(value, require_grad=False, id=keep)
+                return Param(quantized[path].to_tensor(p.device), require_grad=False, id=keep)
             data = flat[path]
             assert isinstance(data, TensorData)  # check_record_fits made sure
             # converted to the param's dtype on the way in (on the device where it can)

@@ -44,13 +44,18 @@ def register_int_kernels(raw: type, factory: Callable[[Backend], IntKernels]) ->
 
 def int_kernels(device: Backend) -> IntKernels | None:
     """The integer kernels for `device`, or None (an autodiff device, an unknown backend)."""
-    from ..backend.autodiff import Autodiff
-    found = layers(device)
-    if any(isinstance(layer, Autodiff) for layer in found):
+    if is_autodiff(device):
         return None
+    found = layers(device)
     from ..backend.numpy import NumpyBackend
     if isinstance(found[-1], NumpyBackend):
         from .numpy_kernels import NumpyIntKernels
         return NumpyIntKernels()
     factory = _PROVIDERS.get(type(found[-1]))
     return None if factory is None else factory(device)
+
+
+def is_autodiff(device: Backend) -> bool:
+    """Whether `device` records gradients (an Autodiff layer in its stack)."""
+    from ..backend.autodiff import Autodiff
+    return any(isinstance(layer, Autodiff) for layer in layers(device))

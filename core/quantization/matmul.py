@@ -10,6 +10,9 @@ Three paths, chosen by the weight's scheme and the device:
 - **weight-only** (QInt4, per-block params, or params varying along the inner dim): float
   activations times weights dequantized inside the kernel, where the device has such a kernel.
 - **dequantize** everywhere else (autodiff devices, batched or 1-D weights): `x @ w.dequantize()`.
+
+A device without integer kernels (a backend that registers none) computes the int8 path's
+numbers with float products of the dequantized operands, so results agree across devices.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from ..dtype import Kind
 from ..errors import KindError, ShapeError
 from ..tensor import Tensor
-from .kernels import int_kernels
+from .kernels import int_kernels, is_autodiff
 from .scheme import Granularity, QuantizationScheme, QuantizationType
 from .tensor import QuantizedTensor, quantize_dynamic
 
@@ -49,10 +52,13 @@ def quantized_matmul(x: Tensor, w: QuantizedTensor) -> Tensor:
         raise ShapeError(f"matmul: inner sizes differ: lhs {x.shape} @ rhs {w.shape}; "
                          f"lhs.shape[-1] must equal rhs.shape[-2]")
     kernels = int_kernels(x.device)
-    if kernels is None:
+    if kernels is None and (is_autodiff(x.device) or not int8_gemm_applies(w)):
         return _plain(x) @ w.dequantize()
     lead = x.shape[:-1]
     rows = x.reshape((-1, k))
+    if kernels is None:  # no integer kernels here: the same numbers from float products
+        xq = rows if isinstance(rows, QuantizedTensor) else quantize_dynamic(rows, _DYNAMIC)
+        return (xq.dequantize() @ w.dequantize()).reshape(lead + (n,))
     if not int8_gemm_applies(w):
         out = kernels.weight_only_matmul(_plain(rows), w)
         if out is None:

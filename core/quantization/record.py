@@ -24,7 +24,7 @@ from ..backend.base import Backend
 from ..data import TensorData
 from ..dtype import DType
 from ..errors import QuantizationError, RecordError
-from ..tensor import Tensor, from_data
+from ..tensor import from_data
 from .scheme import QuantizationParameters, QuantizationScheme, QuantizationType
 from .tensor import QuantizedTensor, storage_dtype
 
@@ -139,14 +139,6 @@ def split_quantized(record: Mapping[str, Any], source: str) -> tuple[dict[str, A
                 out[key] = value
         return out
     return walk(record, ""), found
-
-
-def to_param_value(entry: QuantizedEntry, device: Backend | str,
-                   shape: tuple[int, ...], path: str, source: str) -> Tensor:
-    if entry.shape != tuple(shape):
-        raise RecordError(f"{source}: {path!r} has shape {entry.shape} in the file, "
-                          f"{tuple(shape)} in the model")
-    return entry.to_tensor(device)
 
 
 def _pack_nibbles(values: TensorData) -> TensorData:
