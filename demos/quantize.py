@@ -106,6 +106,36 @@ def record_bytes(model: Module) -> bytes:
                                                       item_type=type(model).__name__)
 
 
+#: what `pyrite export-web --precision` accepts: the shipped record, or a quantized one
+PAGE_PRECISIONS = ("f16", "int8", "int4")
+
+
+def page_record(name: str, precision: str, shipped: Path) -> bytes:
+    """The record a page downloads for demo model `name` at `precision`: the shipped file for
+    "f16", else the model quantized (weights only: activations quantize per batch)."""
+    if precision == "f16":
+        return shipped.read_bytes()
+    if precision not in PAGE_PRECISIONS:
+        raise ValueError(f"--precision {precision!r}: unknown; use one of "
+                         f"{', '.join(PAGE_PRECISIONS)}")
+    return record_bytes(quantize_demo(name, scheme_named(precision), record=shipped))
+
+
+def weights_precision(model: Module) -> str:
+    """How the model's weights are stored: "int8", "int4", both joined by "+", or the float
+    dtype of its params ("f32")."""
+    from pyrite.quantization import QuantizedTensor
+    found: list[str] = []
+    for _, p in model.named_params():
+        val = p.val
+        name = (f"int{val.scheme.qtype.bits}" if isinstance(val, QuantizedTensor)
+                else str(val.dtype))
+        if name not in found:
+            found.append(name)
+    quantized = [f for f in found if f.startswith("int")]
+    return "+".join(quantized) if quantized else "+".join(found)
+
+
 def _run(args: argparse.Namespace) -> int:
     import sys
     try:
