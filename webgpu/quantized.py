@@ -131,7 +131,7 @@ class WebGpuIntKernels:
                 xg = self.k.copy(xg)
             self.k.launch(pipeline, [meta, xg.block.buffer, packed.block.buffer,
                                      scale.block.buffer, offset.block.buffer, out.block.buffer],
-                          (-(-n // 16), -(-m // 16), 1))
+                          (-(-n // 64), -(-m // 64), 1))
         return self._tensor(out, Kind.FLOAT)
 
     def _weight_only_operand(self, w: QuantizedTensor,
