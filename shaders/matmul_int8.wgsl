@@ -1,13 +1,13 @@
 // matmul_int8.wgsl: c (m, n) = a (m, k) @ b (k, n) on int8 values, exact int32 accumulators.
 // Both operands arrive packed four int8 a u32 word along k (pack_int.wgsl): a as (m, kw) words,
 // b transposed as (n, kw) words, kw = ceil(k / 4), padding zero. Each workgroup computes a
-// 64 x 64 tile, each invocation a 4 x 4 block, stepping through k eight words (32 values) at a
-// time through workgroup memory.
+// TILE x TILE tile (TILE = 16 * R), each invocation an R x R block, stepping through k eight
+// words (32 values) at a time through workgroup memory.
 // Bindings: 0 info: array<i32> = [m, n, kw], 1 a: array<u32>, 2 b: array<u32>,
 //           3 c: array<i32>.
 // Placeholders: {{ enable }} (the language extension line, or empty), {{ dot }} (a function
 //   `fn dot4(x: u32, y: u32) -> i32`: WGSL's dot4I8Packed where the adapter has it, else a
-//   portable unpacking one).
+//   portable unpacking one), {{ r }} (R: 4, or 8 for large products: more reuse per load).
 {{ enable }}
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read> a: array<u32>;
@@ -17,22 +17,25 @@
 {{ dot }}
 
 const KT: i32 = 8;
-var<workgroup> tile_a: array<array<u32, 8>, 64>;
-var<workgroup> tile_b: array<array<u32, 8>, 64>;
+const R: i32 = {{ r }};
+const TILE: i32 = 16 * R;
+const LOADS: i32 = TILE * KT / 256;  // words of each operand's tile per invocation
+var<workgroup> tile_a: array<array<u32, 8>, TILE>;
+var<workgroup> tile_b: array<array<u32, 8>, TILE>;
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let m = info[0];
   let n = info[1];
   let kw = info[2];
-  let row0 = i32(wid.y) * 64;
-  let col0 = i32(wid.x) * 64;
+  let row0 = i32(wid.y) * TILE;
+  let col0 = i32(wid.x) * TILE;
   let tx = i32(lid.x);
   let ty = i32(lid.y);
   let flat = ty * 16 + tx;
-  var acc: array<array<i32, 4>, 4>;
+  var acc: array<array<i32, R>, R>;
   for (var k0 = 0; k0 < kw; k0 += KT) {
-    for (var l = 0; l < 2; l++) {
+    for (var l = 0; l < LOADS; l++) {
       let slot = flat + l * 256;
       let r = slot / KT;
       let w = slot % KT;
@@ -49,24 +52,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     workgroupBarrier();
     for (var w = 0; w < KT; w++) {
-      var xs: array<u32, 4>;
-      var ys: array<u32, 4>;
-      for (var i = 0; i < 4; i++) {
-        xs[i] = tile_a[ty * 4 + i][w];
-        ys[i] = tile_b[tx * 4 + i][w];
+      var xs: array<u32, R>;
+      var ys: array<u32, R>;
+      for (var i = 0; i < R; i++) {
+        xs[i] = tile_a[ty * R + i][w];
+        ys[i] = tile_b[tx * R + i][w];
       }
-      for (var i = 0; i < 4; i++) {
-        for (var j = 0; j < 4; j++) {
+      for (var i = 0; i < R; i++) {
+        for (var j = 0; j < R; j++) {
           acc[i][j] += dot4(xs[i], ys[j]);
         }
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0; i < 4; i++) {
-    let row = row0 + ty * 4 + i;
-    for (var j = 0; j < 4; j++) {
-      let col = col0 + tx * 4 + j;
+  for (var i = 0; i < R; i++) {
+    let row = row0 + ty * R + i;
+    for (var j = 0; j < R; j++) {
+      let col = col0 + tx * R + j;
       if (row < m && col < n) {
         c[row * n + col] = acc[i][j];
       }

@@ -41,6 +41,8 @@ _PROBE = """@group(0) @binding(0) var<storage, read_write> o: array<i32>;
 @compute @workgroup_size(1) fn main() { o[0] = dot4I8Packed(o[1], o[2]); }"""
 
 _HAS_DOT4: dict[int, bool] = {}
+#: outputs (m * n) from which the int8 GEMM uses 128 x 128 tiles (64 of them at least)
+LARGE_PRODUCT = 512 * 512
 
 
 def has_packed_dot(k: Kernels) -> bool:
@@ -103,13 +105,16 @@ class WebGpuIntKernels:
         m, n = lhs.shape[0], rhs.shape[1]
         kw = a.shape[1]
         out = self.k.empty((m, n), DType.I32, "matmul_int8")
+        # 8 x 8 blocks once there are enough 128 x 128 tiles to fill a GPU, else 4 x 4
+        r = 8 if m * n >= LARGE_PRODUCT else 4
         key = KernelKey("matmul_int8", "packed" if self.packed else "portable", (DType.I32,), 0,
-                        ())
+                        (r,))
         pipeline = self.k.cached(key) or self.k.pipeline(key, render(
-            "matmul_int8.wgsl", enable="", dot=PACKED_DOT if self.packed else PORTABLE_DOT))
+            "matmul_int8.wgsl", enable="", dot=PACKED_DOT if self.packed else PORTABLE_DOT, r=r))
+        tile = 16 * r
         if m * n:
             self.k.launch(pipeline, [self.k.meta([m, n, kw]), a.block.buffer, b.block.buffer,
-                                     out.block.buffer], (-(-n // 64), -(-m // 64), 1))
+                                     out.block.buffer], (-(-n // tile), -(-m // tile), 1))
         return self._tensor(out, Kind.INT)
 
     def weight_only_matmul(self, x: Tensor, w: QuantizedTensor) -> Tensor | None:

@@ -72,10 +72,12 @@ def test_int8_accumulators_are_exact(backend: pyrite.Backend) -> None:
     np.testing.assert_array_equal(got, a @ qb.values.numpy().astype(np.int64))
 
 
-def test_webgpu_portable_dot_product_agrees(device_named: object) -> None:
+@pytest.mark.parametrize("shape", [(33, 77, 70), (520, 77, 530)], ids=["4x4", "8x8-blocks"])
+def test_webgpu_portable_dot_product_agrees(device_named: object,
+                                            shape: tuple[int, int, int]) -> None:
     backend = device_named("webgpu")  # type: ignore[operator]
     from pyrite.webgpu.quantized import WebGpuIntKernels
-    x, w = _operands(33, 77, 70)
+    x, w = _operands(*shape)
     qx = tensor(x, device=backend).quantize_dynamic(S.PerTensorSymmetric(T.QInt8))
     qw = tensor(w, device=backend).quantize_dynamic(S.PerTensorSymmetric(T.QInt8))
     want = qx.values.numpy().astype(np.int64) @ qw.values.numpy().astype(np.int64)
