@@ -12,6 +12,7 @@ import pyrite
 from pyrite import tensor
 from pyrite.activation import relu
 from pyrite.errors import RecordError
+from pyrite.interop.safetensors import SafetensorsFileRecorder
 from pyrite.module import Module
 from pyrite.nn.linear import Linear, LinearConfig
 from pyrite.quantization import (
@@ -98,7 +99,8 @@ def test_qat_linear_trains_the_float_weight() -> None:
 
 RECORDERS = [NamedMpkFileRecorder(), NamedMpkGzFileRecorder(), BinFileRecorder(),
              BinGzFileRecorder(), PrettyJsonFileRecorder(), JsonGzFileRecorder(),
-             NamedMpkFileRecorder(HalfPrecision()), BinFileRecorder(FullPrecision())]
+             NamedMpkFileRecorder(HalfPrecision()), BinFileRecorder(FullPrecision()),
+             SafetensorsFileRecorder(), SafetensorsFileRecorder(HalfPrecision())]
 SCHEMES = [S.PerTensorAffine(T.QInt8), S.PerChannelSymmetric(T.QInt8), S.PerBlock(T.QInt4, 5)]
 
 
