@@ -178,3 +178,18 @@ def _params(p: pyrite.Tensor, scheme: QuantizationScheme,
         return values
     axis = scheme.resolved_axis(shape)
     return np.repeat(values, scheme.block_size, axis=axis).take(range(shape[axis]), axis=axis)
+
+
+def test_dequantize_is_one_fused_kernel_on_webgpu(device_named: object) -> None:
+    backend = device_named("webgpu")  # type: ignore[operator]
+    from pyrite.webgpu import fusion
+    if not isinstance(backend, fusion.Fusion):
+        pytest.skip("PYRITE_FUSION=off")
+    w = tensor(np.random.default_rng(4).standard_normal((16, 8, 3, 3)).astype(np.float32),
+               device=backend)
+    q = w.quantize_dynamic(S.PerChannelAffine(T.QInt8))
+    backend.sync()
+    with fusion.inspect() as seen:
+        values = q.dequantize().numpy()
+    assert seen.kernels == 1  # cast, subtract the zero point, scale: one generated kernel
+    np.testing.assert_allclose(values, w.numpy(), atol=float(q.qparams.scale.numpy().max()))
