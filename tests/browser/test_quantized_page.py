@@ -88,3 +88,37 @@ def test_int8_export_runs_the_quantized_model_in_the_page(
     import numpy as np
     np.testing.assert_allclose(weight_only, want_weight_only, rtol=1e-5, atol=1e-5)
     assert dot in ("dot4I8Packed", "unpacked (portable)")
+
+
+def test_int8_squeezenet_export_classifies_like_float(tmp_path: Path,
+                                                      launch_chromium: Any) -> None:
+    """The classification demo's int8 record in the page: the photo's top class is float's."""
+    from pyrite.dataset.download import data_root
+    from pyrite.demos import registry
+    from pyrite.demos.image_classification import predict as classify
+    from pyrite.demos.image_classification.image import photo_pixels
+    reason = registry.get("squeezenet").missing()
+    if reason is not None:
+        pytest.skip(reason)
+    photo = data_root() / "samples" / "cat.jpg"
+    if not photo.exists():
+        pytest.skip(f"no sample photo at {photo}")
+    pixels = list(photo_pixels(photo))
+    done = subprocess.run([sys.executable, "-m", "pyrite.wasm", "export-web", "--out",
+                           str(tmp_path / "bundle"), "--model", "squeezenet", "--precision",
+                           "int8"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "index.html").write_text(HOST.replace('["mnist"]', '["squeezenet"]'))
+    server = StaticServer(tmp_path)
+    try:
+        page = launch_chromium().new_page()
+        page.set_default_timeout(600_000)
+        page.goto(f"{server.url}/")
+        page.evaluate("window.loaded")
+        out = page.evaluate("(pixels) => pyrite.predict('squeezenet', {pixels})", pixels)
+    finally:
+        server.stop()
+    native = registry.get("squeezenet").load("numpy")
+    want = classify.predict(native, pixels)
+    assert out["precision"] == "int8"
+    assert out["index"] == want["index"]
