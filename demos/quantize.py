@@ -107,13 +107,14 @@ def record_bytes(model: Module) -> bytes:
 
 
 #: what `pyrite export-web --precision` accepts: the shipped record, or a quantized one
-PAGE_PRECISIONS = ("f16", "int8", "int4")
+PAGE_PRECISIONS = ("shipped", "int8", "int4")
 
 
 def page_record(name: str, precision: str, shipped: Path) -> bytes:
     """The record a page downloads for demo model `name` at `precision`: the shipped file for
-    "f16", else the model quantized (weights only: activations quantize per batch)."""
-    if precision == "f16":
+    "shipped" (mnist and charlm at f16, squeezenet at f32), else the model quantized (weights
+    only: activations quantize per batch)."""
+    if precision == "shipped":
         return shipped.read_bytes()
     if precision not in PAGE_PRECISIONS:
         raise ValueError(f"--precision {precision!r}: unknown; use one of "

@@ -244,7 +244,7 @@ def _swap(stage: Path, out: Path) -> None:
 
 
 def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
-          pyodide_dir: Path | None = None, precision: str = "f16") -> dict[str, object]:
+          pyodide_dir: Path | None = None, precision: str = "shipped") -> dict[str, object]:
     """Write the web bundle into `out` (replacing an older one whole and atomically: the
     folder is pyrite's, as `pyrite serve`'s is; `export-web` builds into a new folder and moves
     the files into the user's) and return its manifest.
@@ -253,7 +253,7 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     which the manifest lists under "unavailable" with the reason; ValueError naming the known
     ones for an unknown name, or saying where to put a chosen model's files, before anything
     is written); `pyodide_dir`: the Pyodide runtime to copy from
-    (default the npm package); `precision`: the models' records, "f16" as shipped or "int8"
+    (default the npm package); `precision`: the models' records, as shipped or "int8"
     / "int4" quantized (pyrite.demos.quantize); `cache`: where fetched page wheels are kept
     (default `default_cache()`; compressed copies of large files are kept beside it, in
     `compressed/`).

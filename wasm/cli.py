@@ -82,9 +82,9 @@ def _add_export_options(parser: argparse.ArgumentParser) -> None:
                         "the printed snippet (the bundle itself uses relative URLs)")
     parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime to "
                         "copy from (default the npm package in wasm/node_modules/pyodide)")
-    parser.add_argument("--precision", default="f16", choices=("f16", "int8", "int4"),
-                        help="the models' records: f16 as shipped (default), or quantized "
-                        "int8 / int4 weights (docs/quantization.md)")
+    parser.add_argument("--precision", default="shipped", choices=("shipped", "int8", "int4"),
+                        help="the models' records: as shipped (default: f16, squeezenet f32), "
+                        "or quantized int8 / int4 weights (docs/quantization.md)")
     models.add_option(parser, "--models-dir")  # --model NAME picks the models to ship
 
 

@@ -306,7 +306,7 @@ def transfer_sizes(out: Path, paths: Sequence[str]) -> tuple[int, int]:
 
 
 def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | None = None,
-               pyodide_dir: Path | None = None, precision: str = "f16") -> Export:
+               pyodide_dir: Path | None = None, precision: str = "shipped") -> Export:
     """Write the web bundle with `models` (default all) into `out`; see the module's text.
 
     ExportError (nothing written) for an unknown model, a chosen model whose files are not
