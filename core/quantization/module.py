@@ -13,14 +13,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..dtype import Kind
 from ..module import Module, Param
 from ..nn.linear import Linear
-from ..tensor import Tensor
+from ..tensor import Tensor, from_data
 from .calibration import Calibration, MinMaxCalibration, Observer
 from .scheme import QuantizationParameters, QuantizationScheme, QuantizationType
 from .tensor import QuantizedTensor, quantize
@@ -111,16 +111,46 @@ class StaticLinear(Module):
 def replace_modules(module: M, fn: Callable[[Module], Module | None]) -> M:
     """A copy of `module` with each submodule for which `fn` returns a module replaced by it
     (searched depth first; a replaced submodule is not searched further)."""
+    return _replace_at(module, "", lambda _, m: fn(m))
+
+
+def static_inputs_for(module: M, record: Mapping[str, Any]) -> M:
+    """`module` with each Linear whose input params `record` holds (a statically quantized
+    model's record) made a StaticLinear, so `load_record(record)` fits it. The activation
+    scheme follows the record: per tensor QInt8, affine when it has a zero point."""
+    from ..record import flatten_record
+    flat = flatten_record(dict(record))
+
+    def swap(path: str, m: Module) -> Module | None:
+        if not isinstance(m, Linear) or f"{path}input_scale" not in flat:
+            return None
+        affine = f"{path}input_offset" in flat
+        scheme = (QuantizationScheme.PerTensorAffine if affine
+                  else QuantizationScheme.PerTensorSymmetric)(QuantizationType.QInt8)
+        device = m.weight.device
+        placeholder = QuantizationParameters(
+            from_data([1.0], device=device),
+            from_data([0], device=device) if affine else None)
+        return StaticLinear(m, scheme, placeholder)
+    return _replace_at(module, "", swap)
+
+
+def _replace_at(module: M, prefix: str, fn: Callable[[str, Module], Module | None]) -> M:
+    """`replace_modules` with each submodule's dotted path (as the record names it) given."""
     import copy
     out = copy.copy(module)
     for name, value in list(vars(module).items()):
         if isinstance(value, Module):
-            swapped = fn(value)
-            object.__setattr__(out, name, replace_modules(value, fn) if swapped is None
+            path = f"{prefix}{name}."
+            swapped = fn(path, value)
+            object.__setattr__(out, name, _replace_at(value, path, fn) if swapped is None
                                else swapped)
         elif isinstance(value, (list, tuple)) and any(isinstance(v, Module) for v in value):
-            items = [v if not isinstance(v, Module) else (fn(v) or replace_modules(v, fn))
-                     for v in value]
+            items = []
+            for i, v in enumerate(value):
+                path = f"{prefix}{name}.{i}."
+                items.append(v if not isinstance(v, Module)
+                             else (fn(path, v) or _replace_at(v, path, fn)))
             object.__setattr__(out, name, type(value)(items) if isinstance(value, tuple)
                                else items)
     return out

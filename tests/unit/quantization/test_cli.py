@@ -28,3 +28,18 @@ def test_unknown_scheme_is_one_line_naming_the_choices(
     err = capsys.readouterr().err.strip()
     assert err == ("pyrite quantize: --scheme 'int5': unknown; use one of int8, int8-tensor, "
                    "int8-affine, int4")
+
+
+def test_static_int8_record_loads_with_its_input_params(tmp_path: Path) -> None:
+    out = tmp_path / "mnist-static.bin"
+    assert main(["quantize", "mnist", "--scheme", "int8", "--calibrate", "200",
+                 "--out", str(out)]) == 0
+    model = load("numpy", out)
+    from pyrite.quantization.module import StaticLinear
+    assert isinstance(model.linear1, StaticLinear)
+    assert model.linear1.input_offset is not None
+    from pyrite.dataset import MnistDataset
+    from pyrite.demos.mnist.predict import predict
+    item = MnistDataset.test().get(0)
+    assert item is not None
+    assert predict(model, list(item["image"]))["label"] == item["label"]
