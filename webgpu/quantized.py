@@ -157,7 +157,7 @@ class WebGpuIntKernels:
         rows = -(-k // block)
         scale = scale.reshape((-1, scale.shape[-1])).expand((rows, n))
         offset = (offset.reshape((-1, offset.shape[-1])).expand((rows, n)) if offset is not None
-                  else scale.int().mul(0))
+                  else scale.int().zeros_like())
         scale_g = self.k.contiguous(self._gpu(scale))
         offset_g = self.k.contiguous(self._gpu(offset.int()))
         if scale_g.offset:
@@ -174,8 +174,8 @@ def _per_row(w: QuantizedTensor, param: Tensor) -> Tensor:
     scheme = w.scheme
     shape = w.shape
     if scheme.granularity is Granularity.Block:
-        ones = Tensor.from_primitive(w.values.into_primitive(), w.device, Kind.INT).float() * 0
-        spread = blocked(ones, scheme) + param.float().reshape(params_view(shape, scheme))
+        zeros = w.values.float().zeros_like()
+        spread = blocked(zeros, scheme) + param.float().reshape(params_view(shape, scheme))
         return unblocked(spread, shape, scheme).cast(param.dtype)
     return param.expand(shape)
 
