@@ -1,8 +1,10 @@
 // matmul_int8.wgsl: c (m, n) = a (m, k) @ b (k, n) on int8 values, exact int32 accumulators.
 // Both operands arrive packed four int8 a u32 word along k (pack_int.wgsl): a as (m, kw) words,
 // b transposed as (n, kw) words, kw = ceil(k / 4), padding zero. Each workgroup computes a
-// TILE x TILE tile (TILE = 16 * R), each invocation an R x R block, stepping through k eight
-// words (32 values) at a time through workgroup memory.
+// TILE x TILE tile (TILE = 16 * R), each invocation R x R outputs (rows ty + 16 i, columns
+// tx + 16 j: neighbouring invocations read neighbouring words of workgroup memory, and write
+// neighbouring outputs), stepping through k eight words (32 values) at a time. The tiles are
+// kept k-major ([word][row]).
 // Bindings: 0 info: array<i32> = [m, n, kw], 1 a: array<u32>, 2 b: array<u32>,
 //           3 c: array<i32>.
 // Placeholders: {{ enable }} (the language extension line, or empty), {{ dot }} (a function
@@ -20,8 +22,8 @@ const KT: i32 = 8;
 const R: i32 = {{ r }};
 const TILE: i32 = 16 * R;
 const LOADS: i32 = TILE * KT / 256;  // words of each operand's tile per invocation
-var<workgroup> tile_a: array<array<u32, 8>, TILE>;
-var<workgroup> tile_b: array<array<u32, 8>, TILE>;
+var<workgroup> tile_a: array<array<u32, TILE>, KT>;
+var<workgroup> tile_b: array<array<u32, TILE>, KT>;
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -47,16 +49,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       if (col0 + r < n && k0 + w < kw) {
         vb = b[(col0 + r) * kw + k0 + w];
       }
-      tile_a[r][w] = va;
-      tile_b[r][w] = vb;
+      tile_a[w][r] = va;
+      tile_b[w][r] = vb;
     }
     workgroupBarrier();
     for (var w = 0; w < KT; w++) {
       var xs: array<u32, R>;
       var ys: array<u32, R>;
       for (var i = 0; i < R; i++) {
-        xs[i] = tile_a[ty * R + i][w];
-        ys[i] = tile_b[tx * R + i][w];
+        xs[i] = tile_a[w][ty + 16 * i];
+        ys[i] = tile_b[w][tx + 16 * i];
       }
       for (var i = 0; i < R; i++) {
         for (var j = 0; j < R; j++) {
@@ -67,9 +69,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     workgroupBarrier();
   }
   for (var i = 0; i < R; i++) {
-    let row = row0 + ty * R + i;
+    let row = row0 + ty + 16 * i;
     for (var j = 0; j < R; j++) {
-      let col = col0 + tx * R + j;
+      let col = col0 + tx + 16 * j;
       if (row < m && col < n) {
         c[row * n + col] = acc[i][j];
       }

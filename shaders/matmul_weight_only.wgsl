@@ -1,6 +1,7 @@
 // matmul_weight_only.wgsl: c (m, n) = x (m, k) @ dequantize(w) (k, n) for a weight kept packed
 // (pack_int.wgsl: BITS-bit values, 32 / BITS a u32 word along k, stored transposed as (n, kw)
-// words). Each workgroup computes a 64 x 64 tile of c, each invocation a 4 x 4 block; per step
+// words). Each workgroup computes a 64 x 64 tile of c, each invocation 4 x 4 outputs (rows
+// ty + 16 i, columns tx + 16 j, so neighbours read neighbouring words); per step
 // of 32 values of k the workgroup unpacks and dequantizes the weight tile into workgroup memory,
 // (q - offset) * scale with the params of the value's block (block `kk / block` along k, one
 // (scale, offset) per (block, column); per-tensor and per-channel params arrive expanded to
@@ -74,8 +75,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       var xs: array<f32, 4>;
       var ws: array<f32, 4>;
       for (var i = 0; i < 4; i++) {
-        xs[i] = tile_x[ty * 4 + i][kk];
-        ws[i] = tile_w[kk][tx * 4 + i];
+        xs[i] = tile_x[ty + 16 * i][kk];
+        ws[i] = tile_w[kk][tx + 16 * i];
       }
       for (var i = 0; i < 4; i++) {
         for (var j = 0; j < 4; j++) {
@@ -86,9 +87,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     workgroupBarrier();
   }
   for (var i = 0; i < 4; i++) {
-    let row = row0 + ty * 4 + i;
+    let row = row0 + ty + 16 * i;
     for (var j = 0; j < 4; j++) {
-      let col = col0 + tx * 4 + j;
+      let col = col0 + tx + 16 * j;
       if (row < m && col < n) {
         c[row * n + col] = acc[i][j];
       }
