@@ -73,17 +73,20 @@ def test_quantize_weights_as_in_the_book(backend: pyrite.Backend) -> None:
 def test_static_quantization_calibrates_each_linear_input(backend: pyrite.Backend) -> None:
     model = Mlp(backend)
     batches = [_inputs(backend, n) for n in (8, 9, 10)]
-    qmodel = quantize_static(model, batches, Quantizer(),
-                             calibration=PercentileCalibration(99.9))
+    qmodel = quantize_static(model, batches, Quantizer())
     assert isinstance(qmodel.fc1, StaticLinear) and isinstance(qmodel.fc2, StaticLinear)
     assert qmodel.fc1.input_offset is not None
-    x = _inputs(backend, 11)
+    x = batches[2]  # inside the calibrated range: nothing clamps
     want = model(x).numpy()
     # 8-bit activations and weights: errors of a few steps of the output's range
     np.testing.assert_allclose(qmodel(x).numpy(), want, atol=0.05 * np.abs(want).max())
     # the activation params are part of the record
     names = [path for path, _ in qmodel.named_params()]
     assert "fc1.input_scale" in names and "fc2.linear.weight" in names
+    # a percentile range is narrower than the min-max one
+    clipped = quantize_static(model, batches, Quantizer(),
+                              calibration=PercentileCalibration(90.0))
+    assert clipped.fc1.input_scale.val.item() < qmodel.fc1.input_scale.val.item()
 
 
 def test_qat_linear_trains_the_float_weight() -> None:
