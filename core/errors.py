@@ -76,3 +76,7 @@ class DeviceLostError(PyriteError, RuntimeError):
 class OnnxError(PyriteError, ValueError):
     """An ONNX file pyrite cannot read or run: names the file, and the node where one is at
     fault (its name, op type and opset)."""
+
+
+class QuantizationError(PyriteError, ValueError):
+    """A quantization scheme, params or quantized record that cannot be used as given."""

@@ -17,6 +17,7 @@ from .errors import DimError, GradError, ShapeError
 from .shape import broadcast_shapes, norm_dim
 
 if TYPE_CHECKING:
+    from .quantization import QuantizationParameters, QuantizationScheme, QuantizedTensor
     from .tensor import Tensor
 
 
@@ -168,6 +169,26 @@ class FloatOps:
         """A random tensor of this shape, dtype and device."""
         from .creation import random
         return random(self.shape, distribution, device=self._backend, dtype=self.dtype)
+
+    # ---- quantization (Burn's quantization ops; the kind lives in pyrite.quantization) --------
+    def quantize(self: Tensor, scheme: QuantizationScheme,
+                 qparams: QuantizationParameters) -> QuantizedTensor:
+        """The tensor quantized with `scheme` and `qparams` (docs/quantization.md)."""
+        from .quantization import quantize
+        return quantize(self, scheme, qparams)
+
+    def quantize_dynamic(self: Tensor, scheme: QuantizationScheme) -> QuantizedTensor:
+        """The tensor quantized with params computed from its own min and max."""
+        from .quantization import quantize_dynamic
+        return quantize_dynamic(self, scheme)
+
+    def dequantize(self: Tensor) -> Tensor:
+        """The float values of a quantized tensor; a float tensor comes back as it is."""
+        from .quantization import dequantize
+        return dequantize(self)
+
+    def is_quantized(self: Tensor) -> bool:
+        return False
 
 
 class IntOps:

@@ -241,9 +241,11 @@ class Tensor(BasicOps, NumericOps, FloatOps, IntOps, BoolOps, GradOps):
             t._backend = b
             t._kind = op.out_kind or kind
             return t
+        if isinstance(other, Tensor):  # a QuantizedTensor: its float values (quantization docs)
+            return self._binary(op, other.dequantize())
         cls = other.__class__
         if cls is float and kind is Kind.FLOAT:
-            scalar: Scalar = other  # type: ignore[assignment]
+            scalar: Scalar = other
         elif isinstance(other, Sequence) or hasattr(other, "__array_interface__"):
             other = Tensor(other, device=b, dtype=self.dtype)
             return self._binary(op, other)

@@ -54,5 +54,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     models = generate.add_subparsers(dest="task", required=True, metavar="MODEL")
     charlm.add_generate(models)
 
+    from . import quantize
+    quantize.add_parser(subparsers)
+
 
 __all__ = ["add_parser", "reports_config_errors"]

@@ -244,7 +244,7 @@ def _swap(stage: Path, out: Path) -> None:
 
 
 def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
-          pyodide_dir: Path | None = None) -> dict[str, object]:
+          pyodide_dir: Path | None = None, precision: str = "shipped") -> dict[str, object]:
     """Write the web bundle into `out` (replacing an older one whole and atomically: the
     folder is pyrite's, as `pyrite serve`'s is; `export-web` builds into a new folder and moves
     the files into the user's) and return its manifest.
@@ -253,10 +253,13 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     which the manifest lists under "unavailable" with the reason; ValueError naming the known
     ones for an unknown name, or saying where to put a chosen model's files, before anything
     is written); `pyodide_dir`: the Pyodide runtime to copy from
-    (default the npm package); `cache`: where fetched page wheels are kept (default
-    `default_cache()`; compressed copies of large files are kept beside it, in `compressed/`).
+    (default the npm package); `precision`: the models' records, as shipped or "int8"
+    / "int4" quantized (pyrite.demos.quantize); `cache`: where fetched page wheels are kept
+    (default `default_cache()`; compressed copies of large files are kept beside it, in
+    `compressed/`).
     """
     from pyrite.demos import registry
+    from pyrite.demos.quantize import page_record
 
     names = check_models(models)
     unavailable = {name: reason for name in names
@@ -282,12 +285,14 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             if name in unavailable:
                 continue
             model = registry.get(name)
-            placed = _place(stage, "models", f"{name}.bin", model.record.read_bytes(), True)
+            record = page_record(name, precision, model.record)
+            placed = _place(stage, "models", f"{name}.bin", record, True)
             files = {key: vars(_place(stage, "models", f"{name}-{key}{path.suffix}",
                                       path.read_bytes(), True))
                      for key, path in model.files().items()}
             kernels = json.dumps(record_kernels(name)).encode()
-            shipped[name] = {**vars(placed), "description": model.description,
+            shipped[name] = {**vars(placed), "precision": precision,
+                             "description": model.description,
                              "inputs": model.inputs, "files": files,
                              "kernels": vars(_place(stage, "kernels", f"{name}.json", kernels,
                                                     True))}

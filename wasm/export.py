@@ -306,7 +306,7 @@ def transfer_sizes(out: Path, paths: Sequence[str]) -> tuple[int, int]:
 
 
 def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | None = None,
-               pyodide_dir: Path | None = None) -> Export:
+               pyodide_dir: Path | None = None, precision: str = "shipped") -> Export:
     """Write the web bundle with `models` (default all) into `out`; see the module's text.
 
     ExportError (nothing written) for an unknown model, a chosen model whose files are not
@@ -321,7 +321,8 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
     out = out.resolve() if out.is_symlink() else out  # write into the folder, keep the link
     check_target(out)
     if not out.exists():  # a new folder: built beside it and renamed into place
-        manifest = build.build(out, cache, models=names, pyodide_dir=pyodide_dir)
+        manifest = build.build(out, cache, models=names, pyodide_dir=pyodide_dir,
+                               precision=precision)
         placed = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
         kept: list[str] = []
     else:  # built inside it (one file system, so each move is a rename), then moved in
@@ -329,7 +330,8 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
         ours = _still_exported(out, written)
         new = out / f".pyrite-export-new-{uuid.uuid4().hex[:12]}"
         try:
-            manifest = build.build(new, cache, models=names, pyodide_dir=pyodide_dir)
+            manifest = build.build(new, cache, models=names, pyodide_dir=pyodide_dir,
+                                   precision=precision)
             placed, kept = _move_in(new, out, ours)
         finally:
             shutil.rmtree(new, ignore_errors=True)

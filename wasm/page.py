@@ -121,7 +121,8 @@ def load_model(name: str, record: bytes | memoryview,
 def predict(name: str, inputs: Any) -> dict[str, object]:
     """Run model `name` (loaded before) on `inputs` (a dict, as `/api/predict` takes).
 
-    Adds `backend`, `ms` (the whole call) and, on webgpu, what the runtime counted during
+    Adds `backend`, `precision` (how the weights are stored: "int8", "f32", ...), `ms` (the
+    whole call) and, on webgpu, what the runtime counted during
     it: `dispatches`, `submits`, `readbacks` and `readback_ms` (submitting, the GPU's work and
     the wait for the mapped result; the rest of `ms` is Python and its calls into WebGPU).
     If the GPU device was lost, a new one is requested, the loaded models are rebuilt from
@@ -162,10 +163,17 @@ def _predict(name: str, inputs: Any) -> dict[str, object]:
     out = registry.get(name).predict(model, inputs)
     out["ms"] = (time.perf_counter() - start) * 1000
     out["backend"] = f"{backend.name} (page)"
+    out["precision"] = _precision(model)
     after = _runtime_stats(backend)
     if before is not None and after is not None:
         out.update({k: after[k] - before[k] for k in after})
     return out
+
+
+def _precision(model: Any) -> str:
+    from pyrite.demos.quantize import weights_precision
+
+    return weights_precision(model)
 
 
 __all__ = ["device", "info", "load_model", "predict", "start"]

@@ -7,9 +7,13 @@ and leaves an already fused one as it is.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import config
 from ..backend.base import Backend
 from ..device import register_backend, register_decorator
+from ..quantization.kernels import register_int_kernels
+from .backend import WebGpu
 
 
 def default(raw: Backend) -> Backend:
@@ -42,3 +46,11 @@ def register() -> None:
     the device is first asked for."""
     register_backend("webgpu", create)
     register_decorator("fusion", fusion)
+    register_int_kernels(WebGpu, _int_kernels)
+
+
+def _int_kernels(device: Backend) -> Any:
+    """pyrite.quantization's integer kernels for a webgpu device (webgpu/quantized.py)."""
+    from .quantized import create as make
+
+    return make(device)

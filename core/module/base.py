@@ -35,6 +35,7 @@ from ..tensor import Tensor, from_data
 from .param import Param
 
 if TYPE_CHECKING:
+    from ..quantization.module import Quantizer
     from ..record import FileRecorder, Record, RecordValue
 
 #: record key holding the params' ids (nested like the params), so a reloaded model keeps the
@@ -221,7 +222,11 @@ class Module:
         record: dict[str, Any] = {}
         ids: dict[str, Any] = {}
         for path, p in self.named_params():
-            _put(record, path, p.val.to_data())
+            if p.val.is_quantized():  # integers, scheme and params (pyrite.quantization.record)
+                from ..quantization.record import quantized_record
+                _put(record, path, quantized_record(p.val))  # type: ignore[arg-type]
+            else:
+                _put(record, path, p.val.to_data())
             _put(ids, path, p.id)
         if ids:
             record[PARAM_IDS_KEY] = ids
@@ -234,20 +239,32 @@ class Module:
         Raises RecordError listing missing, unexpected and mis-shaped keys before anything
         changes.
         """
+        from ..quantization.record import split_quantized
         from ..record import check_record_fits, flatten_record
-        expected = {path: p.shape for path, p in self.named_params()}
+        record, quantized = split_quantized(record, source)
+        shapes = {path: p.shape for path, p in self.named_params()}
+        wrong = [f"{path!r} has shape {entry.shape} in the file, {tuple(shapes[path])} in "
+                 f"the model" for path, entry in quantized.items()
+                 if path in shapes and entry.shape != tuple(shapes[path])]
+        stray = [path for path in quantized if path not in shapes]
+        if wrong or stray:
+            raise RecordError(f"{source}: " + "; ".join(
+                wrong + ([f"unexpected: {', '.join(stray)}"] if stray else [])))
+        expected = {path: shape for path, shape in shapes.items() if path not in quantized}
         check_record_fits(record, expected, source=source)
         flat = flatten_record(record)
         prefix = PARAM_IDS_KEY + "."
 
         def load(path: str, p: Param) -> Param:
+            saved = flat.get(prefix + path)
+            keep = saved if isinstance(saved, str) else p.id
+            if path in quantized:  # a quantized param stays quantized: dequantize() to train
+                return Param(quantized[path].to_tensor(p.device), require_grad=False, id=keep)
             data = flat[path]
             assert isinstance(data, TensorData)  # check_record_fits made sure
-            saved_id = flat.get(prefix + path)
             # converted to the param's dtype on the way in (on the device where it can)
             value = from_data(data, device=p.device, dtype=p.dtype)
-            return Param(value, require_grad=p.require_grad,
-                         id=saved_id if isinstance(saved_id, str) else p.id)
+            return Param(value, require_grad=p.require_grad, id=keep)
         return self.map(load)
 
     def save_file(self, path: PathLike, recorder: FileRecorder | None = None) -> Path:
@@ -269,6 +286,17 @@ class Module:
                               f"check the path")
         module = self if device is None else self.to_device(device)
         return module.load_record(rec.load(target), source=str(target))
+
+    # ---- quantization (pyrite.quantization; docs/quantization.md) ----------------------------
+    def quantize_weights(self, quantizer: Quantizer) -> Self:
+        """The module with its weights quantized by `quantizer` (Burn's `quantize_weights`)."""
+        from ..quantization.module import quantize_weights
+        return quantize_weights(self, quantizer)
+
+    def dequantize(self) -> Self:
+        """The module with every quantized param back in float (trainable again)."""
+        from ..quantization.module import dequantize_module
+        return dequantize_module(self)
 
     # ---- display -----------------------------------------------------------------------------
     def __repr__(self) -> str:

@@ -1,8 +1,9 @@
 """Precision settings: the dtypes a record's tensors take in a file, whatever the model trains in.
 
 Saving converts every float tensor to the setting's float dtype and every int tensor to its int
-dtype; bool tensors stay bool and non-tensor leaves are untouched. Loading returns the tensors in
-the dtypes the file holds; `convert_record` brings them back to the caller's dtypes.
+dtype; bool tensors stay bool, a quantized param's tensors keep their dtypes and non-tensor
+leaves are untouched. Loading returns the tensors in the dtypes the file holds;
+`convert_record` brings them back to the caller's dtypes.
 
 This module owns the conversion; it does not know about files.
 """
@@ -17,6 +18,10 @@ from ..dtype import DType, Kind
 from ..dtype import dtype as to_dtype
 from ..errors import ConversionOverflow, DTypeError, RecordError
 from .tree import Record, map_tensors
+
+#: the tensors of a quantized param (pyrite.quantization.record) keep their dtypes: their bytes
+#: are the point of quantizing, and their scales are what the integers mean
+QUANTIZED_KEYS = frozenset({"qvalues", "qscale", "qoffset"})
 
 
 def convert_record(record: Record, float_dtype: DType | str | None = None,
@@ -35,7 +40,7 @@ def convert_record(record: Record, float_dtype: DType | str | None = None,
 
     def convert(path: str, data: TensorData) -> TensorData:
         target = {Kind.FLOAT: f_dt, Kind.INT: i_dt}.get(data.kind)
-        if target is None or target is data.dtype:
+        if target is None or target is data.dtype or path.rpartition(".")[2] in QUANTIZED_KEYS:
             return data
         try:
             return data.convert(target)

@@ -117,8 +117,10 @@ export class DemoPage {
    * GPU device was lost and restored before the answer). */
   showFacts(result) {
     const { el } = this;
-    el.backend.textContent = result.backendLabel;
+    el.backend.textContent = result.precision
+      ? `${result.backendLabel}, ${result.precision} weights` : result.backendLabel;
     el.backend.dataset.where = result.where;
+    if (result.precision) el.backend.dataset.precision = result.precision;
     const onServer = result.where === "server";
     const lines = [`${onServer ? "on the server" : "in Python"} · ` +
       `${millis(result.roundTripMs)} ${onServer ? "with the request" : "round trip"}`];

@@ -103,7 +103,10 @@ def detect(record: Mapping[str, object]) -> str:
 
 def load(record: Record, device: Device = None) -> Module:
     """The model a record holds (detected from its keys), on `device`."""
-    return build(detect(record), device).load_record(record)
+    from pyrite.quantization.module import static_inputs_for
+
+    # a statically quantized record (pyrite quantize --calibrate) adds input params to Linears
+    return static_inputs_for(build(detect(record), device), record).load_record(record)
 
 
 __all__ = ["MODELS", "Mlp", "MlpConfig", "build", "detect", "load"]

@@ -1,0 +1,98 @@
+// matmul_weight_only.wgsl: c (m, n) = x (m, k) @ dequantize(w) (k, n) for a weight kept packed
+// (pack_int.wgsl: BITS-bit values, 32 / BITS a u32 word along k, stored transposed as (n, kw)
+// words). Each workgroup computes a 64 x 64 tile of c, each invocation 4 x 4 outputs (rows
+// ty + 16 i, columns tx + 16 j, so neighbours read neighbouring words); per step
+// of 32 values of k the workgroup unpacks and dequantizes the weight tile into workgroup memory,
+// (q - offset) * scale with the params of the value's block (block `kk / block` along k, one
+// (scale, offset) per (block, column); per-tensor and per-channel params arrive expanded to
+// that layout), so each weight is unpacked once per 64 rows. x is f32 (m, k) dense.
+// Bindings: 0 info: array<i32> = [m, n, k, kw, block], 1 x: array<f32>, 2 w: array<u32>,
+//           3 scale: array<f32> (blocks * n), 4 offset: array<i32> (blocks * n),
+//           5 c: array<f32>.
+// Placeholders: {{ bits }} (4 or 8).
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+@group(0) @binding(3) var<storage, read> scale: array<f32>;
+@group(0) @binding(4) var<storage, read> offset: array<i32>;
+@group(0) @binding(5) var<storage, read_write> c: array<f32>;
+
+const BITS: u32 = {{ bits }}u;
+const PER_WORD: i32 = 32 / {{ bits }};
+const WORDS: i32 = 32 / PER_WORD;  // words of one column per step of 32 values
+var<workgroup> tile_x: array<array<f32, 32>, 64>;  // [row][kk]: 8 KiB
+var<workgroup> tile_w: array<array<f32, 64>, 32>;  // [kk][col]: 8 KiB, 16 KiB in all (the
+// default limit of workgroup storage)
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let m = info[0];
+  let n = info[1];
+  let k = info[2];
+  let kw = info[3];
+  let block = info[4];
+  let row0 = i32(wid.y) * 64;
+  let col0 = i32(wid.x) * 64;
+  let tx = i32(lid.x);
+  let ty = i32(lid.y);
+  let flat = ty * 16 + tx;
+  var acc: array<array<f32, 4>, 4>;
+  for (var k0 = 0; k0 < k; k0 += 32) {
+    // x: 64 rows x 32 values, 8 per invocation
+    for (var l = 0; l < 8; l++) {
+      let slot = flat + l * 256;
+      let r = slot / 32;
+      let kk = slot % 32;
+      var v = 0.0;
+      if (row0 + r < m && k0 + kk < k) {
+        v = x[(row0 + r) * k + k0 + kk];
+      }
+      tile_x[r][kk] = v;
+    }
+    // w: 64 columns x WORDS words, each word unpacked into PER_WORD values
+    for (var slot = flat; slot < 64 * WORDS; slot += 256) {
+      let col = slot / WORDS;
+      let j = slot % WORDS;
+      let gcol = col0 + col;
+      let kbase = k0 + j * PER_WORD;
+      var word = 0u;
+      if (gcol < n && kbase < k) {
+        word = w[gcol * kw + kbase / PER_WORD];
+      }
+      for (var t = 0; t < PER_WORD; t++) {
+        let kt = kbase + t;
+        var v = 0.0;
+        if (gcol < n && kt < k) {
+          let q = bitcast<i32>(word << (32u - BITS * u32(t + 1))) >> (32u - BITS);
+          let p = (kt / block) * n + gcol;
+          v = f32(q - offset[p]) * scale[p];
+        }
+        tile_w[j * PER_WORD + t][col] = v;
+      }
+    }
+    workgroupBarrier();
+    for (var kk = 0; kk < 32; kk++) {
+      var xs: array<f32, 4>;
+      var ws: array<f32, 4>;
+      for (var i = 0; i < 4; i++) {
+        xs[i] = tile_x[ty + 16 * i][kk];
+        ws[i] = tile_w[kk][tx + 16 * i];
+      }
+      for (var i = 0; i < 4; i++) {
+        for (var j = 0; j < 4; j++) {
+          acc[i][j] = fma(xs[i], ws[j], acc[i][j]);
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0; i < 4; i++) {
+    let row = row0 + ty + 16 * i;
+    for (var j = 0; j < 4; j++) {
+      let col = col0 + tx + 16 * j;
+      if (row < m && col < n) {
+        c[row * n + col] = acc[i][j];
+      }
+    }
+  }
+}
