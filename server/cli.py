@@ -19,6 +19,7 @@ from pyrite.demos import models, registry
 
 from . import bundle, folders
 from .app import create_app
+from .batching import QUEUE_SIZE
 from .body import DEFAULT_MAX_BODY
 from .cors import Cors
 from .errors import ServeSetupError
@@ -28,6 +29,7 @@ _DESCRIPTION = ("Serve pyrite's demo pages, the web bundle, the Pyodide runtime 
                 "that runs the demo models natively (see docs/server.md).")
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
 BODY = Range(1024, 1 << 30, integer=True)
+QUEUE = Range(1, 10_000, integer=True)
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +57,9 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-body", type=BODY.arg, default=DEFAULT_MAX_BODY, metavar="BYTES",
                         help=f"largest request body accepted, {BODY.describe()} (default "
                         f"{DEFAULT_MAX_BODY})")
+    parser.add_argument("--queue-size", type=QUEUE.arg, default=QUEUE_SIZE, metavar="N",
+                        help=f"predictions that may wait or run at once, {QUEUE.describe()}; "
+                        f"more are answered 503 with Retry-After (default {QUEUE_SIZE})")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info",
                         help="uvicorn's log level (default info)")
 
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     origins = Cors(args.allow_origins).origins  # checked before a bundle is built
     app = create_app(_web_dir(args), pyodide_packages=args.pyodide_packages,
                      api_device=args.api_device, max_body=args.max_body,
-                     demo_pages=pages, allow_origins=origins)
+                     demo_pages=pages, allow_origins=origins, queue_size=args.queue_size)
     return serve(app, args.host, args.port, pages=sorted(pages), log_level=args.log_level)
 
 
