@@ -25,7 +25,6 @@ Source = Path | bytes  # a file natively, its bytes in a page
 Builder = Callable[[Device, Source, Mapping[str, Source]], Module]
 Inputs = dict[str, object]
 Result = dict[str, object]
-PIXEL = Range(0, 255)  # a grey level or colour value, as the pages send them
 
 
 def _no_files() -> dict[str, Path]:
@@ -118,7 +117,7 @@ def _mnist() -> DemoModel:
                      '{"pixels": [784 numbers 0..255]}', build, run,
                      {"pixels": [0.0] * predict.PIXELS}, locate=lambda: predict.SHIPPED,
                      fields=(Field("pixels", list, required=True, length=predict.PIXELS,
-                                   items=PIXEL),),
+                                   convert=predict.check_pixels),),
                      run_batch=run_batch)
 
 
@@ -155,7 +154,7 @@ def _squeezenet() -> DemoModel:
                      {"pixels": [0] * predict.PIXELS}, locate=locate, files=labels,
                      package="image_classification", page="classify",
                      fields=(Field("pixels", list, required=True, length=predict.PIXELS,
-                                   items=PIXEL),),
+                                   convert=predict.check_pixels),),
                      run_batch=run_batch)
 
 

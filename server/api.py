@@ -19,8 +19,9 @@ from starlette.routing import BaseRoute, Route
 
 import pyrite
 from pyrite.demos import registry
+from pyrite.demos.inputs import NotAnObject
 
-from .batching import RETRY_AFTER_S, Busy, PredictionQueue
+from .batching import Busy, PredictionQueue
 from .body import DEFAULT_MAX_BODY, parse_json, read_body
 from .errors import ModelLoadError, error_response
 from .predictor import Predictor
@@ -86,19 +87,30 @@ class Api:
             with self.queue.admit():  # before the body is read: a full queue costs nothing
                 return await self._predict(request, demo)
         except Busy as exc:
-            return error_response(503, str(exc), {"Retry-After": str(RETRY_AFTER_S)})
+            return error_response(503, str(exc), {"Retry-After": str(exc.retry_after)})
 
     async def _predict(self, request: Request, demo: registry.DemoModel) -> Response:
-        body = parse_json(await read_body(request, self.max_body), demo.inputs)
+        body = await read_body(request, self.max_body)
+        try:  # parsed and checked off the event loop: a photo's JSON takes some milliseconds
+            inputs = await run_in_threadpool(_inputs, demo, body)
+        except NotAnObject as exc:
+            return error_response(400, str(exc))
+        except ValueError as exc:  # a field is wrong
+            return error_response(422, str(exc))
+        del body  # the checked inputs are smaller (a photo's pixels as bytes)
         try:
-            inputs = await run_in_threadpool(demo.check, body)
             result = await self.queue.predict(demo.name, inputs)
         except ModelLoadError as exc:
             log.error("%s", exc, exc_info=exc.__cause__)
             return error_response(503, str(exc))
-        except ValueError as exc:  # 400: not a JSON object at all; 422: a field is wrong
-            return error_response(422 if isinstance(body, dict) else 400, str(exc))
+        except ValueError as exc:
+            return error_response(422, str(exc))
         return JSONResponse(result)
+
+
+def _inputs(demo: registry.DemoModel, body: bytes) -> dict[str, object]:
+    """The body's JSON (HTTPException 400 if it is not JSON), checked by the model's fields."""
+    return demo.check(parse_json(body, demo.inputs))
 
 
 __all__ = ["Api"]

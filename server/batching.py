@@ -2,7 +2,9 @@
 
 At most `size` (default QUEUE_SIZE) predictions wait or run at once, server-wide. One more is
 answered at once with 503 and `Retry-After: RETRY_AFTER_S`, before its body is read, so a burst
-of requests cannot fill the server's memory with request bodies. Each model has one worker
+of requests cannot fill the server's memory with request bodies; Retry-After is the time the
+queue needs to drain at the recent pace (at least RETRY_AFTER_S), so clients that wait as told
+do not come back before there is room. Each model has one worker
 thread: it takes the requests waiting for that model, up to `max_batch` (default MAX_BATCH),
 and runs them in one forward pass where the model allows it (`DemoModel.predict_many`), so a
 burst costs a few large passes instead of many small ones. When the queue empties after a burst,
@@ -19,8 +21,10 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import math
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,14 +33,18 @@ from .predictor import Predictor
 
 QUEUE_SIZE = 64  # predictions waiting or running at once; more get a 503
 MAX_BATCH = 16  # requests for one model run in one forward pass at most
-RETRY_AFTER_S = 1  # what a 503 tells a client to wait
+RETRY_AFTER_S = 1  # the least a 503 tells a client to wait, in seconds
 _TRIM_AFTER = 8  # requests served since the last trim that make an idle queue trim memory
 
 _Job = tuple[dict[str, object], "asyncio.Future[dict[str, object]]", asyncio.AbstractEventLoop]
 
 
 class Busy(Exception):
-    """The queue is full: the request should be retried after RETRY_AFTER_S seconds."""
+    """The queue is full: the request should be retried after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class PredictionQueue:
@@ -53,6 +61,7 @@ class PredictionQueue:
         self.pending = 0  # admitted and not finished
         self.served_since_trim = 0
         self.largest_batch = 0  # for tests and the load benchmark
+        self.seconds_per_item = 0.0  # the recent pace: a moving average over batches
         self._guard = threading.Lock()
         self._jobs: dict[str, queue.SimpleQueue[_Job]] = {}
 
@@ -61,8 +70,9 @@ class PredictionQueue:
         """A place in the queue for the duration of the block; Busy when there is none."""
         with self._guard:
             if self.pending >= self.size:
+                wait = max(RETRY_AFTER_S, math.ceil(self.pending * self.seconds_per_item))
                 raise Busy(f"the server is busy: {self.size} predictions are waiting or "
-                           f"running; retry in {RETRY_AFTER_S} s")
+                           f"running; retry in {wait} s", wait)
             self.pending += 1
         try:
             yield
@@ -101,7 +111,11 @@ class PredictionQueue:
                 except queue.Empty:
                     break
             self.largest_batch = max(self.largest_batch, len(batch))
+            start = time.perf_counter()
             self._run(name, batch)
+            each = (time.perf_counter() - start) / len(batch)
+            self.seconds_per_item = each if self.seconds_per_item == 0 else \
+                0.8 * self.seconds_per_item + 0.2 * each
             del batch  # the inputs go now, not when the next batch arrives
 
     def _run(self, name: str, batch: list[_Job]) -> None:

@@ -116,7 +116,7 @@ def check_pixels(pixels: object) -> bytes:
         data = bytes(to_bytes())
     elif isinstance(pixels, Sequence) and not isinstance(pixels, str):
         try:
-            if any(p is True or p is False for p in pixels):  # bytes() would take them as 1, 0
+            if bool in set(map(type, pixels)):  # bytes() would take True and False as 1, 0
                 raise TypeError
             data = bytes(pixels)  # ints 0..255: the fast way
         except (TypeError, ValueError):
