@@ -78,15 +78,17 @@ def _start(web: Path, queue_size: int) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit(f"the server did not start (exit status {process.wait()})")
 
 
-async def _one(client: httpx.AsyncClient, url: str, body: bytes) -> tuple[int, float, bool,
-                                                                           int]:
-    """(final status, seconds from first send to answer, met a full queue, batch size)."""
+async def _one(client: httpx.AsyncClient, url: str, body: bytes
+               ) -> tuple[int, float, bool, int, float]:
+    """(final status, seconds from first send to answer, met a full queue, batch size, the
+    batch's compute time in ms as the server measured it)."""
     start, queued = time.perf_counter(), False
     while True:
         r = await client.post(url, content=body, headers={"content-type": "application/json"})
         if r.status_code != 503 or "retry-after" not in r.headers:
-            batch = r.json().get("batch", 1) if r.status_code == 200 else 0
-            return r.status_code, time.perf_counter() - start, queued, batch
+            answer = r.json() if r.status_code == 200 else {}
+            return (r.status_code, time.perf_counter() - start, queued,
+                    answer.get("batch", 0), answer.get("ms", 0.0))
         queued = True
         await asyncio.sleep(float(r.headers["retry-after"]) * random.uniform(0.5, 1.5))
 
@@ -108,13 +110,16 @@ async def _burst(base: str, model: str, body: bytes, n: int) -> dict[str, Any]:
         start = time.perf_counter()
         done = await asyncio.gather(*(_one(client, url, body) for _ in range(n)))
         took = time.perf_counter() - start
-    latencies = [t for status, t, _, _ in done if status == 200]
+    latencies = [t for status, t, _, _, _ in done if status == 200]
+    batches = {(ms, b) for _, _, _, b, ms in done if b}  # each batch's answers share its ms
     return {"requests": n, "answered": len(latencies),
-            "errors": sum(status != 200 for status, _, _, _ in done),
-            "met_full_queue": sum(q for _, _, q, _ in done),
+            "errors": sum(status != 200 for status, _, _, _, _ in done),
+            "met_full_queue": sum(q for _, _, q, _, _ in done),
             "p50_s": round(_percentile(latencies, 0.50), 3),
             "p99_s": round(_percentile(latencies, 0.99), 3),
-            "burst_s": round(took, 3), "largest_batch": max(b for _, _, _, b in done)}
+            "burst_s": round(took, 3), "batches": len(batches),
+            "largest_batch": max(b for _, _, _, b, _ in done),
+            "model_compute_s": round(sum(ms for ms, _ in batches) / 1000, 3)}
 
 
 def main() -> int:
