@@ -2,7 +2,7 @@
 
     python benchmarks/server_load.py [--requests 200] [--queue-size 64] [--out FILE]
 
-Starts `pyrite serve` in its own process (over a stand-in web bundle: only the API is measured),
+Starts `pyrite serve` in a forked process (over a stand-in web bundle: only the API is measured),
 loads each model with one request, then sends `--requests` predictions of each model at once
 (SqueezeNet's burst first, then MNIST's). A client here behaves as a well-written one: a 503 is
 retried after its Retry-After. Reported per model: answers, errors (anything but a 200 in the
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import random
-import re
-import subprocess
+import socket
 import sys
 import tempfile
 import threading
@@ -34,14 +34,17 @@ from common import cpu_name, write_results  # noqa: E402
 
 from pyrite.server.bundle import ENTRY, PYODIDE_ENTRY  # noqa: E402
 
-URL_LINE = re.compile(r"^pyrite serve: (http://127\.0\.0\.1:\d+/)$")
-
 
 def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    """The process's resident memory in MB (0 once it has ended)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
-    return float("nan")
+    return 0.0
 
 
 class Sampler:
@@ -62,20 +65,33 @@ class Sampler:
         return self.peak
 
 
-def _start(web: Path, queue_size: int) -> tuple[subprocess.Popen[str], str]:
+def _serve(web: Path, port: int, queue_size: int) -> None:
+    """The server, in a forked child (so that its command line is this benchmark's)."""
+    from pyrite.server.cli import main as serve
+
+    sys.exit(serve(["--web", str(web), "--port", str(port), "--log-level", "warning",
+                    "--queue-size", str(queue_size)]))
+
+
+def _start(web: Path, queue_size: int) -> tuple[multiprocessing.Process, str]:
     for name in (ENTRY, PYODIDE_ENTRY):
         (web / name).parent.mkdir(parents=True, exist_ok=True)
         (web / name).write_text("// stand-in\n")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pyrite.server", "--web", str(web), "--port", "0",
-         "--log-level", "warning", "--queue-size", str(queue_size)],
-        stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    for line in process.stdout:
-        found = URL_LINE.match(line.strip())
-        if found:
-            return process, found.group(1)
-    raise SystemExit(f"the server did not start (exit status {process.wait()})")
+    with socket.socket() as probe:  # a free port for the server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = multiprocessing.get_context("fork").Process(target=_serve,
+                                                          args=(web, port, queue_size))
+    process.start()
+    base = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "healthz", timeout=5).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit(f"the server did not start (exit code {process.exitcode})")
 
 
 async def _one(client: httpx.AsyncClient, url: str, body: bytes
@@ -136,6 +152,7 @@ def main() -> int:
                                                  for _ in range(784)) + "]}"}
     with tempfile.TemporaryDirectory() as tmp:
         process, base = _start(Path(tmp), args.queue_size)
+        assert process.pid is not None
         try:
             for model, body in bodies.items():  # load both models before measuring
                 asyncio.run(_burst(base, model, body.encode(), 1))
@@ -149,7 +166,7 @@ def main() -> int:
             after = _rss_mb(process.pid)
         finally:
             process.terminate()
-            process.wait(30)
+            process.join(30)
     result = {"cpu": cpu_name(), "cores": os.cpu_count(), "queue_size": args.queue_size,
               "models": results, "server_rss_mb": {"before": round(before, 1),
                                                    "peak": round(peak, 1),

@@ -1,7 +1,7 @@
 """Predictions through one bounded queue, batched per model.
 
 At most `size` (default QUEUE_SIZE) predictions wait or run at once, server-wide. One more is
-answered at once with 503 and `Retry-After: RETRY_AFTER_S`, before its body is read, so a burst
+answered at once with 503 and a `Retry-After` header, before its body is read, so a burst
 of requests cannot fill the server's memory with request bodies; Retry-After is the time the
 queue needs to drain at the recent pace (at least RETRY_AFTER_S), so clients that wait as told
 do not come back before there is room. Each model has one worker
