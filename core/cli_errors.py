@@ -88,8 +88,12 @@ def run_command(parser: argparse.ArgumentParser, argv: list[str] | None = None) 
     line on stderr (the traceback too when debugging), and the exit status is returned."""
     given = list(sys.argv[1:] if argv is None else argv)
     debug = debugging(given)
-    args = parser.parse_args([a for a in given if a != DEBUG_FLAG])
+    args, unknown = parser.parse_known_args([a for a in given if a != DEBUG_FLAG])
     command = _command(parser.prog, args)
+    if unknown:  # named by the (sub)command that was chosen, not by the top parser
+        print(f"{command}: error: unrecognized arguments: {' '.join(unknown)}; see {command} "
+              "--help", file=sys.stderr)
+        return 2
     try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:

@@ -86,6 +86,8 @@ CASES = [
     (["import-onnx", "{tmp}/nope.onnx", "--out", "{tmp}/o"], "import-onnx", "nope.onnx"),
     (["import-onnx", "{tmp}/junk.bin", "--input-shape", "x"], "import-onnx",
      "--input-shape takes NAME=D1,D2"),
+    (["train", "charlm", "--config", "x"], "train charlm",
+     "unrecognized arguments: --config x; see pyrite train charlm --help"),
     (["bogus"], "", "invalid choice: 'bogus'"),
     ([], "", "required"),
 ]
