@@ -17,6 +17,11 @@ def debug_flags() -> set[str]:
     return {f.strip() for f in os.environ.get("PYRITE_DEBUG", "").split(",") if f.strip()}
 
 
+def debug_traceback() -> bool:
+    """PYRITE_DEBUG=1 (or 'traceback'): a command's error prints its traceback too."""
+    return bool(debug_flags() & {"1", "traceback"})
+
+
 def data_dir() -> str:
     """PYRITE_DATA: the folder holding datasets (`$PYRITE_DATA/mnist/*.gz`); empty: unset."""
     return os.environ.get("PYRITE_DATA", "").strip()

@@ -2,31 +2,13 @@
 options (`pyrite infer mnist --index 42`, `pyrite infer squeezenet PHOTO`).
 
 `add_parser(subparsers)` is the `pyrite.commands` entry point (see pyrite/cli.py); each demo's
-cli module adds its model to the two commands.
+cli module adds its model to the two commands. Their errors reach the `pyrite` command's one
+error path (pyrite/cli_errors.py): one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
-
-Run = Callable[[argparse.Namespace], int]
-
-
-def reports_config_errors(command: str) -> Callable[[Run], Run]:
-    """A command's `run` whose ConfigError (a bad option, config or --artifacts folder) is one
-    line on stderr, `<command>: <what is wrong>`, and exit status 2 instead of a traceback."""
-    def wrap(run: Run) -> Run:
-        def checked(args: argparse.Namespace) -> int:
-            from pyrite.errors import ConfigError
-            try:
-                return run(args)
-            except ConfigError as exc:
-                print(f"{command}: {exc}", file=sys.stderr)
-                return 2
-        return checked
-    return wrap
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,7 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     from .image_classification import cli as classification
     from .mnist import cli as mnist
 
-    train = subparsers.add_parser("train", help="train a demo model (mnist)",
+    train = subparsers.add_parser("train", help="train a demo model (mnist, charlm)",
                                   description="Train a demo model.")
     models = train.add_subparsers(dest="task", required=True, metavar="MODEL")
     mnist.add_train(models)
@@ -58,4 +40,4 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     quantize.add_parser(subparsers)
 
 
-__all__ = ["add_parser", "reports_config_errors"]
+__all__ = ["add_parser"]

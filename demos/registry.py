@@ -14,13 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyrite
+from pyrite.argtypes import SEED, Range
 from pyrite.module import Module
 
+from .inputs import Field, check_inputs
 from .models import ModelMissing
 
 Device = str | pyrite.Backend
 Source = Path | bytes  # a file natively, its bytes in a page
 Builder = Callable[[Device, Source, Mapping[str, Source]], Module]
+Inputs = dict[str, object]
+Result = dict[str, object]
 
 
 def _no_files() -> dict[str, Path]:
@@ -47,6 +51,9 @@ class DemoModel:
     files: Callable[[], dict[str, Path]] = _no_files
     package: str = ""  # the demos sub-package whose page/ is its page (default: `name`)
     page: str = ""  # the page's URL name, `/{page}` (default: `name`)
+    fields: tuple[Field, ...] = ()  # what `check` accepts (the server's request schema)
+    #: several checked inputs in one forward pass, where the model allows (None: one by one)
+    run_batch: Callable[[Module, list[Inputs]], list[Result]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "package", self.package or self.name)
@@ -78,6 +85,18 @@ class DemoModel:
             raise ValueError(f"{self.name}: the input must be a JSON object: {self.inputs}")
         return self.run(model, inputs)
 
+    def check(self, inputs: object) -> Inputs:
+        """The request's fields, strictly checked (types, ranges, lengths; unknown fields
+        refused), defaults filled in; InputError names the field and shows a valid body."""
+        return check_inputs(self.name, inputs, self.fields, self.inputs)
+
+    def predict_many(self, model: Module, batch: list[Inputs]) -> list[Result]:
+        """The predictions for several checked inputs: one forward pass where the model
+        allows it (`run_batch`), else one after another."""
+        if self.run_batch is not None and len(batch) > 1:
+            return self.run_batch(model, batch)
+        return [self.run(model, inputs) for inputs in batch]
+
 
 def _mnist() -> DemoModel:
     from .mnist import predict  # only what inference needs (a page loads no training code)
@@ -91,9 +110,15 @@ def _mnist() -> DemoModel:
                              "(28x28, row-major, white digit on black)")
         return predict.predict(model, inputs["pixels"])  # type: ignore[arg-type]
 
+    def run_batch(model: Module, batch: list[Inputs]) -> list[Result]:
+        return predict.predict_batch(model, [i["pixels"] for i in batch])  # type: ignore[arg-type, misc]
+
     return DemoModel("mnist", "Burn's guide CNN trained on MNIST by pyrite (99.13 %)",
                      '{"pixels": [784 numbers 0..255]}', build, run,
-                     {"pixels": [0.0] * predict.PIXELS}, locate=lambda: predict.SHIPPED)
+                     {"pixels": [0.0] * predict.PIXELS}, locate=lambda: predict.SHIPPED,
+                     fields=(Field("pixels", list, required=True, length=predict.PIXELS,
+                                   convert=predict.check_pixels),),
+                     run_batch=run_batch)
 
 
 def _squeezenet() -> DemoModel:
@@ -120,11 +145,17 @@ def _squeezenet() -> DemoModel:
             raise ValueError(f"squeezenet: the input needs 'pixels': {predict.INPUT_TEXT}")
         return predict.predict(model, inputs["pixels"])  # type: ignore[arg-type]
 
+    def run_batch(model: Module, batch: list[Inputs]) -> list[Result]:
+        return predict.predict_batch(model, [i["pixels"] for i in batch])  # type: ignore[arg-type]
+
     return DemoModel("squeezenet", "SqueezeNet 1.1, an ImageNet classifier imported from ONNX: "
                      "photos to 1000 classes", f'{{"pixels": [{predict.PIXELS} numbers 0..255: '
                      f'RGB, row-major, {predict.SIDE}x{predict.SIDE}]}}', build, run,
                      {"pixels": [0] * predict.PIXELS}, locate=locate, files=labels,
-                     package="image_classification", page="classify")
+                     package="image_classification", page="classify",
+                     fields=(Field("pixels", list, required=True, length=predict.PIXELS,
+                                   convert=predict.check_pixels),),
+                     run_batch=run_batch)
 
 
 def _charlm() -> DemoModel:
@@ -137,23 +168,27 @@ def _charlm() -> DemoModel:
         return model
 
     def run(model: Module, inputs: dict[str, object]) -> dict[str, object]:
-        prompt, tokens = inputs.get("prompt", ""), inputs.get("tokens", 100)
-        if not isinstance(prompt, str) or not isinstance(tokens, int) or not 0 <= tokens <= 2000:
-            raise ValueError("charlm: the input needs 'prompt' (text) and 'tokens' (0..2000); "
-                             "optional 'temperature', 'top_k', 'seed'")
-        top_k = inputs.get("top_k", 20)
-        text = generate.generate(model, prompt, tokens,  # type: ignore[arg-type]
-                                 temperature=float(inputs.get("temperature", 0.8)),  # type: ignore[arg-type]
-                                 top_k=None if top_k is None else int(top_k),  # type: ignore[call-overload]
-                                 seed=int(inputs.get("seed", 0)))  # type: ignore[call-overload]
+        given = check_inputs("charlm", inputs, fields, example)
+        text = generate.generate(model, given["prompt"], given["tokens"],  # type: ignore[arg-type]
+                                 temperature=given["temperature"],  # type: ignore[arg-type]
+                                 top_k=given["top_k"],  # type: ignore[arg-type]
+                                 seed=given["seed"])  # type: ignore[arg-type]
         return {"text": text}
+
+    example = ('{"prompt": "text", "tokens": 0..2000, "temperature": 0.8, "top_k": 20, '
+               '"seed": 0}')
+    fields = (Field("prompt", str, default="", max_length=2_000),
+              Field("tokens", int, default=100, range=Range(0, 2000, integer=True)),
+              Field("temperature", float, default=0.8, range=Range(0, 100)),
+              Field("top_k", int, default=20, range=Range(1, 1000, integer=True),
+                    nullable=True),
+              Field("seed", int, default=0, range=SEED))
 
     return DemoModel("charlm", "a character-level transformer trained by pyrite on the "
                      "standard library's docstrings: continues your text",
-                     '{"prompt": "text", "tokens": 0..2000, "temperature": 0.8, "top_k": 20, '
-                     '"seed": 0}', build, run, {"prompt": "Return the", "tokens": 4},
+                     example, build, run, {"prompt": "Return the", "tokens": 4},
                      locate=lambda: generate.SHIPPED,
-                     files=lambda: {"config": generate.CONFIG})
+                     files=lambda: {"config": generate.CONFIG}, fields=fields)
 
 
 _BUILDERS: dict[str, Callable[[], DemoModel]] = {"mnist": _mnist, "squeezenet": _squeezenet}

@@ -33,6 +33,7 @@ from pyrite.demos import registry
 
 from . import bundle, folders
 from .api import Api
+from .batching import QUEUE_SIZE, PredictionQueue
 from .body import DEFAULT_MAX_BODY
 from .bundle import PYODIDE_CACHE
 from .cors import Cors
@@ -85,6 +86,7 @@ def create_app(
     allow_origins: Iterable[str] = (),
     samples_dir: Path | None = None,
     dashboard: Broadcaster | None = None,
+    queue_size: int = QUEUE_SIZE,
 ) -> Starlette:
     """The server's app, serving the web bundle in `web_dir` (checked: it holds pyrite.js and
     its Pyodide); without one, the bundle is built first into `bundle.default_dir()`, as
@@ -98,10 +100,13 @@ def create_app(
     page, `demos/<package>/page/`); `allow_origins` are the origins (or `*`) whose pages may
     load the bundle's files (CORS); `samples_dir` holds the sample photos the classification
     page offers (default `$PYRITE_DATA/samples/`); `dashboard` adds the live training
-    dashboard of that broadcaster's events (/train/live, /train/events; see dashboard.py).
+    dashboard of that broadcaster's events (/train/live, /train/events; see dashboard.py);
+    `queue_size` predictions at most wait or run at once (more get a 503; batching.py).
     """
     if max_body <= 0:
         raise ServeSetupError(f"max_body must be a positive number of bytes, got {max_body}")
+    if queue_size <= 0:
+        raise ServeSetupError(f"queue_size must be at least 1, got {queue_size}")
     if web_dir is not None and pyodide_dir is not None:
         raise ServeSetupError("--pyodide DIR is what a bundle is built from, and a bundle given "
                               "with --web carries its own pyodide/: give one of them")
@@ -119,8 +124,9 @@ def create_app(
     packages_url = "/pyodide-packages/" if packages.folder is not None else packages.url
 
     routes: list[BaseRoute] = []
-    routes += Api(Predictor(api_device), max_body=max_body,
-                  pyodide_packages=packages_url).routes()
+    predictor = Predictor(api_device)
+    routes += Api(predictor, max_body=max_body, pyodide_packages=packages_url,
+                  queue=PredictionQueue(predictor, size=queue_size)).routes()
     routes += Samples(samples_dir or folders.default_samples_dir()).routes()
     routes += Datasets(data_root(None) / "mnist").routes()
     if dashboard is not None:

@@ -7,6 +7,7 @@ The limit is enforced while the body streams in, so a chunked upload with no Con
 from __future__ import annotations
 
 import json
+import sys
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -43,7 +44,12 @@ def parse_json(body: bytes, example: str) -> object:
         raise HTTPException(400, f"the body is not valid JSON ({exc}); send a JSON object "
                             f"such as {example}") from exc
     except RecursionError as exc:
-        raise HTTPException(400, "the body's JSON is nested too deeply") from exc
+        raise HTTPException(400, "the body's JSON is nested too deeply; send a JSON object "
+                            f"such as {example}") from exc
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        raise HTTPException(400, f"the body holds an integer of more than "
+                            f"{sys.get_int_max_str_digits():,} digits; send a JSON object such "
+                            f"as {example}") from exc
 
 
 __all__ = ["DEFAULT_MAX_BODY", "parse_json", "read_body"]

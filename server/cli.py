@@ -11,13 +11,15 @@ is where demo models that pyrite does not ship are read from (default $PYRITE_MO
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from pyrite.argtypes import PORT, Range, device_arg, device_help, path_arg
+from pyrite.cli_errors import Parser, run_command
 from pyrite.demos import models, registry
 
 from . import bundle, folders
 from .app import create_app
+from .batching import QUEUE_SIZE
 from .body import DEFAULT_MAX_BODY
 from .cors import Cors
 from .errors import ServeSetupError
@@ -26,17 +28,20 @@ from .run import serve
 _DESCRIPTION = ("Serve pyrite's demo pages, the web bundle, the Pyodide runtime and a JSON API "
                 "that runs the demo models natively (see docs/server.md).")
 LOG_LEVELS = ["critical", "error", "warning", "info", "debug", "trace"]
+BODY = Range(1024, 1 << 30, integer=True)
+QUEUE = Range(1, 10_000, integer=True)
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on "
                         "(default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
-    parser.add_argument("--port", type=int, default=8000,
-                        help="port (default 8000; 0 picks a free one, printed at startup)")
-    parser.add_argument("--web", type=Path, metavar="DIR", help="serve this built web bundle "
+    parser.add_argument("--port", type=PORT.arg, default=8000,
+                        help="port, 0..65535 (default 8000; 0 picks a free one, printed at "
+                        "startup)")
+    parser.add_argument("--web", type=path_arg, metavar="DIR", help="serve this built web bundle "
                         f"(default: build one into {bundle.default_dir()}, set by "
                         "PYRITE_WEB_DIR)")
-    parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime the "
+    parser.add_argument("--pyodide", type=path_arg, metavar="DIR", help="the Pyodide runtime the "
                         f"bundle is built from (default {folders.default_pyodide_dir()}, from "
                         "`make setup`; not with --web: a built bundle carries its own)")
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -47,10 +52,14 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
                         "distribution's packages (numpy, ...): a folder to serve at "
                         "/pyodide-packages/, or a URL pages load them from")
     models.add_option(parser)
-    parser.add_argument("--api-device", default="numpy", help="device that /api/predict runs "
-                        "models on (default numpy)")
-    parser.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
-                        help=f"largest request body accepted (default {DEFAULT_MAX_BODY})")
+    parser.add_argument("--api-device", default="numpy", type=device_arg, metavar="DEVICE",
+                        help=device_help("numpy", "device that /api/predict runs models on"))
+    parser.add_argument("--max-body", type=BODY.arg, default=DEFAULT_MAX_BODY, metavar="BYTES",
+                        help=f"largest request body accepted, {BODY.describe()} (default "
+                        f"{DEFAULT_MAX_BODY})")
+    parser.add_argument("--queue-size", type=QUEUE.arg, default=QUEUE_SIZE, metavar="N",
+                        help=f"predictions that may wait or run at once, {QUEUE.describe()}; "
+                        f"more are answered 503 with Retry-After (default {QUEUE_SIZE})")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info",
                         help="uvicorn's log level (default info)")
 
@@ -76,18 +85,11 @@ def run(args: argparse.Namespace) -> int:
     """Build or check what is served, then serve it until stopped."""
     models.use_option(args.models_dir)
     pages = folders.demo_pages(registry.names())
-    try:
-        origins = Cors(args.allow_origins).origins  # checked before a bundle is built
-        app = create_app(_web_dir(args), pyodide_packages=args.pyodide_packages,
-                         api_device=args.api_device, max_body=args.max_body,
-                         demo_pages=pages, allow_origins=origins)
-        return serve(app, args.host, args.port, pages=sorted(pages), log_level=args.log_level)
-    except ServeSetupError as exc:
-        print(f"pyrite serve: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # Ctrl-C before serving (while building the bundle)
-        print("pyrite serve: interrupted", file=sys.stderr)
-        return 130
+    origins = Cors(args.allow_origins).origins  # checked before a bundle is built
+    app = create_app(_web_dir(args), pyodide_packages=args.pyodide_packages,
+                     api_device=args.api_device, max_body=args.max_body,
+                     demo_pages=pages, allow_origins=origins, queue_size=args.queue_size)
+    return serve(app, args.host, args.port, pages=sorted(pages), log_level=args.log_level)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -100,10 +102,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m pyrite.server [options]`: the same as `pyrite serve [options]`."""
-    parser = argparse.ArgumentParser(prog="python -m pyrite.server",
-                                     description=_DESCRIPTION)
+    parser = Parser(prog="python -m pyrite.server", description=_DESCRIPTION)
     _add_options(parser)
-    return run(parser.parse_args(argv))
+    parser.set_defaults(run=run)
+    return run_command(parser, argv)
 
 
 __all__ = ["add_parser", "main", "run"]

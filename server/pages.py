@@ -55,6 +55,13 @@ _HOME = """<!doctype html>
 <ul>
 {items}
 </ul>
+<h2>Other pages</h2>
+<ul>
+<li><a href="/web/">/web/</a>: the web bundle, as any site can host it (<code>pyrite
+export-web</code>), with its example page: pyrite in a page of your own</li>
+<li><a href="/api/models">/api/models</a>: the JSON API, which runs the same models on this
+server (for clients without WebGPU)</li>
+</ul>
 <h2>This browser</h2>
 <section id="gpu" aria-live="polite">
 <p>What pyrite gets from this browser's WebGPU (the page's <code>pyrite info backends</code>):
@@ -66,6 +73,9 @@ starts Python in a worker and asks for the GPU.</p>
 <script type="module">
 const status = document.getElementById("gpu-status");
 const list = document.getElementById("gpu-info");
+// SwiftShader (Chromium's), llvmpipe/lavapipe (Mesa), WARP (Windows): GPUs emulated on the CPU
+const SOFTWARE = /swiftshader|llvmpipe|lavapipe|warp|software|microsoft basic render|\\(cpu\\b/i;
+const isSoftware = (a) => Boolean(a.isFallbackAdapter) || SOFTWARE.test(JSON.stringify(a));
 const row = (name, value) => {{
   const dt = document.createElement("dt"); dt.textContent = name;
   const dd = document.createElement("dd"); dd.textContent = value;
@@ -78,8 +88,11 @@ document.getElementById("check").addEventListener("click", async (event) => {{
     const pyrite = await import("/pyrite.js");
     const got = await pyrite.load({{ device: "webgpu" }});
     const a = got.adapter;
+    const software = isSoftware(a);
     row("device", got.device);
     row("adapter", a["in use"]);
+    row("kind", software ? "software: the GPU is emulated on the CPU (slow)"
+      : "hardware: a real GPU");
     row("features", a.features.join(", ") || "none");
     for (const name of ["maxBufferSize", "maxStorageBufferBindingSize",
                         "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup",
@@ -87,8 +100,12 @@ document.getElementById("check").addEventListener("click", async (event) => {{
     row("Python", `${{got.python}} (Pyodide ${{got.pyodide}}), pyrite ${{got.pyrite}}`);
     row("loaded in", `${{Math.round(got.timings.totalMs)}} ms`);
     list.hidden = false;
-    status.textContent = "WebGPU works here: pyrite's models run on this GPU.";
+    status.textContent = software
+      ? "WebGPU works here, but on a software adapter: pyrite's models run, slowly, on the " +
+        "CPU. A browser with GPU access runs them much faster."
+      : "WebGPU works here on a real GPU: pyrite's models run on it.";
     status.dataset.state = "ready";
+    status.dataset.adapter = software ? "software" : "hardware";
   }} catch (err) {{
     status.textContent = `No WebGPU for pyrite here: ${{err.message}}`;
     status.dataset.state = "error";

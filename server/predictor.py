@@ -73,5 +73,16 @@ class Predictor:
             ms = (time.perf_counter() - start) * 1000.0
         return {**result, "backend": f"{loaded.backend} (server)", "ms": round(ms, 3)}
 
+    def predict_many(self, name: str, batch: list[dict[str, object]]) -> list[dict[str, object]]:
+        """`predict` for several inputs (checked by `DemoModel.check`) at once: one forward pass
+        where the model allows it; each answer's `"ms"` is the whole pass, `"batch"` its size."""
+        with self._lock(name):
+            loaded = self._load(name)
+            start = time.perf_counter()
+            results = loaded.demo.predict_many(loaded.model, batch)
+            ms = (time.perf_counter() - start) * 1000.0
+        return [{**result, "backend": f"{loaded.backend} (server)", "ms": round(ms, 3),
+                 "batch": len(batch)} for result in results]
+
 
 __all__ = ["Predictor"]

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 from urllib.parse import urlsplit
 
+from pyrite.argtypes import path_arg
+from pyrite.cli_errors import Parser, run_command
 from pyrite.demos import models
 
 from . import example
 from .build import build, default_bundle
-from .export import Export, ExportError, export_web
+from .export import Export, export_web
 
 _EXPORT_HELP = "write the web bundle for any static host, with an example page"
 _EXPORT_DESCRIPTION = ("Write pyrite's web bundle (pyrite.js, the Pyodide runtime, the wheels, "
@@ -73,15 +73,15 @@ def report(done: Export, base_url: str | None) -> str:
 
 
 def _add_export_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
+    parser.add_argument("--out", type=path_arg, required=True, metavar="DIR",
                         help="folder to write: missing, empty, or a previous export, where "
                         "only the files that export wrote are replaced (yours are kept)")
     parser.add_argument("--model", action="append", metavar="NAME", dest="models",
                         help="a demo model to ship (repeatable; default all)")
     parser.add_argument("--base-url", metavar="URL", help="where DIR will be served from, for "
                         "the printed snippet (the bundle itself uses relative URLs)")
-    parser.add_argument("--pyodide", type=Path, metavar="DIR", help="the Pyodide runtime to "
-                        "copy from (default the npm package in wasm/node_modules/pyodide)")
+    parser.add_argument("--pyodide", type=path_arg, metavar="DIR", help="the Pyodide runtime "
+                        "to copy from (default the npm package in wasm/node_modules/pyodide)")
     parser.add_argument("--precision", default="shipped", choices=("shipped", "int8", "int4"),
                         help="the models' records: as shipped (default: f16, squeezenet f32), "
                         "or quantized int8 / int4 weights (docs/quantization.md)")
@@ -89,14 +89,11 @@ def _add_export_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """Export, then print the report; a problem is one line on stderr and exit status 2."""
+    """Export, then print the report (a problem reaches the command's one error path: one
+    line on stderr, exit status 2)."""
     models.use_option(args.models_dir)
-    try:
-        done = export_web(args.out, args.models, pyodide_dir=args.pyodide,
-                          precision=args.precision)
-    except (ExportError, OSError, RuntimeError) as exc:
-        print(f"pyrite export-web: {exc}", file=sys.stderr)
-        return 2
+    done = export_web(args.out, args.models, pyodide_dir=args.pyodide,
+                      precision=args.precision)
     print(report(done, args.base_url))
     return 0
 
@@ -116,11 +113,7 @@ def _run_build(args: argparse.Namespace) -> int:
         manifest = build(out)
     else:  # a folder the user named: as export-web, only what pyrite wrote there is replaced
         out = args.out
-        try:
-            export_web(out)
-        except (ExportError, OSError, RuntimeError) as exc:
-            print(f"python -m pyrite.wasm build: {exc}", file=sys.stderr)
-            return 2
+        export_web(out)
         manifest = json.loads((out / "manifest.json").read_text())
     wheels = ", ".join(w["name"] for w in manifest["wheels"])  # type: ignore[attr-defined]
     print(f"web bundle in {out}: wheels {wheels}; models "
@@ -132,18 +125,17 @@ def _run_build(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m pyrite.wasm build [--out DIR]` and `python -m pyrite.wasm export-web ...`."""
-    parser = argparse.ArgumentParser(prog="python -m pyrite.wasm",
-                                     description="Build pyrite's web bundle for pages.")
+    parser = Parser(prog="python -m pyrite.wasm",
+                    description="Build pyrite's web bundle for pages.")
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("build", help="write the bundle where `pyrite serve` reads it")
-    cmd.add_argument("--out", type=Path, default=None,
+    cmd.add_argument("--out", type=path_arg, default=None,
                      help=f"bundle folder (default {default_bundle()}, replaced whole); a "
                      "folder named here is treated as export-web treats its --out")
     models.add_option(cmd)
     cmd.set_defaults(run=_run_build)
     add_parser(sub)
-    args = parser.parse_args(argv)
-    return int(args.run(args))
+    return run_command(parser, argv)
 
 
 __all__ = ["add_parser", "main", "report", "run_export"]

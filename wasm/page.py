@@ -75,8 +75,8 @@ def start(device: str = "auto", gpu: Any = None) -> dict[str, object]:
     for name in wanted:
         try:
             backend = _webgpu(gpu) if name == "webgpu" else _numpy()
-        except BackendUnavailable as exc:
-            tried[name] = str(exc)
+        except BackendUnavailable as exc:  # its message starts "webgpu: ": said once below
+            tried[name] = str(exc).removeprefix(f"{name}: ")
             continue
         _state["device"] = name
         os.environ["PYRITE_BACKEND"] = name  # tensors made without a device go there

@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pyrite.errors import DownloadError
+
 HERE = Path(__file__).resolve().parent
 PYODIDE_DIR = HERE / "node_modules" / "pyodide"
 #: what `loadPyodide()` fetches: its module, the Emscripten glue and binary, the standard
@@ -80,7 +82,7 @@ def page_wheel(name: str, cache: Path, source: Path | None = None) -> Path:
                  "-d", tmp, f"{name}=={entry['version']}"], capture_output=True, text=True)
             got = Path(tmp) / file_name
             if run.returncode != 0 or not got.exists():
-                raise RuntimeError(f"wasm: could not fetch {file_name} from PyPI for the page "
+                raise DownloadError(f"wasm: could not fetch {file_name} from PyPI for the page "
                                    f"({run.stderr.strip()[-400:]}); put the file in {cache}")
             os.replace(got, path)
     return path

@@ -211,7 +211,7 @@ class BrowserRuntime(CommandBatch):
             raise BackendUnavailable(
                 "webgpu: the browser has WebGPU but gave no adapter (GPU blocklisted or "
                 "disabled; in Chromium check chrome://gpu, or start with "
-                "--enable-unsafe-webgpu); use the server's /api/predict instead")
+                "--enable-unsafe-webgpu)")  # what else to do is each page's to say
         features = [f for f in REQUESTED_FEATURES if adapter.features.has(f)]
         limits = {name: getattr(adapter.limits, name) for name in REQUESTED_LIMITS}
         return adapter.requestDevice(_obj({"label": "pyrite", "requiredFeatures": features,

@@ -279,4 +279,25 @@ def _decode(value: Any, tp: Any, where: str) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and float in args \
             and int not in args:
         return float(value)
+    _check_scalar(value, args, where)
     return value
+
+
+_SCALARS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _check_scalar(value: Any, args: tuple[Any, ...], where: str) -> None:
+    """ConfigError when a field declared only with plain types (int, float, bool, str, None)
+    holds a value of none of them: `"batch_size": "abc"`, `"epochs": true`, `"lr": 1.5` for an
+    int. Fields with other types are left to the config's own checks."""
+    declared = [a for a in args if a is not type(None)]
+    if not declared or any(a not in _SCALARS for a in declared):
+        return
+    for tp in declared:
+        if isinstance(value, bool) != (tp is bool):
+            continue
+        if isinstance(value, tp) or (tp is float and isinstance(value, int)):
+            return
+    wanted = " or ".join(_SCALARS[a] for a in declared)
+    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+    raise ConfigError(f"{where}: expected {wanted}, got {shown}")

@@ -11,12 +11,22 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli import reports_config_errors
+from pyrite.argtypes import (
+    COUNT,
+    EPOCHS,
+    LEARNING_RATE,
+    SEED,
+    Range,
+    device_arg,
+    device_help,
+    path_arg,
+)
 
 DEFAULT_ARTIFACTS = "/tmp/pyrite-charlm"
+TOKENS = Range(1, 1_000_000, integer=True)
+TEMPERATURE = Range(0, 100)
 
 
-@reports_config_errors("pyrite train charlm")
 def _run_train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
     from pyrite.train.artifacts import check_artifact_dir
@@ -59,12 +69,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         record.with_suffix(".json") if args.record else CONFIG)
     model = load(args.device, record, config)
     start = time.perf_counter()
-    try:
-        gen = Generation(model, args.prompt, temperature=args.temperature, top_k=args.top_k,
-                         seed=args.seed, cached=not args.no_cache)
-    except ValueError as exc:
-        print(f"pyrite generate: {exc}", file=sys.stderr)
-        return 2
+    gen = Generation(model, args.prompt, temperature=args.temperature, top_k=args.top_k,
+                     seed=args.seed, cached=not args.no_cache)
     sys.stdout.write(args.prompt)
     for char in gen.stream(args.tokens):
         sys.stdout.write(char)
@@ -81,20 +87,27 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train = tasks.add_parser("charlm", help="a character-level transformer on the standard "
                              "library's docstrings", description="Train the character-level "
                              "language model (docs/charlm.md).")
-    train.add_argument("--epochs", type=int, help="number of epochs (default 24)")
-    train.add_argument("--steps-per-epoch", type=int, help="training steps per epoch (100)")
-    train.add_argument("--batch-size", type=int, help="windows per step (16)")
-    train.add_argument("--lr", type=float, help="the cosine schedule's first rate (2e-3)")
-    train.add_argument("--seed", type=int, help="random seed (42)")
+    train.add_argument("--epochs", type=EPOCHS.arg, help=f"number of epochs, "
+                       f"{EPOCHS.describe()} (default 24)")
+    train.add_argument("--steps-per-epoch", type=COUNT.arg, help="training steps per epoch, "
+                       ">= 1 (default 100)")
+    train.add_argument("--batch-size", type=COUNT.arg, help="windows per step, >= 1 "
+                       "(default 16)")
+    train.add_argument("--lr", type=LEARNING_RATE.arg, help=f"the cosine schedule's first "
+                       f"rate, {LEARNING_RATE.describe()} (default 2e-3)")
+    train.add_argument("--seed", type=SEED.arg, help=f"random seed, {SEED.describe()} "
+                       "(default 42)")
     train.add_argument("--small", action="store_true",
                        help="a tiny model on 50,000 characters (a smoke test)")
-    train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS,
+    train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS, type=path_arg,
                        help=f"artifact directory (default {DEFAULT_ARTIFACTS}): new, empty, or "
                        "one pyrite made, where only an earlier run's files are deleted")
-    train.add_argument("--export", metavar="PATH", help="also save the model in half precision "
-                       "at PATH (.bin) and its config beside it (.json), and report the "
-                       "validation loss")
-    train.add_argument("--device", default="autodiff<numpy>")
+    train.add_argument("--export", metavar="PATH", type=path_arg, help="also save the model "
+                       "in half precision at PATH (.bin) and its config beside it (.json), and "
+                       "report the validation loss (default: no export)")
+    train.add_argument("--device", default="autodiff<numpy>", type=device_arg,
+                       help=device_help("autodiff<numpy>", "device to train on (an autodiff "
+                                        "one)"))
     train.set_defaults(run=_run_train)
 
 
@@ -104,18 +117,22 @@ def add_generate(tasks: argparse._SubParsersAction) -> None:  # type: ignore[typ
                            description="Generate text with the character-level model (the "
                            "shipped record unless --record).")
     gen.add_argument("--prompt", default="", help="text to continue (ASCII; default: none)")
-    gen.add_argument("--tokens", type=int, default=200, help="characters to generate (200)")
-    gen.add_argument("--temperature", type=float, default=0.8,
-                     help="sampling temperature; 0 is greedy (0.8)")
-    gen.add_argument("--top-k", type=int, default=20,
-                     help="sample among the K likeliest characters (20)")
-    gen.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
+    gen.add_argument("--tokens", type=TOKENS.arg, default=200, help=f"characters to "
+                     f"generate, {TOKENS.describe()} (default 200)")
+    gen.add_argument("--temperature", type=TEMPERATURE.arg, default=0.8,
+                     help=f"sampling temperature, {TEMPERATURE.describe()}; 0 is greedy "
+                     "(default 0.8)")
+    gen.add_argument("--top-k", type=COUNT.arg, default=20, metavar="K",
+                     help="sample among the K likeliest characters, K >= 1 (default 20)")
+    gen.add_argument("--seed", type=SEED.arg, default=0, help=f"sampling seed, "
+                     f"{SEED.describe()} (default 0)")
     gen.add_argument("--no-cache", action="store_true",
                      help="recompute the whole window per character (no key/value cache)")
-    gen.add_argument("--record", help="a .bin record (default: the shipped one); its config "
-                     "is the .json beside it unless --config")
-    gen.add_argument("--config", help="the record's training config JSON")
-    gen.add_argument("--device", default="numpy")
+    gen.add_argument("--record", type=path_arg, help="a .bin record (default: the shipped "
+                     "one); its config is the .json beside it unless --config")
+    gen.add_argument("--config", type=path_arg, help="the record's training config JSON "
+                     "(default: beside the record)")
+    gen.add_argument("--device", default="numpy", type=device_arg, help=device_help("numpy"))
     gen.set_defaults(run=_run_generate)
 
 

@@ -26,6 +26,7 @@ import pyrite
 from pyrite import Tensor, TensorData, from_data
 from pyrite.capture import compile as compile_step
 from pyrite.capture import replays_on
+from pyrite.errors import ConfigError
 from pyrite.nn.transformer import TransformerEncoderAutoregressiveCache
 
 from .model import Model, ModelConfig
@@ -61,7 +62,7 @@ def encode_prompt(prompt: str, vocab: str) -> list[int]:
     unknown = sorted({c for c in prompt if c not in index})
     if unknown:
         codes = ", ".join(f"U+{ord(c):04X}" for c in unknown)
-        raise ValueError(f"charlm: the prompt has characters the model does not know: "
+        raise ConfigError(f"charlm: the prompt has characters the model does not know: "
                          f"{''.join(unknown)!r} ({codes}); it knows the {len(vocab)} characters "
                          f"of its vocabulary (the shipped one: ASCII printable and newline)")
     return [index[c] for c in (prompt or "\n")]
@@ -76,7 +77,7 @@ def sample(logits: list[float], temperature: float, top_k: int | None,
     1
     """
     if temperature < 0 or (top_k is not None and top_k < 1):
-        raise ValueError(f"charlm: temperature must be >= 0 and top_k >= 1, got "
+        raise ConfigError(f"charlm: temperature must be >= 0 and top_k >= 1, got "
                          f"{temperature} and {top_k}")
     if temperature == 0:
         return max(range(len(logits)), key=logits.__getitem__)

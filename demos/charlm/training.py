@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyrite
 from pyrite import Backend, Tensor, TensorData, from_data
+from pyrite.argtypes import check_fields
 from pyrite.module import Config
 from pyrite.optim import AdamConfig, CosineAnnealingLrSchedulerConfig
 from pyrite.record import BinFileRecorder, HalfPrecision
@@ -47,6 +48,10 @@ class TrainingConfig(Config):
     learning_rate: float = 2.0e-3
     min_learning_rate: float = 1.0e-4
     corpus_size: int = corpus.SIZE
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_fields(self)  # epochs, steps, batch size, seed, rates: as the options
 
 
 def default_config(**changes: object) -> TrainingConfig:

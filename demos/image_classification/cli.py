@@ -9,34 +9,38 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
-from ..models import ModelMissing, add_option
+from pyrite.argtypes import Range, device_arg, device_help, path_arg
+
+from ..models import add_option
+
+TOP = Range(1, 1000, integer=True)  # SqueezeNet's 1,000 ImageNet classes
 
 
 def _run_infer(args: argparse.Namespace) -> int:
     import pyrite
+    from pyrite.errors import DatasetError
 
     from . import files
     from .image import photo_pixels
     from .predict import load, predict
 
-    try:
-        start = time.perf_counter()
-        record, labels = files.record_path(args.models_dir), files.labels_path(args.models_dir)
-        model = load(pyrite.device(args.device), record, labels)
-        loaded_ms = (time.perf_counter() - start) * 1000
-    except ModelMissing as exc:
-        print(f"pyrite infer squeezenet: {exc}", file=sys.stderr)
-        return 2
+    for photo in args.photos:  # before the model loads: a typo is reported at once
+        if not photo.is_file():
+            raise DatasetError(f"{photo}: no such file; check the path" if not photo.exists()
+                               else f"{photo} is not a file; give an image file")
+    start = time.perf_counter()
+    record, labels = files.record_path(args.models_dir), files.labels_path(args.models_dir)
+    model = load(pyrite.device(args.device), record, labels)
+    loaded_ms = (time.perf_counter() - start) * 1000
     results = []
     for photo in args.photos:
         try:
             pixels = photo_pixels(photo)
-        except (OSError, ValueError) as exc:
-            print(f"pyrite infer squeezenet: {photo}: {exc}", file=sys.stderr)
-            return 2
+        except (OSError, ValueError) as exc:  # named once, by the photo's path
+            raise DatasetError(str(exc) if str(photo) in str(exc) else f"{photo}: {exc}") \
+                from exc
         start = time.perf_counter()
         out = predict(model, pixels, args.top)
         ms = (time.perf_counter() - start) * 1000
@@ -61,12 +65,14 @@ def add_infer(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         f"...), with SqueezeNet 1.1 imported from ONNX. The model is read from "
         f"DIR/{files.FOLDER}/ ({files.ONNX} and {files.LABELS}), DIR being --models or "
         f"$PYRITE_MODELS.")
-    infer.add_argument("photos", nargs="+", metavar="PHOTO", help="an image file")
-    infer.add_argument("--device", default="numpy", help="numpy (default), webgpu, ...")
+    infer.add_argument("photos", nargs="+", metavar="PHOTO", type=path_arg,
+                       help="an image file (one or more)")
+    infer.add_argument("--device", default="numpy", type=device_arg, help=device_help("numpy"))
     add_option(infer)
-    infer.add_argument("--top", type=int, default=5, metavar="K",
-                       help="how many classes to print (default 5)")
-    infer.add_argument("--json", action="store_true", help="print the results as JSON")
+    infer.add_argument("--top", type=TOP.arg, default=5, metavar="K",
+                       help="how many classes to print, 1..1000 (default 5)")
+    infer.add_argument("--json", action="store_true", help="print the results as JSON "
+                       "(default: a table)")
     infer.set_defaults(run=_run_infer)
 
 

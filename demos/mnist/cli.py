@@ -14,9 +14,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pyrite.argtypes import (
+    COUNT,
+    EPOCHS,
+    LEARNING_RATE,
+    PORT,
+    SECONDS,
+    SEED,
+    Range,
+    device_arg,
+    device_help,
+    folder_arg,
+    path_arg,
+)
 from pyrite.dataset.download import data_root
-
-from ..cli import reports_config_errors
 
 DEFAULT_ARTIFACTS = "/tmp/pyrite-guide"
 DASHBOARD_LINGER_S = 2.0  # without a terminal: how long pages get to receive the run's end
@@ -45,7 +56,9 @@ def _close_dashboard(server: Any, linger_s: float | None) -> None:
         server.stop()
 
 
-@reports_config_errors("pyrite train mnist")
+TEST_INDEX = Range(0, 9_999, integer=True)  # the MNIST test set's 10,000 images
+
+
 def _run_train(args: argparse.Namespace) -> int:
     from pyrite.record import BinFileRecorder
     from pyrite.train.artifacts import check_artifact_dir
@@ -84,8 +97,15 @@ def _run_train(args: argparse.Namespace) -> int:
 
 
 def _run_infer(args: argparse.Namespace) -> int:
+    from pyrite.errors import ConfigError
+
     from .inference import evaluate, infer, load_model
     artifacts = args.artifacts
+    if artifacts is not None and args.record is None and not all(
+            (artifacts / name).is_file() for name in ("model.bin", "config.json")):
+        raise ConfigError(f"--artifacts {artifacts} holds no trained model (model.bin and "
+                          f"config.json); train one with `pyrite train mnist --artifacts "
+                          f"{artifacts}`, or leave --artifacts out for the shipped model")
     if artifacts is None and Path(DEFAULT_ARTIFACTS, "model.bin").exists():
         artifacts = DEFAULT_ARTIFACTS
     if args.all:
@@ -104,31 +124,39 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     data = f"MNIST files are read from {data_root(None) / 'mnist'} (set PYRITE_DATA to change)"
     train = tasks.add_parser("mnist", help="Burn's guide CNN on MNIST",
                              description=f"Train the Burn guide's MNIST model. {data}.")
-    train.add_argument("--epochs", type=int, help="number of epochs (config: 10)")
-    train.add_argument("--lr", type=float, help="Adam learning rate (config's by default)")
-    train.add_argument("--seed", type=int, help="random seed (config: 42)")
-    train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS,
+    train.add_argument("--epochs", type=EPOCHS.arg, help=f"number of epochs, "
+                       f"{EPOCHS.describe()} (default: the config's, 10)")
+    train.add_argument("--lr", type=LEARNING_RATE.arg, help=f"Adam learning rate, "
+                       f"{LEARNING_RATE.describe()} (default: the config's, 0.001)")
+    train.add_argument("--seed", type=SEED.arg, help=f"random seed, {SEED.describe()} "
+                       "(default: the config's, 42)")
+    train.add_argument("--artifacts", default=DEFAULT_ARTIFACTS, type=path_arg,
                        help=f"artifact directory (default {DEFAULT_ARTIFACTS}): new, empty, or "
                        "one pyrite made, where only an earlier run's files are deleted")
-    train.add_argument("--config", help="TrainingConfig JSON file (default: the committed "
-                       "demos/mnist/config.json)")
-    train.add_argument("--export", metavar="PATH", help="also save the trained model in half "
-                       "precision (.bin) at PATH, as the shipped record, and report its accuracy")
-    train.add_argument("--resume", type=int, metavar="EPOCH",
-                       help="continue from the checkpoint of EPOCH in the artifact directory")
-    train.add_argument("--device", default=os.environ.get("PYRITE_TRAIN_DEVICE",
-                                                          "autodiff<numpy>"))
-    train.add_argument("--limit", type=int, metavar="N",
-                       help="train and validate on the first N digits of each split only")
+    train.add_argument("--config", type=path_arg, help="TrainingConfig JSON file (default: "
+                       "the committed demos/mnist/config.json)")
+    train.add_argument("--export", metavar="PATH", type=path_arg, help="also save the trained "
+                       "model in half precision (.bin) at PATH, as the shipped record, and "
+                       "report its accuracy (default: no export)")
+    train.add_argument("--resume", type=EPOCHS.arg, metavar="EPOCH",
+                       help="continue from the checkpoint of EPOCH in the artifact directory "
+                       "(default: start afresh)")
+    default_device = os.environ.get("PYRITE_TRAIN_DEVICE", "autodiff<numpy>")
+    train.add_argument("--device", default=default_device, type=device_arg,
+                       help=device_help(default_device, "device to train on (an autodiff "
+                                        "one; PYRITE_TRAIN_DEVICE sets the default)"))
+    train.add_argument("--limit", type=COUNT.arg, metavar="N",
+                       help="train and validate on the first N digits of each split only "
+                       "(default: all of them)")
     live = train.add_argument_group("live dashboard")
     live.add_argument("--dashboard", action="store_true",
                       help="serve a live dashboard of the run in the browser (its URL is "
                       "printed); needs pyrite[server]")
     live.add_argument("--dashboard-host", default="127.0.0.1",
                       help="address the dashboard listens on (default 127.0.0.1)")
-    live.add_argument("--dashboard-port", type=int, default=0, metavar="PORT",
-                      help="its port (default 0: a free one)")
-    live.add_argument("--dashboard-linger", type=float, metavar="SECONDS",
+    live.add_argument("--dashboard-port", type=PORT.arg, default=0, metavar="PORT",
+                      help="its port, 0..65535 (default 0: a free one)")
+    live.add_argument("--dashboard-linger", type=SECONDS.arg, metavar="SECONDS",
                       help="after training, keep the dashboard up until a page has seen the "
                       "end, at most SECONDS (default: until Enter on a terminal, else "
                       f"{DASHBOARD_LINGER_S:g} s)")
@@ -140,22 +168,27 @@ def add_infer(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     infer = tasks.add_parser("mnist", help="classify an MNIST test digit",
                              description="Classify one MNIST test digit: the artifact "
                              "directory's model if trained, else the shipped record.")
-    infer.add_argument("--index", type=int, default=42, help="test image index (0..9999)")
-    infer.add_argument("--artifacts", help=f"artifact directory (default {DEFAULT_ARTIFACTS} "
-                       f"when it holds a model, else the shipped record)")
-    infer.add_argument("--record", metavar="FILE", help="a model record to use instead: one "
-                       "downloaded from the training page (/train), CNN or MLP, detected")
+    infer.add_argument("--index", type=TEST_INDEX.arg, default=42,
+                       help="test image index, 0..9999 (default 42)")
+    infer.add_argument("--artifacts", type=folder_arg, help=f"an existing artifact directory "
+                       f"(default {DEFAULT_ARTIFACTS} when it holds a model, else the shipped "
+                       f"record)")
+    infer.add_argument("--record", metavar="FILE", type=path_arg, help="a model record to use "
+                       "instead: one downloaded from the training page (/train), CNN or MLP, "
+                       "detected (default none)")
     infer.add_argument("--all", action="store_true",
                        help="classify the whole test set and print the accuracy")
-    infer.add_argument("--device", default="numpy")
+    infer.add_argument("--device", default="numpy", type=device_arg,
+                       help=device_help("numpy"))
     infer.set_defaults(run=_run_infer)
 
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m pyrite.demos.mnist train mnist ...`: the `pyrite` command's demo part."""
+    from pyrite.cli_errors import Parser, run_command
+
     from ..cli import add_parser
 
-    parser = argparse.ArgumentParser(prog="python -m pyrite.demos.mnist")
+    parser = Parser(prog="python -m pyrite.demos.mnist")
     add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.run(args))
+    return run_command(parser, argv)

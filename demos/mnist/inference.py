@@ -8,6 +8,7 @@ from pathlib import Path
 import pyrite
 from pyrite.dataset import Dataset, MnistDataset
 from pyrite.dataset.mnist import MnistItem
+from pyrite.errors import ConfigError, PyriteError, RecordError
 from pyrite.record import BinFileRecorder
 
 from .data import MnistBatcher
@@ -26,12 +27,14 @@ def load_model(artifact_dir: str | Path | None = None, device: str = "numpy", *,
 
         path = Path(record)
         if not path.is_file():
-            raise FileNotFoundError(f"--record {path}: no such file (the training page's "
-                                    f"Download button saves mnist-<model>-trained.bin)")
+            raise ConfigError(f"--record {path}: no such file; give a record the training "
+                              f"page's Download button saved (mnist-<model>-trained.bin)")
         try:
             return load_trained(BinFileRecorder().load(path), device)  # type: ignore[return-value]
         except ValueError as exc:
-            raise ValueError(f"--record {path}: {exc}") from exc
+            if isinstance(exc, PyriteError) and str(path) in str(exc):  # it names the file
+                raise
+            raise RecordError(f"--record {path}: {exc}") from exc
     if artifact_dir is not None:
         folder = Path(artifact_dir)
         if (folder / "model.bin").exists() and (folder / "config.json").exists():

@@ -89,4 +89,23 @@ def predict(model: Model, pixels: Sequence[float]) -> dict[str, object]:
     return {"label": label, "probabilities": probs}
 
 
-__all__ = ["CONFIG", "PIXELS", "SHIPPED", "check_pixels", "load", "model_config", "predict"]
+def predict_batch(model: Model, images: Sequence[Sequence[float]]) -> list[dict[str, object]]:
+    """`predict` for several images in one forward pass (the server batches its requests);
+    each answer equals `predict`'s for that image alone.
+
+    >>> model = load()
+    >>> [r["label"] for r in predict_batch(model, [[0.0] * 784] * 2)] == \\
+    ...     [predict(model, [0.0] * 784)["label"]] * 2
+    True
+    """
+    values = [(p / 255.0 - MEAN) / STD for image in images for p in check_pixels(image)]
+    device = model.devices()[0]
+    x = pyrite.from_data(TensorData(values, shape=(len(images), SIDE, SIDE), dtype="f32"),
+                         device=device)
+    rows = model.forward(x).softmax(1).to_list()
+    return [{"label": max(range(len(row)), key=row.__getitem__), "probabilities": row}
+            for row in rows]
+
+
+__all__ = ["CONFIG", "PIXELS", "SHIPPED", "check_pixels", "load", "model_config", "predict",
+           "predict_batch"]

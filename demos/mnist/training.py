@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyrite
+from pyrite.argtypes import check_fields
 from pyrite.dataset import DataLoaderBuilder, Dataset, MnistDataset, PartialDataset
 from pyrite.module import Config
 from pyrite.optim import AdamConfig
@@ -50,6 +51,10 @@ class TrainingConfig(Config):
     num_workers: int = 4
     seed: int = 42
     learning_rate: float = 1.0e-4
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_fields(self)  # epochs, batch size, seed, learning rate: as the options
 
 
 #: what a run writes in its artifact folder besides the Learner's files

@@ -62,3 +62,50 @@ def test_page_generates_greedy_text_as_native(charlm: tuple[Page, list[str], Pat
     assert "WebGPU" in page.locator("#backend").inner_text()
     page.screenshot(path=str(screens / "charlm.png"))
     assert problems == []
+
+
+def test_a_non_ascii_prompt_is_replaced_with_a_notice(
+        charlm: tuple[Page, list[str], Path]) -> None:
+    from pyrite.demos.charlm.generate import generate, load
+
+    page, problems, screens = charlm
+    page.evaluate("charlmDemo.done")
+    text = page.evaluate("([p, n]) => charlmDemo.generate(p, {tokens: n, temperature: 0})",
+                         ["Caf\u00e9 na\u00efve \u2603 returns", TOKENS])
+    # accents dropped, the snowman (no ASCII form) as "?", and a note that says so
+    assert page.evaluate("charlmDemo.replaced") == ["\u00e9", "\u00ef", "\u2603"]
+    notice = page.locator("#notice")
+    assert notice.is_visible()
+    assert notice.inner_text() == ("The model knows only ASCII: 3 characters of your text "
+                                   "(\u00e9 \u00ef \u2603) were replaced (accents dropped, the "
+                                   "rest as ?).")
+    assert page.locator("#echo").inner_text() == "Cafe naive ? returns"
+    assert text == generate(load("numpy"), "Cafe naive ? returns", TOKENS, temperature=0)
+    assert page.evaluate("charlmDemo.state") == "finished"
+    assert page.locator("#error").is_hidden() and page.evaluate("charlmDemo.lastError") is None
+    page.screenshot(path=str(screens / "charlm-non-ascii.png"))
+    # an ASCII prompt hides the note again
+    page.evaluate("([p, n]) => charlmDemo.generate(p, {tokens: n})", [PROMPT, 4])
+    assert notice.is_hidden()
+    assert problems == []
+
+
+def test_stop_ends_a_long_generation_where_it_is(charlm: tuple[Page, list[str], Path]) -> None:
+    page, problems, screens = charlm
+    page.evaluate("charlmDemo.done")
+    assert page.locator("#stop").is_disabled()
+    page.evaluate("([p, n]) => { charlmDemo.generate(p, {tokens: n}); }", [PROMPT, 2000])
+    page.wait_for_function("charlmDemo.state === 'generating' && charlmDemo.text.length >= 8",
+                           timeout=GENERATE_TIMEOUT_MS)
+    assert page.locator("#stop").is_enabled()
+    page.click("#stop")
+    page.evaluate("charlmDemo.done")
+    stopped = page.evaluate("charlmDemo.text.length")
+    assert page.evaluate("charlmDemo.state") == "stopped"
+    assert 8 <= stopped < 2000
+    page.wait_for_timeout(1000)
+    assert page.evaluate("charlmDemo.text.length") == stopped  # nothing came after Stop
+    assert page.locator("#run-state").inner_text().startswith(f"Stopped after {stopped} ")
+    assert page.locator("#stop").is_disabled()
+    page.screenshot(path=str(screens / "charlm-stopped.png"))
+    assert problems == []

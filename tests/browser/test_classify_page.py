@@ -15,6 +15,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import struct
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,6 +128,16 @@ def pick(page: Page, photo: Path) -> dict[str, Any]:
     return got
 
 
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG's signature and header chunk declaring width x height, and no pixels."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body)))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8,
+                                                                   0, 0, 0, 0))
+            + chunk(b"IEND", b""))
+
+
 def upload(page: Page, name: str, mime: str, data: bytes) -> None:
     page.locator("#file").set_input_files({"name": name, "mimeType": mime, "buffer": data})
     settle(page)
@@ -225,7 +237,10 @@ def test_page_shows_top5_backend_and_time(classify: tuple[Page, list[str]]) -> N
     top = page.locator("#bars li.top")
     assert top.count() == 1 and top.locator(".name").inner_text() == result["label"]
     assert page.locator("#prediction").inner_text() == result["label"]
-    assert page.locator("#confidence").inner_text().endswith(" % sure")
+    confidence = page.locator("#confidence").inner_text()
+    assert " % sure" in confidence
+    # a best guess under 30 % says it is unsure
+    assert ("Low confidence" in confidence) == (result["probability"] < 0.3), confidence
     assert page.locator("#input227").is_visible() and page.locator("#photo").is_visible()
 
 
@@ -245,6 +260,15 @@ def test_bad_uploads_give_readable_errors_and_the_page_keeps_working(
     upload(page, "notes.txt", "text/plain", b"these are my notes, not a photo\n" * 20)
     assert alert.inner_text() == ("notes.txt is not a JPEG, PNG or WebP image (it is "
                                   "text/plain). Pick a photo in one of those formats.")
+    # text named like a photo: the message does not say it is a JPEG
+    upload(page, "holiday.jpg", "image/jpeg", b"these are my notes, not a photo\n" * 20)
+    assert alert.inner_text() == ("holiday.jpg is not a JPEG, PNG or WebP image (its name "
+                                  "says image/jpeg, but its content is not). Pick a photo in "
+                                  "one of those formats.")
+    # a huge image that is small as a file: refused from its header, before decoding
+    upload(page, "huge.png", "image/png", _png_header(20_000, 20_000))
+    assert alert.inner_text() == ("huge.png is 20000 × 20000 pixels; photos may be at most "
+                                  "8000 pixels a side. Scale it down and try again.")
     # an image of more than 8000 pixels a side (small as a file)
     wide = io.BytesIO()
     Image.new("RGB", (9000, 8), (10, 20, 30)).save(wide, "PNG")

@@ -390,3 +390,24 @@ def test_missing_browser_pieces_skip_or_fail(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("PYRITE_REQUIRE", "webgpu,browser")
     with pytest.raises(pytest.fail.Exception, match="required"):
         harness.require_browser()
+
+
+def test_a_dot_or_a_scribble_is_not_called_a_sure_digit(
+        mnist: tuple[Page, list[str]], digits: list[tuple[int, bytes, int]],
+        screenshots: Path) -> None:
+    page, problems = mnist
+    dot = bytearray(SIDE * SIDE)
+    dot[14 * SIDE + 14] = 255
+    for name, image in [("dot", bytes(dot)), ("scribble", bytes([255]) * (SIDE * SIDE))]:
+        clear(page)
+        draw(page, image)
+        settle(page)
+        text = page.locator("#confidence").inner_text()
+        assert "does not look like a digit" in text, (name, text)
+        assert page.locator("#confidence").get_attribute("data-doubt") == "yes"
+        page.screenshot(path=str(screenshots / f"mnist-{name}.png"))
+    clear(page)
+    draw(page, digits[0][1])  # a real digit: no doubt
+    settle(page)
+    assert page.locator("#confidence").get_attribute("data-doubt") == ""
+    assert problems == []

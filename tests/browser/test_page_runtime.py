@@ -131,6 +131,11 @@ def test_home_page_reports_this_browsers_gpu(server_url: str,
     assert page.get_attribute("#gpu-status", "data-state") == "ready"
     text = page.inner_text("#gpu-info")
     assert "WebGPU (browser)" in text and "maxBufferSize" in text
+    # SwiftShader is a GPU emulated on the CPU: the page says so
+    assert "software: the GPU is emulated on the CPU" in text
+    assert page.get_attribute("#gpu-status", "data-adapter") == "software"
+    assert "software adapter" in page.inner_text("#gpu-status")
+    assert page.locator("a[href='/web/']").count() == 1
     page.close()
 
 

@@ -107,11 +107,18 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
                                "e.type === 'step' && e.split === 'train'); "
                                "document.querySelector('#stop').click(); "
                                "return steps[steps.length - 1].step; }")
-    page.wait_for_function("window.trainDemo.state === 'ready'", timeout=RUN_MS)
+    # while it runs, Start is disabled and looks it
+    assert page.evaluate("getComputedStyle(document.querySelector('#start')).opacity") < "0.6"
+    page.wait_for_function("window.trainDemo.state === 'stopped'", timeout=RUN_MS)
     run = page.evaluate("window.trainDemo.lastRun")
     steps = _train_steps(page)
     stopped_at = steps[-1]["step"]
     assert run["state"] == "stopped"
+    # the page says stopped, and where, everywhere: not "finished"
+    assert page.evaluate("window.trainDemo.dashboard.data().state") == "stopped"
+    status = page.inner_text("#status-text")
+    assert status.startswith(f"Stopped at epoch 1 of 2, step {stopped_at} of 100"), status
+    assert "finished" not in page.inner_text("body").lower()
     # Stop ends after the current step: the step running when it was pressed, + 1, and the
     # steps whose events were still on their way from the worker
     assert STOP_AFTER <= pressed_at <= stopped_at <= pressed_at + 3, (pressed_at, stopped_at)
@@ -127,6 +134,10 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     assert f"step {stopped_at} of 100" in page.inner_text("#saved")
     replayed = page.evaluate("window.trainDemo.dashboard.data().series.trainLoss")
     assert [p[0] for p in replayed] == list(range(1, stopped_at + 1))
+    # the reloaded page shows the true state: stopped, with the checkpoint's model to draw on
+    assert page.evaluate("window.trainDemo.dashboard.data().state") == "stopped"
+    assert page.is_visible("pyrite-mnist") and page.evaluate("window.trainDemo.lastRun.state") \
+        == "stopped"
 
     page.click("#resume")
     page.wait_for_function("window.trainDemo.state === 'ready' && window.trainDemo.lastRun",

@@ -76,11 +76,11 @@ def test_predict_squeezenet_is_the_native_answer(client: TestClient) -> None:
 def test_predict_squeezenet_refuses_bad_pixels(client: TestClient) -> None:
     _models()
     r = client.post("/api/predict/squeezenet", json={"pixels": [1, 2, 3]})
-    assert r.status_code == 400
-    assert r.json()["error"] == ("squeezenet: 'pixels' must hold 154587 numbers (227x227 RGB), "
-                                 "got 3")
+    assert r.status_code == 422
+    assert r.json()["error"].startswith("squeezenet: 'pixels' must hold 154587 items, got 3; "
+                                        "send a JSON object such as {\"pixels\": [154587 ")
     r = client.post("/api/predict/squeezenet", json={"photo": "cat.jpg"})
-    assert r.status_code == 400 and "the input needs 'pixels'" in r.json()["error"]
+    assert r.status_code == 422 and "unknown field 'photo'" in r.json()["error"]
 
 
 def test_a_missing_model_is_a_503_that_says_where_to_put_it(

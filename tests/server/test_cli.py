@@ -158,7 +158,7 @@ def test_real_server_refuses_traversal(server: Server, secret: Path) -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--pyodide", "{tmp}/missing"], "pyrite serve: no Pyodide runtime at"),
+    (["--pyodide", "{tmp}/missing"], "python -m pyrite.server: error: no Pyodide runtime at"),
     (["--web", "{web}", "--pyodide", "{tmp}/missing"], "carries its own pyodide/"),
     (["--web", "{web}", "--allow-origin", "ftp://x"], "--allow-origin 'ftp://x': give an"),
     (["--allow-origin", "http://x/path"], "--allow-origin 'http://x/path': give an"),

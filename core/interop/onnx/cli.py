@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
+
+from ...argtypes import path_arg
+from ...errors import ConfigError
 
 
 def _shapes(values: list[str] | None) -> dict[str, Sequence[int]] | None:
@@ -19,31 +21,26 @@ def _shapes(values: list[str] | None) -> dict[str, Sequence[int]] | None:
                 raise ValueError
             out[name] = [int(d) for d in dims.split(",")]
         except ValueError:
-            raise SystemExit(f"pyrite import-onnx: --input-shape takes NAME=D1,D2,..., got "
-                             f"{item!r}") from None
+            raise ConfigError(f"--input-shape takes NAME=D1,D2,..., got {item!r}; for "
+                              f"example --input-shape x=1,3,224,224") from None
     return out
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ...errors import PyriteError
+    """Import (or check) the model; its errors are the `pyrite` command's one line, status 2."""
     from .codegen import import_onnx
     from .registry import problems
 
-    try:
-        if args.check:
-            from .reader import read
-            found = problems(read(args.model))
-            for line in found:
-                print(line)
-            print(f"{args.model}: {'all operators supported' if not found else f'{len(found)} unsupported item(s)'}")  # noqa: E501
-            return 1 if found else 0
-        result = import_onnx(args.model, args.out, name=args.name, class_name=args.class_name,
-                             recorder=args.recorder, precision=args.precision,
-                             input_shapes=_shapes(args.input_shape),
-                             batch=not args.fixed_batch)
-    except PyriteError as exc:
-        print(f"pyrite import-onnx: {exc}", file=sys.stderr)
-        return 1
+    if args.check:
+        from .reader import read
+        found = problems(read(args.model))
+        for line in found:
+            print(line)
+        print(f"{args.model}: {'all operators supported' if not found else f'{len(found)} unsupported item(s)'}")  # noqa: E501
+        return 1 if found else 0
+    result = import_onnx(args.model, args.out, name=args.name, class_name=args.class_name,
+                         recorder=args.recorder, precision=args.precision,
+                         input_shapes=_shapes(args.input_shape), batch=not args.fixed_batch)
     print(f"wrote {result.module_path} (class {result.class_name}) and {result.record_path}")
     return 0
 
@@ -51,10 +48,12 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("import-onnx", help="generate a pyrite module and record from ONNX",
                        description=__doc__)
-    p.add_argument("model", help="the .onnx file")
-    p.add_argument("--out", default=".", help="folder for the module and record (default .)")
+    p.add_argument("model", type=path_arg, help="the .onnx file")
+    p.add_argument("--out", default=".", type=path_arg,
+                   help="folder for the module and record (default .)")
     p.add_argument("--name", help="file stem of the module and record (default: the model's)")
-    p.add_argument("--class-name", help="the generated Module subclass' name")
+    p.add_argument("--class-name", help="the generated Module subclass' name (default: from "
+                   "the model's name)")
     p.add_argument("--recorder", default="bin",
                    choices=["bin", "bin-gz", "mpk", "mpk-gz", "json", "json-gz"],
                    help="record format (default bin)")

@@ -22,6 +22,7 @@ const SHORTER_SIDE = 256; // the photo is scaled to this, then its centre SIDE x
 const MAX_BYTES = 10_000_000;
 const MAX_PIXELS_SIDE = 8000;
 const TOP = 5;
+const UNSURE_BELOW = 0.3; // a best guess below this probability is shown as low confidence
 
 const el = {
   panel: $("photo-panel"), samples: $("samples"), samplesHint: $("samples-hint"),
@@ -108,8 +109,11 @@ async function decode(blob, name) {
   if (blob.size === 0) throw new PhotoError(`${name} is empty.`);
   const header = imageHeader(new Uint8Array(await blob.arrayBuffer()));
   if (!header) {
-    throw new PhotoError(`${name} is not a JPEG, PNG or WebP image` +
-      `${blob.type ? ` (it is ${blob.type})` : ""}. Pick a photo in one of those formats.`);
+    // blob.type comes from the file's name, not its content: "photo.jpg" may hold text
+    const named = !blob.type ? "" : blob.type.startsWith("image/")
+      ? ` (its name says ${blob.type}, but its content is not)` : ` (it is ${blob.type})`;
+    throw new PhotoError(`${name} is not a JPEG, PNG or WebP image${named}. Pick a photo in ` +
+      "one of those formats.");
   }
   checkSize(name, header.width, header.height);
   let bitmap;
@@ -297,7 +301,11 @@ function showResult(result) {
   el.prediction.textContent = result.label;
   el.prediction.dataset.label = result.label;
   el.prediction.dataset.index = String(result.index);
-  el.confidence.textContent = `${percent(result.probability)} sure`;
+  const unsure = result.probability < UNSURE_BELOW;
+  el.confidence.textContent = `${percent(result.probability)} sure` + (unsure
+    ? ". Low confidence: the model is unsure (none of its 1000 classes may be in the photo)."
+    : "");
+  el.confidence.dataset.doubt = unsure ? "yes" : "";
   el.names.textContent = top[0].text === top[0].label ? "" : top[0].text;
   bars.forEach((bar, rank) => {
     const c = top[rank];

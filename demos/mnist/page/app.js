@@ -233,11 +233,34 @@ for (let digit = 0; digit < 10; digit++) {
   bars.push({ item, fill: item.querySelector(".fill"), pct: item.querySelector(".pct") });
 }
 
+// When an answer deserves little trust. The model gives every drawing a digit, often with a
+// high probability even for a dot or a scribble (it never saw one), so the drawing is judged
+// too: MNIST's digits cover about a fifth of the 28 x 28 field, rarely more than a third, while a
+// dot (scaled up to the 20-pixel box) or a scribble fills most of it.
+const UNSURE_BELOW = 0.6; // the best guess's probability
+const MAX_INK = 0.38; // the field's share of pixels above grey level 64
+
+/** Why the answer for `pixels` is doubtful, or "" when nothing says so. */
+export function doubt(pixels, probability) {
+  let inked = 0;
+  for (const v of pixels) if (v > 64) inked += 1;
+  if (inked / pixels.length > MAX_INK) {
+    return "This does not look like a digit (a dot or a scribble?): the model names a digit " +
+      "for anything, so this answer means little.";
+  }
+  if (probability < UNSURE_BELOW) {
+    return `Low confidence: the model is unsure (its best guess has ${percent(probability)}).`;
+  }
+  return "";
+}
+
 function showResult(result) {
   const { label, probabilities } = result;
   el.prediction.textContent = String(label);
   el.prediction.dataset.label = String(label);
-  el.confidence.textContent = `${percent(probabilities[label])} sure`;
+  const why = doubt(demo.lastInput || [], probabilities[label]);
+  el.confidence.textContent = `${percent(probabilities[label])} sure${why ? `. ${why}` : ""}`;
+  el.confidence.dataset.doubt = why ? "yes" : "";
   bars.forEach((bar, digit) => {
     const p = probabilities[digit];
     bar.fill.style.width = `${(100 * p).toFixed(2)}%`;
@@ -252,6 +275,7 @@ function showEmpty() {
   el.prediction.textContent = "?";
   el.prediction.dataset.label = "";
   el.confidence.textContent = "No digit yet";
+  el.confidence.dataset.doubt = "";
   for (const bar of bars) {
     bar.fill.style.width = "0";
     bar.pct.textContent = "–";

@@ -44,7 +44,8 @@ demo.pyrite = pyrite;
 
 function setStatus(state, text) {
   demo.state = state;
-  el.status.dataset.state = { training: "loading", stopping: "loading" }[state] || state;
+  el.status.dataset.state = { training: "loading", stopping: "loading", stopped: "ready" }[state]
+    || state;
   el.statusText.textContent = text;
 }
 
@@ -82,15 +83,24 @@ function busy(on) {
 
 // ---- the stored run -----------------------------------------------------------------------
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// where a stored run's checkpoint is: "epoch 1, step 30 of 100" or "end of epoch 2"
+function checkpointAt(saved) {
+  const s = saved.settings;
+  const perEpoch = Math.ceil(s.train_items / s.batch_size);
+  return saved.steps === null ? `end of epoch ${saved.epoch} of ${s.epochs}`
+    : `epoch ${saved.epoch} of ${s.epochs}, step ${saved.steps} of ${perEpoch}`;
+}
+
 function describeSaved(saved) {
   const s = saved.settings;
   const perEpoch = Math.ceil(s.train_items / s.batch_size);
-  const where = saved.steps === null ? `end of epoch ${saved.epoch}`
-    : `epoch ${saved.epoch}, step ${saved.steps} of ${perEpoch}`;
   return saved.done
-    ? `A finished run is stored in this browser (${s.model}, ${s.epochs} epochs).`
-    : `A stopped run is stored in this browser: ${s.model}, checkpoint at ${where} ` +
-      `(step ${saved.step} of ${perEpoch * s.epochs}). Resume continues from there.`;
+    ? `A finished run is stored in this browser (${s.model}, ${plural(s.epochs, "epoch")}).`
+    : `A stopped run is stored in this browser: ${s.model}, checkpoint at ` +
+      `${checkpointAt(saved)} (step ${saved.step} of ${perEpoch * s.epochs}). Resume ` +
+      "continues from there.";
 }
 
 // `replay`: redraw the stored run's curve (after a reload; a run of this visit is drawn already)
@@ -103,7 +113,10 @@ async function showSaved(saved, replay = false) {
   fillSettings(saved.settings);
   dashboard.reset();
   for (const event of await pyrite.call(`${TRAINING}.history`)) dashboard.push(event);
-  dashboard.note(saved.done ? "finished run (stored)" : "stopped run (stored)");
+  // the replayed steps leave the dashboard "running": say how the stored run really ended
+  dashboard.push({ type: "end", state: saved.done ? "done" : "stopped",
+    message: saved.done ? "stored in this browser"
+      : `at ${checkpointAt(saved)} (the last checkpoint); Resume continues` });
 }
 
 // ---- training -----------------------------------------------------------------------------
@@ -124,7 +137,10 @@ async function train(settings, resume) {
   demo.lastError = null;
   busy(true);
   el.trained.hidden = true;
-  if (!resume) dashboard.reset();
+  if (!resume) {
+    dashboard.reset();
+    el.saved.textContent = ""; // an earlier run's summary is not this run's
+  }
   setStatus("training", resume ? "Resuming from the stored checkpoint…"
     : "Fetching MNIST and starting the run…");
   try {
@@ -132,9 +148,16 @@ async function train(settings, resume) {
     demo.lastRun = run;
     await showSaved(run.saved);
     showTrained(run);
-    setStatus("ready", run.state === "stopped"
-      ? `Stopped. ${pct(run.accuracy)} on the validation digits so far; Resume continues.`
-      : `Done: ${pct(run.accuracy)} on the validation digits.`);
+    const digits = `${pct(run.accuracy)} on ${run.saved.settings.valid_items} validation digits`;
+    if (run.state === "stopped") {
+      const where = checkpointAt(run.saved);
+      dashboard.push({ type: "end", state: "stopped", message: `at ${where}` });
+      setStatus("stopped", `Stopped at ${where}: the model so far scores ${digits}. Resume ` +
+        "continues from there.");
+    } else {
+      dashboard.push({ type: "end", state: "done", message: "" });
+      setStatus("ready", `Finished: the trained model scores ${digits}.`);
+    }
     return run;
   } catch (err) {
     showError(err);
@@ -206,8 +229,10 @@ async function boot() {
     const got = await pyrite.load({ device: "webgpu" });
     const status = await pyrite.call(`${TRAINING}.status`);
     await showSaved(status.saved, true);
-    if (status.saved?.done) {
-      const run = { state: "done", saved: status.saved,
+    if (status.saved) {
+      // a run stopped (or cut short by a reload) draws with its last checkpoint, as a
+      // finished one draws with its model
+      const run = { state: status.saved.done ? "done" : "stopped", saved: status.saved,
         accuracy: (await pyrite.call(`${TRAINING}.use_saved`, DATA)).accuracy };
       demo.lastRun = run;
       showTrained(run);
@@ -215,11 +240,17 @@ async function boot() {
     el.start.disabled = false;
     const adapter = String(got.adapter?.["in use"] || "").replace(/^#\d+\s+/, "");
     setStatus("ready", `Ready: Python ${got.python} on ${adapter || "WebGPU"}. ` +
-      (status.saved && !status.saved.done ? "Resume the stored run, or start a new one."
+      (status.saved && !status.saved.done
+        ? `A run was stopped at ${checkpointAt(status.saved)}: Resume it, or start a new one.`
         : "Choose a model and press Start."));
   } catch (err) {
-    showError(err);
-    setStatus("error", "pyrite cannot train in this browser: it needs WebGPU.");
+    demo.lastError = errorText(err);
+    el.error.textContent = `Why: ${demo.lastError.replace(/^BackendUnavailable: /, "")}. ` +
+      "What to do: open this page in a browser with WebGPU (Chrome or Edge 113 or later; " +
+      "Chromium started with --enable-unsafe-webgpu), or train natively with " +
+      "`pyrite train mnist`.";
+    el.error.hidden = false;
+    setStatus("error", "This browser cannot train here: training needs WebGPU in the page.");
     throw err;
   }
 }

@@ -97,6 +97,7 @@ def test_infer_prints_the_top5_readably(capsys: pytest.CaptureFixture[str]) -> N
 def test_missing_model_says_where_to_put_it(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     photo = tmp_path / "photo.jpg"
+    photo.write_bytes(b"a photo")  # there (a missing photo is reported before the model)
     assert pyrite_main(["infer", "squeezenet", str(photo), "--models", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"{tmp_path / files.FOLDER / files.ONNX} is missing" in err

@@ -146,7 +146,7 @@ def test_train_charlm_refuses_a_users_folder(tmp_path: Path,
     (tmp_path / "thesis.tex").write_text("my thesis")
     assert main([*CHARLM, "--artifacts", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"pyrite train charlm: --artifacts {tmp_path} holds files pyrite did not "
+    assert err == (f"pyrite train charlm: error: --artifacts {tmp_path} holds files pyrite did not "
                    "write (thesis.tex); choose an empty or new folder, or one pyrite made\n")
     assert _tree(tmp_path) == {"thesis.tex": "my thesis"}
 
@@ -181,7 +181,7 @@ def test_train_mnist_refuses_then_clears_its_own(tmp_path: Path,
     (tmp_path / "thesis.tex").write_text("my thesis")
     assert main([*quick, "--artifacts", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(
-        f"pyrite train mnist: --artifacts {tmp_path} holds files pyrite did not write "
+        f"pyrite train mnist: error: --artifacts {tmp_path} holds files pyrite did not write "
         "(thesis.tex); choose")
     assert main([*quick, "--artifacts", str(tmp_path), "--resume", "1"]) == 2
     assert _tree(tmp_path) == {"thesis.tex": "my thesis"}

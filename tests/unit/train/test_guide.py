@@ -59,8 +59,14 @@ def test_a_short_learner_run_on_an_mnist_slice(tmp_path: Path, mnist_env: None) 
 @needs_mnist
 @pytest.mark.skipif(not SHIPPED.exists(), reason="the trained record is not committed yet")
 def test_infer_with_the_shipped_record(mnist_env: None, capsys: pytest.CaptureFixture[str],
-                                       tmp_path: Path) -> None:
-    assert guide_main(["infer", "mnist", "--index", "42", "--artifacts", str(tmp_path)]) == 0
+                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyrite.demos.mnist import cli
+
+    # an --artifacts folder without a model is refused, not silently replaced by the shipped one
+    assert guide_main(["infer", "mnist", "--index", "42", "--artifacts", str(tmp_path)]) == 2
+    assert "holds no trained model" in capsys.readouterr().err
+    monkeypatch.setattr(cli, "DEFAULT_ARTIFACTS", str(tmp_path / "none"))  # no trained model
+    assert guide_main(["infer", "mnist", "--index", "42"]) == 0
     assert capsys.readouterr().out == "Predicted 4 Expected 4\n"
 
 

@@ -78,8 +78,8 @@ def test_an_unknown_model_is_refused_before_writing(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     status, printed, err = _export(capsys, "--out", str(tmp_path / "site"), "--model", "nope")
     assert status == 2
-    assert err.strip() == ("pyrite export-web: unknown model 'nope'; the known models are: "
-                           "charlm, mnist, squeezenet")
+    assert err.strip() == ("python -m pyrite.wasm export-web: error: unknown model 'nope'; "
+                           "the known models are: charlm, mnist, squeezenet")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -98,8 +98,9 @@ def test_an_unrelated_folder_is_refused(tmp_path: Path,
     (out / "figures").mkdir()
     status, _, err = _export(capsys, "--out", str(out), "--model", "mnist")
     assert status == 2
-    assert err == (f"pyrite export-web: {out} is not empty and holds no web bundle (no pyrite "
-                   "manifest.json): it holds files pyrite did not write (figures/, thesis.tex); "
+    assert err == (f"python -m pyrite.wasm export-web: error: {out} is not empty and holds no "
+                   "web bundle (no pyrite manifest.json): it holds files pyrite did not write "
+                   "(figures/, thesis.tex); "
                    "choose an empty or new folder, or a previous export\n")
     assert _tree(out) == {"thesis.tex": b"chapter 1"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["thesis"]
