@@ -15,14 +15,15 @@ Run = Callable[[argparse.Namespace], int]
 
 
 def reports_config_errors(command: str) -> Callable[[Run], Run]:
-    """A command's `run` whose ConfigError (a bad option, config or --artifacts folder) is one
+    """A command's `run` whose ConfigError (a bad option, config or --artifacts folder) or
+    DatasetError (a --dataset that cannot be read) is one
     line on stderr, `<command>: <what is wrong>`, and exit status 2 instead of a traceback."""
     def wrap(run: Run) -> Run:
         def checked(args: argparse.Namespace) -> int:
-            from pyrite.errors import ConfigError
+            from pyrite.errors import ConfigError, DatasetError
             try:
                 return run(args)
-            except ConfigError as exc:
+            except (ConfigError, DatasetError) as exc:
                 print(f"{command}: {exc}", file=sys.stderr)
                 return 2
         return checked

@@ -31,7 +31,7 @@ def _run_train(args: argparse.Namespace) -> int:
         if value is not None:
             field = {"epochs": "num_epochs", "lr": "learning_rate"}.get(name, name)
             changes[field] = value
-    config = default_config(**changes)
+    config = default_config(args.dataset or "", **changes)
     if args.small:
         config = config.replace(model=config.model.replace(d_model=32, n_heads=2, n_layers=1,
                                                            d_ff=64, context=16),
@@ -95,6 +95,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                        "at PATH (.bin) and its config beside it (.json), and report the "
                        "validation loss")
     train.add_argument("--device", default="autodiff<numpy>")
+    train.add_argument("--dataset", metavar="SOURCE",
+                       help="train on other text: hf:NAME[:SUBSET] (a Hugging Face dataset), a "
+                            ".parquet file or folder, or FILE.db:TABLE, with a 'text' column "
+                            "(default: the standard library's docstrings)")
     train.set_defaults(run=_run_train)
 
 

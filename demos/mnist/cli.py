@@ -66,7 +66,7 @@ def _run_train(args: argparse.Namespace) -> int:
     renderers = [] if dashboard is None else [dashboard.renderer()]
     try:
         model = train(args.artifacts, config, args.device, resume=args.resume,
-                      limit=args.limit, renderers=renderers)
+                      limit=args.limit, renderers=renderers, dataset=args.dataset)
     except BaseException:
         if dashboard is not None:  # the page has the error; nobody waits for it
             dashboard.stop()
@@ -118,6 +118,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                        help="continue from the checkpoint of EPOCH in the artifact directory")
     train.add_argument("--device", default=os.environ.get("PYRITE_TRAIN_DEVICE",
                                                           "autodiff<numpy>"))
+    train.add_argument("--dataset", metavar="SOURCE",
+                       help="train on other digits: hf:NAME[:SUBSET] (a Hugging Face dataset), "
+                            "a .parquet file or folder, or FILE.db:TABLE; the rows need an "
+                            "'image' (28x28) and a 'label' (0-9) column (default: MNIST)")
     train.add_argument("--limit", type=int, metavar="N",
                        help="train and validate on the first N digits of each split only")
     live = train.add_argument_group("live dashboard")

@@ -1,0 +1,80 @@
+"""Row blocks: how columnar sources (Arrow tables, Parquet files, dataframes) serve `get(i)`.
+
+Converting one row of a columnar table to Python costs about as much as converting a few
+hundred: each conversion pays a fixed price per column. So the columnar datasets turn a block
+of consecutive rows into dicts at once and keep the last few blocks. A sequential reader (a
+`DataLoader` without shuffling, a `PartialDataset`) converts each row once, in blocks; a
+scattered (shuffled) read that misses the blocks converts just its row, value by value, which
+costs less than a block it would not use.
+
+`BlockRows` is shared by `ArrowDataset`, `ParquetDataset` and `DataframeDataset`; each gives it
+a function that turns rows `[start, stop)` into a list of dicts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+Row = dict[str, Any]
+
+#: rows converted together when a reader walks forward
+BLOCK_ROWS = 512
+#: blocks kept
+KEEP_BLOCKS = 8
+
+
+class BlockRows:
+    """Rows `0 .. n-1` served from cached blocks converted by `convert(start, stop)`.
+
+    A miss at index 0 or right after the previous block's end converts the next `block_rows`
+    rows (sequential reading) and keeps them; any other miss converts only its row with
+    `one(index)`. At most `keep` blocks are kept. Thread-safe: a threaded `DataLoader` calls
+    `row` concurrently.
+    """
+
+    def __init__(self, n: int, convert: Callable[[int, int], list[Row]],
+                 one: Callable[[int], Row], *, block_rows: int = BLOCK_ROWS,
+                 keep: int = KEEP_BLOCKS) -> None:
+        self.n = n
+        self.convert = convert
+        self.one = one
+        self.block_rows = max(1, block_rows)
+        self.keep = max(1, keep)
+        self._blocks: OrderedDict[int, tuple[int, list[Row]]] = OrderedDict()  # start -> stop, rows
+        self._recent: tuple[int, int, list[Row]] = (0, 0, [])  # the block read last
+        self._last_stop = -1
+        self._lock = threading.Lock()
+
+    def row(self, index: int) -> Row:
+        """Row `index` (0 <= index < n) as a new dict (callers may change it)."""
+        start, stop, rows = self._recent  # one tuple read: consistent without the lock
+        if start <= index < stop:
+            return dict(rows[index - start])
+        with self._lock:
+            for start, (stop, rows) in self._blocks.items():
+                if start <= index < stop:
+                    self._blocks.move_to_end(start)
+                    self._recent = (start, stop, rows)
+                    return dict(rows[index - start])
+            scattered = index != self._last_stop and index != 0
+            start, stop = index, min(self.n, index + self.block_rows)
+        if scattered:
+            return self.one(index)
+        rows = self.convert(start, stop)  # outside the lock: other readers go on
+        with self._lock:
+            self._blocks[start] = (stop, rows)
+            while len(self._blocks) > self.keep:
+                self._blocks.popitem(last=False)
+            self._recent = (start, stop, rows)
+            self._last_stop = stop
+        return dict(rows[index - start])
+
+    def clear(self) -> None:
+        """Drop every cached block."""
+        with self._lock:
+            self._blocks.clear()
+            self._recent = (0, 0, [])
+            self._last_stop = -1
