@@ -54,8 +54,9 @@ class DataframeDataset(Dataset[Row]):
         self.columns = check_columns("DataframeDataset", names, columns)
         if self.library == "polars":
             self.frame = frame.select(self.columns)
-            convert: Callable[[int, int], list[Row]] = self._polars_rows
+            convert: Callable[[int, int], list[Any]] = self._polars_rows
             one: Callable[[int], Row] = self._polars_row
+            make: Callable[[Any], Row] = self._tuple_row
         else:
             if names != list(frame.columns):
                 raise DatasetError("DataframeDataset: a pandas frame's column names must be "
@@ -63,13 +64,17 @@ class DataframeDataset(Dataset[Row]):
             self.frame = frame[self.columns]
             convert = self._pandas_rows
             one = self._pandas_row
+            make = dict
         self.decoders = user_decoders("DataframeDataset", self.columns, image_columns,
                                       audio_columns)
-        self._rows = BlockRows(len(self.frame), convert, one)
+        self._rows = BlockRows(len(self.frame), convert, one, make)
 
-    def _polars_rows(self, start: int, stop: int) -> list[Row]:
-        rows: list[Row] = self.frame.slice(start, stop - start).to_dicts()
+    def _polars_rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.frame.slice(start, stop - start).rows()
         return rows
+
+    def _tuple_row(self, values: tuple[Any, ...]) -> Row:
+        return dict(zip(self.columns, values, strict=True))
 
     def _pandas_rows(self, start: int, stop: int) -> list[Row]:
         rows: list[Row] = self.frame.iloc[start:stop].to_dict("records")
@@ -92,6 +97,15 @@ class DataframeDataset(Dataset[Row]):
         if not 0 <= index < self._rows.n:
             return None
         return apply(self._rows.row(index), self.decoders)
+
+    def get_many(self, indices: list[int]) -> list[Row]:
+        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
+        a batch with one call."""
+        rows = self._rows.rows(indices)
+        if self.decoders:
+            for row in rows:
+                apply(row, self.decoders)
+        return rows
 
     def len(self) -> int:
         return self._rows.n

@@ -139,8 +139,13 @@ class DataLoader(Generic[I, O]):
         return self._threaded(batches)
 
     def _serial(self, batches: list[list[int]]) -> Iterator[O]:
+        # a columnar dataset reads a whole batch in one call (the indices are in range)
+        many = getattr(self.dataset, "get_many", None)
         for indices in batches:
-            yield self.batcher([self._fetch(i) for i in indices])
+            if callable(many):
+                yield self.batcher(many(indices))
+            else:
+                yield self.batcher([self._fetch(i) for i in indices])
 
     def _threaded(self, batches: list[list[int]]) -> Iterator[O]:
         pool = ThreadPoolExecutor(self.num_workers, thread_name_prefix="pyrite-dataloader")

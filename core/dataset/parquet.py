@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
-from .arrow import check_columns, need_pyarrow, user_decoders
+from .arrow import check_columns, columns_to_tuples, need_pyarrow, user_decoders
 from .base import Dataset
 from .blocks import BlockRows, Row
 from .columns import apply, decoders_for_schema
@@ -89,7 +89,7 @@ class ParquetDataset(Dataset[Row]):
                               for fi, gi in self.groups)
         self._tables: OrderedDict[int, Any] = OrderedDict()  # group -> pyarrow.Table
         self._lock = threading.Lock()
-        self._rows = BlockRows(self.offsets[-1], self._convert, self._one)
+        self._rows = BlockRows(self.offsets[-1], self._convert, self._one, self._make)
 
     def _group(self, g: int) -> pa.Table:
         with self._lock:
@@ -106,15 +106,18 @@ class ParquetDataset(Dataset[Row]):
                 total -= old.nbytes
             return table
 
-    def _convert(self, start: int, stop: int) -> list[Row]:
-        rows: list[Row] = []
+    def _convert(self, start: int, stop: int) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
         while start < stop:
             g = bisect.bisect_right(self.offsets, start) - 1
             first, end = self.offsets[g], self.offsets[g + 1]
             upto = min(stop, end)
-            rows.extend(self._group(g).slice(start - first, upto - start).to_pylist())
+            rows.extend(columns_to_tuples(self._group(g).slice(start - first, upto - start)))
             start = upto
         return rows
+
+    def _make(self, values: tuple[Any, ...]) -> Row:
+        return dict(zip(self.columns, values, strict=True))
 
     def _one(self, index: int) -> Row:
         g = bisect.bisect_right(self.offsets, index) - 1
@@ -125,6 +128,15 @@ class ParquetDataset(Dataset[Row]):
         if not 0 <= index < self._rows.n:
             return None
         return apply(self._rows.row(index), self.decoders)
+
+    def get_many(self, indices: list[int]) -> list[Row]:
+        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
+        a batch with one call."""
+        rows = self._rows.rows(indices)
+        if self.decoders:
+            for row in rows:
+                apply(row, self.decoders)
+        return rows
 
     def len(self) -> int:
         return self._rows.n
