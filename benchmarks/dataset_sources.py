@@ -11,9 +11,9 @@ and an SQLite table. Each is read in batches of 64 items:
   64 rows at a time and turned into rows, `sqlite3`'s `fetchmany(64)` into dicts.
 
 pyrite and the direct loop take turns, `--repeats` times each; the medians of their CPU times
-give the ratio (pyrite's time over the direct loop's: the overhead; target <= 1.5). The shuffled pyrite read
-(`shuffle(seed)`, which the direct loops do not do) is reported too. The load average is
-recorded, since the machine may be shared.
+give the ratio (pyrite's time over the direct loop's: the overhead; target <= 1.5). The
+shuffled pyrite read (`shuffle(seed)`, which the direct loops do not do) is reported too. The
+load average is recorded, since the machine may be shared.
 
     python benchmarks/dataset_sources.py --out benchmarks/results/dataset_sources_cpu.json
 """
