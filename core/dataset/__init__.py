@@ -16,6 +16,7 @@ from .image import Image, decode_image, decode_image_bytes
 from .image_folder import IMAGE_EXTENSIONS, ImageFolderDataset
 from .memory import InMemDataset
 from .mnist import MnistDataset
+from .pack import PackDataset, write_pack
 from .parquet import ParquetDataset
 from .sampler import SamplerDataset, ShuffledDataset
 from .sqlite import SqliteDataset
@@ -42,6 +43,7 @@ __all__ = [
     "InMemDataset",
     "MapperDataset",
     "MnistDataset",
+    "PackDataset",
     "ParquetDataset",
     "PartialDataset",
     "SamplerDataset",
@@ -53,4 +55,5 @@ __all__ = [
     "decode_image",
     "decode_image_bytes",
     "parse_idx",
+    "write_pack",
 ]

@@ -6,7 +6,8 @@
   a Hub id or a local folder (`save_to_disk` output, or a folder of data files);
 - a path ending in `.parquet`, or a folder holding `*.parquet` files: `ParquetDataset` (one
   split: asking for another is an error the caller turns into a hold-out);
-- a path ending in `.db`/`.sqlite` with `:TABLE` (`data.db:train`): `SqliteDataset`.
+- a path ending in `.db`/`.sqlite` with `:TABLE` (`data.db:train`): `SqliteDataset`;
+- a path ending in `.pyds`: a dataset pack (`PackDataset`), the form web pages read.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .blocks import Row
 
 #: what `open_dataset` accepts, for error messages and --help
 SPEC_HELP = ("hf:NAME[:SUBSET] (a Hugging Face dataset), a .parquet file or a folder of them, "
-             "or FILE.db:TABLE (SQLite)")
+             "FILE.db:TABLE (SQLite) or a .pyds dataset pack")
 
 
 def is_split_source(spec: str) -> bool:
@@ -57,6 +58,10 @@ def open_dataset(spec: str, split: str = "train") -> Dataset[Row]:
             raise DatasetError(f"{spec}: name the table, as {path}:TABLE")
         return SqliteDataset(path, table)
     p = Path(spec)
+    if p.suffix == ".pyds":
+        from .pack import PackDataset
+
+        return PackDataset(p)
     if p.suffix == ".parquet" or p.is_dir():
         from .parquet import ParquetDataset
 

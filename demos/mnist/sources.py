@@ -38,11 +38,9 @@ def _gray(image: Image, source: str) -> bytes:
     r, g, b = data[0::c], data[1::c], data[2::c]
     if r == g == b:
         return r
-    import numpy as np
-
-    rgb = image.to_numpy().astype(np.uint32)
-    luma = (rgb[..., 0] * 299 + rgb[..., 1] * 587 + rgb[..., 2] * 114 + 500) // 1000
-    return bytes(luma.astype(np.uint8).tobytes())
+    # pure Python (784 pixels), so it also runs in a page, where numpy may be missing
+    return bytes((x * 299 + y * 587 + z * 114 + 500) // 1000 for x, y, z in zip(r, g, b,
+                                                                                 strict=True))
 
 
 def to_item(row: dict[str, Any], source: str) -> dict[str, bytes | int]:
