@@ -4,6 +4,7 @@ Routes, in the order they are tried:
     /healthz, /api/*          the JSON API (api.py)
     /api/samples, /samples/*  the sample photos of the classification page (samples.py)
     /data/mnist/*             MNIST's files, for the training page (datasets.py)
+    /data/packs/NAME.pyds     dataset packs from $PYRITE_DATA/packs, for the training page
     /train/live, /train/events  the live training dashboard, when given one (dashboard.py)
     /                         home page listing the demos
     /{demo}, /demos/{demo}/*  each demo's page folder, /demos/shared/* what they share

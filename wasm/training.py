@@ -6,6 +6,9 @@ native run goes through the Learner's small interfaces, each with a browser impl
 here:
 - data: MNIST's gzip'd IDX files are fetched from the server (`data_url`, e.g. `/data/mnist/`)
   into Pyodide's file system, where `MnistDataset` reads and checks them as it does natively;
+  or, when the settings name a dataset pack's URL (`"dataset"`), the pack is downloaded into
+  the stored folder (IndexedDB) with `{type: "dataset", loaded, total}` progress messages,
+  kept for later visits (checked by URL, ETag and size), and read a chunk at a time;
 - storage: the run's folder (checkpoints, metric logs, settings) is in a folder kept in the
   browser's IndexedDB (`pyriteStorage` in worker.js); `on_checkpoint` flushes it, so a reload
   finds the last checkpoint and `start(..., resume=True)` continues at its step;
@@ -86,6 +89,73 @@ def _fetch_data(data_url: str) -> None:
         os.replace(tmp, target)
 
 
+def _post_dataset(url: str, loaded: int, total: int, state: str) -> None:
+    js = _js()
+    message = {"type": "dataset", "url": url, "loaded": loaded, "total": total, "state": state}
+    js.postMessage(js.JSON.parse(json.dumps(message)))
+
+
+def _fetch_pack(url: str) -> str:
+    """The dataset pack at `url`, downloaded into STORAGE/datasets (once: a later visit finds
+    it there when the server still has the same file), as a local path."""
+    import hashlib
+    import time
+
+    from pyrite.dataset import PackDataset
+
+    folder = Path(STORAGE, "datasets")
+    folder.mkdir(parents=True, exist_ok=True)
+    response = _wait(_js().fetch(url))
+    if not response.ok:
+        raise FileNotFoundError(f"the dataset at {url} answered {response.status}: check the "
+                                "URL (with `pyrite serve`, put packs in $PYRITE_DATA/packs)")
+    headers = response.headers
+    size = int(headers.get("content-length") or 0)
+    stamp_now = {"url": url, "etag": str(headers.get("etag") or ""), "size": size}
+    key = hashlib.sha256(url.encode()).hexdigest()[:16]
+    target, stamp = folder / f"{key}.pyds", folder / f"{key}.json"
+    if target.is_file() and stamp.is_file() and json.loads(stamp.read_text()) == stamp_now:
+        _wait(response.body.cancel())
+        _post_dataset(url, target.stat().st_size, target.stat().st_size, "stored")
+        return str(target)
+    total, loaded, shown = size, 0, 0.0
+    reader = response.body.getReader()
+    part = target.with_suffix(".part")
+    with open(part, "wb") as f:
+        while True:
+            chunk = _wait(reader.read())
+            if chunk.done:
+                break
+            data = chunk.value.to_bytes()
+            f.write(data)
+            loaded += len(data)
+            if time.monotonic() - shown > 0.1:
+                _post_dataset(url, loaded, max(total, loaded), "downloading")
+                shown = time.monotonic()
+    try:
+        PackDataset(part).close()  # a damaged download is refused before it is kept
+    except Exception:
+        part.unlink(missing_ok=True)
+        raise
+    os.replace(part, target)
+    stamp.write_text(json.dumps(stamp_now))
+    _flush()
+    _post_dataset(url, loaded, loaded, "downloaded")
+    return str(target)
+
+
+def _local_data(settings: dict[str, Any], data_url: str) -> dict[str, Any]:
+    """`settings` with a dataset URL replaced by the downloaded pack's path (MNIST's files
+    fetched instead when no dataset is named)."""
+    dataset = str(settings.get("dataset") or "")
+    if not dataset:
+        _fetch_data(data_url)
+        return settings
+    if dataset.startswith(STORAGE):  # a stored run's pack, already here
+        return settings
+    return {**settings, "dataset": _fetch_pack(dataset)}
+
+
 def _device() -> pyrite.Backend:
     from . import page
 
@@ -152,11 +222,11 @@ def start(settings: dict[str, Any], data_url: str, resume: bool = False) -> dict
     from pyrite.train import EventRenderer, start_event
 
     _mount()
-    _fetch_data(data_url)
     _js().pyriteSignals.stop = False
     ad = _device()
     saved = run.saved_run(RUN) if resume else None
-    chosen = run.TrainSettings.from_dict(saved["settings"] if saved else settings).check()
+    chosen = run.TrainSettings.from_dict(
+        _local_data(saved["settings"] if saved else settings, data_url)).check()
     renderer = EventRenderer(_post, memory=lambda: _memory(ad.inner),  # type: ignore[attr-defined]
                              interval_s=0.2)
     _post(start_event(chosen.epochs, chosen.to_dict(), chosen.model))
@@ -176,11 +246,10 @@ def use_saved(data_url: str) -> dict[str, Any]:
     from pyrite.demos.train import run
 
     _mount()
-    _fetch_data(data_url)
     _state["model"] = run.load_checkpoint(RUN, _device().inner)  # type: ignore[attr-defined]
     saved = run.saved_run(RUN)
     assert saved is not None  # load_checkpoint found it
-    settings = run.TrainSettings.from_dict(saved["settings"])
+    settings = run.TrainSettings.from_dict(_local_data(saved["settings"], data_url))
     return {"saved": saved, "accuracy": run.evaluate(_state["model"], settings, DATA)}
 
 

@@ -101,11 +101,18 @@ class DataLoader(Generic[I, O]):
 
     def order(self, epoch: int) -> list[int]:
         """The dataset indices in the order epoch `epoch` visits them."""
-        indices = list(range(self.dataset.len()))
         if self.shuffle:
             # a str seed is hashed with sha512: stable across runs, unlike hash()
-            random.Random(f"pyrite.DataLoader:{self.seed}:{epoch}").shuffle(indices)
-        return indices
+            rng = random.Random(f"pyrite.DataLoader:{self.seed}:{epoch}")
+            # a dataset that streams from storage (ParquetDataset) may offer an order that
+            # reads its storage in large pieces
+            local = getattr(self.dataset, "shuffled_order", None)
+            if callable(local):
+                return list(local(rng))
+            indices = list(range(self.dataset.len()))
+            rng.shuffle(indices)
+            return indices
+        return list(range(self.dataset.len()))
 
     def _batches(self, epoch: int) -> list[list[int]]:
         order = self.order(epoch)
@@ -132,8 +139,13 @@ class DataLoader(Generic[I, O]):
         return self._threaded(batches)
 
     def _serial(self, batches: list[list[int]]) -> Iterator[O]:
+        # a columnar dataset reads a whole batch in one call (the indices are in range)
+        many = getattr(self.dataset, "get_many", None)
         for indices in batches:
-            yield self.batcher([self._fetch(i) for i in indices])
+            if callable(many):
+                yield self.batcher(many(indices))
+            else:
+                yield self.batcher([self._fetch(i) for i in indices])
 
     def _threaded(self, batches: list[list[int]]) -> Iterator[O]:
         pool = ThreadPoolExecutor(self.num_workers, thread_name_prefix="pyrite-dataloader")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..errors import DatasetError
 
@@ -92,23 +92,36 @@ def decode_image(path: str | PathLike[str]) -> Image:
     Images of more than MAX_PIXELS pixels are refused before they are decoded.
     Needs Pillow (`pip install pillow`).
     """
+    path = Path(path)
+    return _decode(path, path)
+
+
+def decode_image_bytes(data: bytes, source: object = "image bytes") -> Image:
+    """`decode_image` for an encoded image held in memory (a PNG or JPEG file's bytes, as a
+    dataset column stores them); `source` names it in errors."""
+    import io
+
+    return _decode(io.BytesIO(data), source)
+
+
+def _decode(file: Path | BinaryIO, source: object) -> Image:
     try:
         from PIL import Image as PilImage
         from PIL import UnidentifiedImageError
     except ImportError as e:
         raise DatasetError(
-            f"decode_image: reading {path} needs Pillow, which is not installed: pip install pillow"
+            f"decode_image: reading {source} needs Pillow, which is not installed: "
+            "pip install pillow"
         ) from e
-    path = Path(path)
     try:
-        with PilImage.open(path) as im:
-            check_image_size(*im.size, path)  # from the header: nothing decoded yet
+        with PilImage.open(file) as im:
+            check_image_size(*im.size, source)  # from the header: nothing decoded yet
             rgb = im.convert("RGB")
             return Image(rgb.height, rgb.width, 3, rgb.tobytes())
     except DatasetError:
         raise
     except PilImage.DecompressionBombError as e:
-        raise too_big(path) from e
+        raise too_big(source) from e
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as e:
         # Pillow raises OSError for truncated files, UnidentifiedImageError for non-images
-        raise DatasetError(f"decode_image: cannot decode {path}: {e}") from e
+        raise DatasetError(f"decode_image: cannot decode {source}: {e}") from e

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import DatasetError
 from .base import Dataset
+from .blocks import BlockRows
 
 if TYPE_CHECKING:
     import sqlite3
@@ -59,6 +60,10 @@ class SqliteDataset(Dataset[Row]):
         self._connections: list[sqlite3.Connection] = []
         self._idle: deque[sqlite3.Connection] = deque()
         self._lock = threading.Lock()
+        # the scan that sequential reads continue: (cursor, the index it reads next)
+        self._stream_lock = threading.Lock()
+        self._stream_con: sqlite3.Connection | None = None
+        self._stream: tuple[sqlite3.Cursor | None, int] = (None, -1)
         con = self._borrow()
         try:
             self._inspect(con, columns)
@@ -88,8 +93,11 @@ class SqliteDataset(Dataset[Row]):
             )
         self.columns = list(columns)
         self._types = [types[c] for c in self.columns]
+        self._tagged = [(c, t) for c, t in zip(self.columns, self._types, strict=True)
+                        if t in (JSON_TYPE, BOOL_TYPE)]
         select = ", ".join(quote(c) for c in self.columns)
         self._query = f"SELECT {select} FROM {quote(table)} WHERE rowid = ?"
+        self._from = f"SELECT {select} FROM {quote(table)} WHERE rowid >= ? ORDER BY rowid"
         lo, hi, n = con.execute(
             f"SELECT MIN(rowid), MAX(rowid), COUNT(*) FROM {quote(table)}"
         ).fetchone()
@@ -99,6 +107,11 @@ class SqliteDataset(Dataset[Row]):
         if n and hi - lo + 1 != n:
             rows = con.execute(f"SELECT rowid FROM {quote(table)} ORDER BY rowid")
             self._rowids = array("q", (r[0] for r in rows))
+        columns = self.columns
+        # rows always have one value per column (the query selects them)
+        make = self._decode_row if self._tagged else \
+            lambda row: dict(zip(columns, row, strict=False))
+        self._rows = BlockRows(n, self._block, self._one, make)
 
     def _borrow(self) -> sqlite3.Connection:
         try:
@@ -113,29 +126,68 @@ class SqliteDataset(Dataset[Row]):
             self._connections.append(con)
         return con
 
+    def _rowid(self, index: int) -> int:
+        return self._rowids[index] if self._rowids is not None else self._first + index
+
+    def _fetch(self, query: str, params: tuple[int, ...]) -> list[tuple[Value, ...]]:
+        con = self._borrow()
+        try:
+            return con.execute(query, params).fetchall()
+        finally:
+            self._idle.append(con)
+
+    def _decode_row(self, row: tuple[Value, ...]) -> Row:
+        item = dict(zip(self.columns, row, strict=True))
+        for c, t in self._tagged:  # only JSON and BOOLEAN columns need decoding
+            item[c] = _decode(item[c], t)
+        return item
+
+    def _one(self, index: int) -> Row:
+        rows = self._fetch(self._query, (self._rowid(index),))
+        if not rows:
+            raise DatasetError(f"SqliteDataset: row {index} of {self.table!r} in {self.path} "
+                               "vanished; the table changed while it was read")
+        return self._decode_row(rows[0])
+
+    def _block(self, start: int, stop: int) -> list[tuple[Value, ...]]:
+        # sequential blocks come from one open cursor (a table scan), which costs less than a
+        # query per block; a block elsewhere starts a new scan on the stream's own connection
+        with self._stream_lock:
+            cursor, at = self._stream
+            if cursor is None or at != start:
+                if self._stream_con is None:
+                    self._stream_con = self._borrow()
+                cursor = self._stream_con.execute(self._from, (self._rowid(start),))
+            rows = cursor.fetchmany(stop - start)
+            self._stream = (cursor, stop)
+        if len(rows) != stop - start:
+            raise DatasetError(f"SqliteDataset: {self.table!r} in {self.path} changed while "
+                               "it was read")
+        return rows
+
     def get(self, index: int) -> Row | None:
         if not 0 <= index < self._len:
             return None
-        rowid = self._rowids[index] if self._rowids is not None else self._first + index
-        con = self._borrow()
-        try:
-            row = con.execute(self._query, (rowid,)).fetchone()
-        finally:
-            self._idle.append(con)
-        if row is None:
-            return None
-        return {c: _decode(v, t) for c, v, t in zip(self.columns, row, self._types, strict=True)}
+        return self._rows.row(index)
+
+    def get_many(self, indices: list[int]) -> list[Row]:
+        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
+        a batch with one call."""
+        return self._rows.rows(indices)
 
     def len(self) -> int:
         return self._len
 
     def close(self) -> None:
         """Close every connection this dataset opened; a later `get` opens a new one."""
-        with self._lock:
+        with self._stream_lock, self._lock:
+            self._stream, self._stream_con = (None, -1), None
             for con in self._connections:
                 con.close()
             self._connections.clear()
             self._idle.clear()
+        if hasattr(self, "_rows"):  # not when the constructor failed
+            self._rows.clear()
 
     def __enter__(self) -> SqliteDataset:
         return self

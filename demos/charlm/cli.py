@@ -41,7 +41,7 @@ def _run_train(args: argparse.Namespace) -> int:
         if value is not None:
             field = {"epochs": "num_epochs", "lr": "learning_rate"}.get(name, name)
             changes[field] = value
-    config = default_config(**changes)
+    config = default_config(args.dataset or "", **changes)
     if args.small:
         config = config.replace(model=config.model.replace(d_model=32, n_heads=2, n_layers=1,
                                                            d_ff=64, context=16),
@@ -108,6 +108,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--device", default="autodiff<numpy>", type=device_arg,
                        help=device_help("autodiff<numpy>", "device to train on (an autodiff "
                                         "one)"))
+    train.add_argument("--dataset", metavar="SOURCE",
+                       help="train on other text: hf:NAME[:SUBSET] (a Hugging Face dataset), a "
+                            ".parquet file or folder, FILE.db:TABLE or a .pyds pack, with a "
+                            "'text' column (default: the standard library's docstrings)")
     train.set_defaults(run=_run_train)
 
 

@@ -125,6 +125,38 @@ def corpus(size: int = SIZE) -> str:
     return text[:size]
 
 
+def from_dataset(spec: str, size: int = SIZE, column: str = "text") -> str:
+    """The text of a dataset's `column` (a Hugging Face dataset's train split, Parquet, SQLite:
+    see `pyrite.dataset.sources`), row after row with a blank line between, cleaned as the
+    docstrings are (characters outside `ALLOWED` dropped), cut at `size` characters."""
+    from pyrite.dataset.sources import open_dataset
+    from pyrite.errors import DatasetError
+
+    rows = open_dataset(spec, "train")
+    parts: list[str] = []
+    total = 0
+    for i in range(rows.len()):
+        row = rows.get(i) or {}
+        if column not in row:
+            raise DatasetError(f"{spec}: the rows have no {column!r} column (they have "
+                               f"{sorted(row)}); the charlm trains on a text column")
+        value = row[column]
+        if not isinstance(value, str):
+            raise DatasetError(f"{spec}: column {column!r} holds {type(value).__name__}, "
+                               "not text")
+        text = "".join(c for c in value.replace("\t", "    ") if c in ALLOWED).strip()
+        if text:
+            parts.append(text + "\n\n")
+            total += len(parts[-1])
+            if total >= size:
+                break
+    text = "".join(parts)[:size]
+    if len(text) < 1000:
+        raise DatasetError(f"{spec}: its {column!r} column gives {len(text)} usable "
+                           "characters; the charlm needs at least 1,000")
+    return text
+
+
 def split(text: str) -> tuple[str, str]:
     """(train, valid): the first 90 % and the last 10 % of the text."""
     cut = int(len(text) * (1 - VALID_FRACTION))
@@ -136,4 +168,4 @@ def vocabulary(text: str) -> str:
     return "".join(sorted(set(text)))
 
 
-__all__ = ["ALLOWED", "MODULES", "SIZE", "corpus", "split", "vocabulary"]
+__all__ = ["ALLOWED", "MODULES", "SIZE", "corpus", "from_dataset", "split", "vocabulary"]

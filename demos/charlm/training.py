@@ -48,17 +48,29 @@ class TrainingConfig(Config):
     learning_rate: float = 2.0e-3
     min_learning_rate: float = 1.0e-4
     corpus_size: int = corpus.SIZE
+    #: where the text comes from: "" for the standard library's docstrings, or a dataset
+    #: source (`pyrite.dataset.sources`) with a "text" column
+    dataset: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_fields(self)  # epochs, steps, batch size, seed, rates: as the options
 
 
-def default_config(**changes: object) -> TrainingConfig:
-    """The shipped model's config (the vocabulary is the corpus's character set)."""
-    model = ModelConfig(corpus.vocabulary(corpus.corpus()), d_model=128, n_heads=4, n_layers=3,
+def text(config: TrainingConfig) -> str:
+    """The run's whole text (both splits): the docstrings or the dataset's text column."""
+    if config.dataset:
+        return corpus.from_dataset(config.dataset, config.corpus_size)
+    return corpus.corpus(config.corpus_size)
+
+
+def default_config(dataset: str = "", **changes: object) -> TrainingConfig:
+    """The shipped model's config (the vocabulary is the corpus's character set); with a
+    `dataset`, the vocabulary is that text's."""
+    whole = corpus.from_dataset(dataset) if dataset else corpus.corpus()
+    model = ModelConfig(corpus.vocabulary(whole), d_model=128, n_heads=4, n_layers=3,
                         d_ff=512, context=64)
-    return TrainingConfig(model, AdamConfig()).replace(**changes)
+    return TrainingConfig(model, AdamConfig(), dataset=dataset).replace(**changes)
 
 
 def encode(text: str, vocab: str) -> list[int]:
@@ -110,7 +122,7 @@ class WindowLoader:
 
 def loaders(config: TrainingConfig, device: Backend) -> tuple[WindowLoader, WindowLoader]:
     """(train, valid) loaders over the corpus's two splits."""
-    train_text, valid_text = corpus.split(corpus.corpus(config.corpus_size))
+    train_text, valid_text = corpus.split(text(config))
     vocab, context = config.model.vocab, config.model.context
     inner = device.inner if device.is_autodiff else device  # type: ignore[attr-defined]
     train = WindowLoader(encode(train_text, vocab), device, context=context,
@@ -150,7 +162,7 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
 def validation_loss(model: Model, config: TrainingConfig, windows: int = 256) -> float:
     """The mean next-character loss (nats) over `windows` evenly spaced validation windows."""
     device = model.devices()[0]
-    _, valid_text = corpus.split(corpus.corpus(config.corpus_size))
+    _, valid_text = corpus.split(text(config))
     loader = WindowLoader(encode(valid_text, model.vocab), device, context=model.context,
                           batch_size=16, steps=max(1, windows // 16), seed=None)
     losses = [float(model.loss(batch).loss.into_scalar()) for batch in loader]

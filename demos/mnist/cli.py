@@ -79,7 +79,7 @@ def _run_train(args: argparse.Namespace) -> int:
     renderers = [] if dashboard is None else [dashboard.renderer()]
     try:
         model = train(args.artifacts, config, args.device, resume=args.resume,
-                      limit=args.limit, renderers=renderers)
+                      limit=args.limit, renderers=renderers, dataset=args.dataset)
     except BaseException:
         if dashboard is not None:  # the page has the error; nobody waits for it
             dashboard.stop()
@@ -148,6 +148,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--limit", type=COUNT.arg, metavar="N",
                        help="train and validate on the first N digits of each split only "
                        "(default: all of them)")
+    train.add_argument("--dataset", metavar="SOURCE",
+                       help="train on other digits: hf:NAME[:SUBSET] (a Hugging Face dataset), "
+                            "a .parquet file or folder, FILE.db:TABLE or a .pyds pack; the rows "
+                            "need an 'image' (28x28) and a 'label' (0-9) column (default: MNIST)")
     live = train.add_argument_group("live dashboard")
     live.add_argument("--dashboard", action="store_true",
                       help="serve a live dashboard of the run in the browser (its URL is "

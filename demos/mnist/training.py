@@ -38,6 +38,7 @@ from pyrite.train.renderer import default_renderer
 
 from .data import MnistBatcher
 from .model import Model, ModelConfig
+from .sources import datasets
 
 
 class TrainingConfig(Config):
@@ -75,9 +76,11 @@ def _first(dataset: Dataset[Any], limit: int | None) -> Dataset[Any]:
 
 def train(artifact_dir: str | Path, config: TrainingConfig,
           device: str = "autodiff<numpy>", *, resume: int | None = None,
-          limit: int | None = None, renderers: Sequence[Renderer] = ()) -> Model:
+          limit: int | None = None, renderers: Sequence[Renderer] = (),
+          dataset: str | None = None) -> Model:
     """Train on MNIST's 60,000 training digits, validating on the 10,000 test digits (as the
-    book does, for simplicity). `resume=N` continues from checkpoint N instead of starting over;
+    book does, for simplicity), or on the source `dataset` names (`sources.py`: a Hugging Face
+    dataset, Parquet or SQLite). `resume=N` continues from checkpoint N instead of starting over;
     `limit=N` uses the first N digits of each split. `renderers` show progress beside the
     default view; an `EventRenderer` among them first gets the run's `start` event, and reports
     a stopped run as stopped.
@@ -91,13 +94,19 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
     ad = pyrite.device(device)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
     inner = ad.inner if ad.is_autodiff else ad  # type: ignore[attr-defined]
+    train_items: Dataset[Any]
+    valid_items: Dataset[Any]
+    if dataset is None:
+        train_items, valid_items = MnistDataset.train(), MnistDataset.test()
+    else:
+        train_items, valid_items = datasets(dataset)
 
     train_loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
-                    .build(_first(MnistDataset.train(), limit)))
+                    .build(_first(train_items, limit)))
     valid_loader = (DataLoaderBuilder(MnistBatcher(inner)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
-                    .build(_first(MnistDataset.test(), limit)))
+                    .build(_first(valid_items, limit)))
 
     builder = (LearnerBuilder(artifact_dir)
                .metric_train_numeric(Accuracy()).metric_valid_numeric(Accuracy())

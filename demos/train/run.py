@@ -43,6 +43,9 @@ class TrainSettings(Config):
     valid_items: int = 1000
     seed: int = 42
     checkpoint_every: int = 25  # steps; a reload loses at most this many
+    #: "" for MNIST, or a dataset source of 28x28 digits (`pyrite.demos.mnist.sources`: a
+    #: Hugging Face dataset, Parquet, SQLite, or the .pyds pack a page downloaded)
+    dataset: str = ""
 
     def check(self) -> TrainSettings:
         """These settings, or a ConfigError naming the bad one and its valid range."""
@@ -70,12 +73,18 @@ class TrainSettings(Config):
 
 
 def datasets(settings: TrainSettings, root: str | Path | None = None) -> tuple[Any, Any]:
-    """The run's (train, valid) datasets: the first items of MNIST's two splits."""
+    """The run's (train, valid) datasets: the first items of MNIST's two splits, or of the
+    source `settings.dataset` names (its validation part: see `mnist.sources`)."""
     from pyrite.dataset import MnistDataset
     from pyrite.dataset.transform import PartialDataset
 
-    train = MnistDataset("train", root=root, download=root is None)
-    valid = MnistDataset("test", root=root, download=root is None)
+    if settings.dataset:
+        from ..mnist.sources import datasets as sources
+
+        train, valid = sources(settings.dataset)
+    else:
+        train = MnistDataset("train", root=root, download=root is None)
+        valid = MnistDataset("test", root=root, download=root is None)
     return (PartialDataset(train, 0, min(settings.train_items, train.len())),
             PartialDataset(valid, 0, min(settings.valid_items, valid.len())))
 

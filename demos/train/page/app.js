@@ -14,6 +14,7 @@
 
 import { $, BUNDLE, errorText } from "/demos/shared/demo.js";
 import { createDashboard } from "/demos/shared/dashboard.js";
+import { setupDataChoice } from "/demos/train/data.js";
 
 const DATA = new URL(document.querySelector('meta[name="pyrite-data"]')?.content || "/data/mnist/",
   location.href).href;
@@ -41,6 +42,7 @@ window.trainDemo = demo;
 
 const pyrite = await import(new URL("pyrite.js", BUNDLE).href);
 demo.pyrite = pyrite;
+const dataChoice = setupDataChoice(el.form, pyrite);
 
 function setStatus(state, text) {
   demo.state = state;
@@ -63,11 +65,14 @@ function readSettings() {
     learning_rate: number("learning_rate"), lr_schedule: String(data.get("lr_schedule")),
     train_items: number("train_items"),
     valid_items: number("valid_items"),
+    dataset: dataChoice.value(),
   };
 }
 
 function fillSettings(settings) {
+  dataChoice.show(settings.dataset || "");
   for (const [name, value] of Object.entries(settings)) {
+    if (name === "dataset") continue;
     const field = el.form.elements.namedItem(name);
     if (field) field.value = String(value);
   }
@@ -142,7 +147,8 @@ async function train(settings, resume) {
     el.saved.textContent = ""; // an earlier run's summary is not this run's
   }
   setStatus("training", resume ? "Resuming from the stored checkpoint…"
-    : "Fetching MNIST and starting the run…");
+    : settings && settings.dataset ? "Fetching the dataset and starting the run…"
+      : "Fetching MNIST and starting the run…");
   try {
     const run = await pyrite.call(`${TRAINING}.start`, settings || {}, DATA, resume);
     demo.lastRun = run;
