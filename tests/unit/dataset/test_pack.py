@@ -121,6 +121,6 @@ def test_pack_and_info_commands(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "20 rows" in capsys.readouterr().out
     assert main(["dataset", "pack", str(source), "--out", str(out), "--columns", "x"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("pyrite dataset pack: ") and "no column(s) ['x']" in err
+    assert err.startswith("pyrite dataset: error: ") and "no column(s) ['x']" in err
     assert main(["dataset", "info", str(tmp_path / "nothing.parquet")]) == 2
     assert "no file or folder" in capsys.readouterr().err
