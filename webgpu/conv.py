@@ -55,8 +55,9 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
            padding: Pads, dilation: Pair, groups: int,
            epilogue: Epilogue | None = None) -> GpuTensor:
     """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW);
-    `epilogue` (fusion's) computes what is stored from each output value."""
-    x, weight = k.contiguous(x), k.contiguous(weight)
+    `epilogue` (fusion's) computes what is stored from each output value. The weight is read
+    through its strides (any view); x is made dense first."""
+    x = k.contiguous(x)
     n, _, h, w = x.shape
     c_out, _, kh, kw = weight.shape
     padded = (h + sum(padding[0]), w + sum(padding[1]))
@@ -67,7 +68,8 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
     if total == 0:
         return out
     meta = [total, *_geometry(x.shape, weight.shape, (oh, ow), stride, padding, dilation,
-                              groups), blocks, int(bias is not None)]
+                              groups), blocks, int(bias is not None), weight.offset,
+            *weight.strides]
     bias_buffer = k.contiguous(bias).block.buffer if bias is not None else weight.block.buffer
     wg = k.autotune.workgroup("conv2d", (total, weight.numel // c_out), DType.F32, WORKGROUP,
                               lambda: conv2d(k, x, weight, bias, stride, padding, dilation, groups))
@@ -103,9 +105,13 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
 
 
 def _transposed(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
-    """(C_out, cg, KH, KW) -> dense (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
-    that convolves conv2d's output gradient back onto its input."""
+    """(C_out, cg, KH, KW) -> (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
+    that convolves conv2d's output gradient back onto its input. With one group a view of the
+    weight (conv2d reads it through its strides); with several a dense copy (the group and
+    channel dims of the view do not merge into one)."""
     c_out, cg, kh, kw = weight.shape
+    if groups == 1:
+        return weight.permuted((1, 0, 2, 3)).flipped((2, 3))
     per_group = weight.reshaped((groups, c_out // groups, cg, kh, kw)) if \
         weight.is_contiguous else k.copy(weight).reshaped((groups, c_out // groups, cg, kh, kw))
     view = per_group.permuted((0, 2, 1, 3, 4)).flipped((3, 4))

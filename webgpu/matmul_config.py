@@ -124,6 +124,8 @@ class TileConfig:
 CONFIGS: dict[str, TileConfig] = {
     c.name: c
     for c in (
+        TileConfig("t128x256x8_8x16_u8", 128, 256, 8, 8, 16, 8),
+        TileConfig("t256x128x8_16x8_u8", 256, 128, 8, 16, 8, 8),
         TileConfig("t128x128x8_8x8", 128, 128, 8, 8, 8),
         TileConfig("t128x128x8_8x8_u8", 128, 128, 8, 8, 8, 8),
         TileConfig("t128x128x16_8x8", 128, 128, 16, 8, 8),
@@ -131,6 +133,8 @@ CONFIGS: dict[str, TileConfig] = {
         TileConfig("t128x128x16_8x8_u16", 128, 128, 16, 8, 8, 16),
         TileConfig("t128x64x16_8x4", 128, 64, 16, 8, 4),
         TileConfig("t64x128x16_4x8", 64, 128, 16, 4, 8),
+        TileConfig("t64x128x8_8x8_u8", 64, 128, 8, 8, 8, 8),
+        TileConfig("t128x64x8_8x8_u8", 128, 64, 8, 8, 8, 8),
         TileConfig("t64x64x16_4x4", 64, 64, 16, 4, 4),
         TileConfig("t64x64x16_4x4_u16", 64, 64, 16, 4, 4, 16),
         TileConfig("t64x64x8_8x4", 64, 64, 8, 8, 4),
