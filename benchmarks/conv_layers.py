@@ -154,7 +154,8 @@ def _rel(out: np.ndarray, ref: np.ndarray) -> float:
 def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
               rng: np.random.Generator) -> dict[str, Any]:
     x = rng.standard_normal(layer["x"], dtype=np.float32)
-    w = (rng.standard_normal(layer["w"], dtype=np.float32) / np.sqrt(np.prod(layer["w"][1:])))
+    fan_in = np.float32(np.sqrt(np.prod(layer["w"][1:])))
+    w = rng.standard_normal(layer["w"], dtype=np.float32) / fan_in
     bias = rng.standard_normal(layer["w"][0], dtype=np.float32)
     dy = rng.standard_normal(out_shape(layer), dtype=np.float32)
     conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])

@@ -13,11 +13,15 @@ composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
+from . import conv_gemm
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
+from .matmul_config import CONFIGS
 from .tensor import GpuTensor
 
 _REDUCE_WORKGROUP = 64  # invocations summing one weight's N*OH*OW terms
@@ -51,57 +55,121 @@ def _pipeline(k: Kernels, template: str, workgroup: int,
                                                    epilogue=code))
 
 
+GEMM_MIN_K = 16  # reduction length (cg*KH*KW) below which the direct kernel is the guess
+GEMM_MIN_M = 8  # output channels per group below which it is too (a tile row is >= 32)
+_DIRECT = "direct"
+_GEMM = "gemm/"
+
+
+def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, padding: Pads,
+            dilation: Pair) -> Pair:
+    padded = (x_shape[2] + sum(padding[0]), x_shape[3] + sum(padding[1]))
+    return conv_out_size(padded, (w_shape[2], w_shape[3]), stride, dilation)
+
+
+def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int,
+            run: Callable[[str], object]) -> str:
+    """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
+    heuristic (the GEMM with `choose_config`'s tile when the reduction and the channels are
+    long enough to fill its tiles)."""
+    m, n, kdim = gemm
+
+    def names() -> list[str]:
+        tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
+        first = _GEMM + conv_gemm.default_tile(k, m, n, kdim, groups).name
+        if kdim < GEMM_MIN_K or m < GEMM_MIN_M:
+            first = _DIRECT
+        return [first] + [c for c in (_DIRECT, *tiled) if c != first]
+
+    return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
+
+
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
            padding: Pads, dilation: Pair, groups: int,
            epilogue: Epilogue | None = None) -> GpuTensor:
     """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW);
-    `epilogue` (fusion's) computes what is stored from each output value. The weight is read
-    through its strides (any view); x is made dense first."""
+    `epilogue` (fusion's) computes what is stored from each output value. The direct kernel
+    or the implicit GEMM (`conv_gemm.py`), whichever autotune timed faster for the shape
+    bucket (`_choose`)."""
     x = k.contiguous(x)
-    n, _, h, w = x.shape
-    c_out, _, kh, kw = weight.shape
-    padded = (h + sum(padding[0]), w + sum(padding[1]))
-    oh, ow = conv_out_size(padded, (kh, kw), stride, dilation)
-    out = k.empty((n, c_out, oh, ow), DType.F32, "conv2d")
+    oh, ow = _out_hw(x.shape, weight.shape, stride, padding, dilation)
+    out = k.empty((x.shape[0], weight.shape[0], oh, ow), DType.F32, "conv2d")
+    if out.numel == 0:
+        return out
+    bias = k.contiguous(bias) if bias is not None else None
+
+    def launch(name: str, ep: Epilogue | None = None) -> None:
+        if name == _DIRECT:
+            _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep)
+        else:
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, k.contiguous(weight), bias,
+                          x.shape, stride, padding, dilation, groups, False, ep)
+
+    gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, dgrad=False)
+    launch(_choose(k, "conv2d_kernel", gemm, groups, launch), epilogue)
+    return out
+
+
+def _direct(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
+            bias: GpuTensor | None, stride: Pair, padding: Pads, dilation: Pair, groups: int,
+            epilogue: Epilogue | None = None) -> None:
+    """conv2d.wgsl into `out`; the weight is read through its strides (any view)."""
+    n, c_out, oh, ow = out.shape
     blocks = -(-(c_out // groups) // 4)  # 4-channel blocks per group
     total = n * groups * blocks * oh * ow
-    if total == 0:
-        return out
     meta = [total, *_geometry(x.shape, weight.shape, (oh, ow), stride, padding, dilation,
                               groups), blocks, int(bias is not None), weight.offset,
             *weight.strides]
-    bias_buffer = k.contiguous(bias).block.buffer if bias is not None else weight.block.buffer
-    wg = k.autotune.workgroup("conv2d", (total, weight.numel // c_out), DType.F32, WORKGROUP,
-                              lambda: conv2d(k, x, weight, bias, stride, padding, dilation, groups))
+    bias_buffer = bias.block.buffer if bias is not None else weight.block.buffer
+    wg = k.autotune.workgroup(
+        "conv2d", (total, weight.numel // c_out), DType.F32, WORKGROUP,
+        lambda: _direct(k, out, x, weight, bias, stride, padding, dilation, groups))
     tail = epilogue.bindings(k) if epilogue is not None else []
     k.launch(_pipeline(k, "conv2d", wg, epilogue),
              [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer,
               *tail], k.grid(-(-total // wg)))
-    return out
 
 
 def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
                       input_shape: tuple[int, ...], stride: Pair, padding: Pads, dilation: Pair,
                       groups: int) -> GpuTensor:
-    """d conv2d / d x: dense (N, C_in, H, W) from the output gradient (N, C_out, OH, OW)."""
+    """d conv2d / d x: dense (N, C_in, H, W) from the output gradient (N, C_out, OH, OW); the
+    direct kernels or the implicit GEMM, chosen as `conv2d` chooses."""
+    grad = k.contiguous(grad)
+    out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
+    if out.numel == 0:
+        return out
+
+    def launch(name: str) -> None:
+        if name == _DIRECT:
+            _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups)
+        else:
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
+                          tuple(input_shape), stride, padding, dilation, groups, True)
+
+    gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
+                           dgrad=True)
+    launch(_choose(k, "conv2d_input_grad_kernel", gemm, groups, launch))
+    return out
+
+
+def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
+                       stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
     reach = (dilation[0] * (weight.shape[2] - 1), dilation[1] * (weight.shape[3] - 1))
     if stride == (1, 1) and all(p <= r for pads, r in zip(padding, reach, strict=True)
                                 for p in pads):
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below
         pads = tuple((r - p[0], r - p[1]) for p, r in zip(padding, reach, strict=True))
-        return conv2d(k, grad, _transposed(k, weight, groups), None, (1, 1),
-                      pads, dilation, groups)
-    grad, weight = k.contiguous(grad), k.contiguous(weight)
-    out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
-    if out.numel == 0:
-        return out
-    meta = [out.numel, *_geometry(input_shape, weight.shape, grad.shape[2:], stride, padding,
+        _direct(k, out, grad, _transposed(k, weight, groups), None, (1, 1), pads, dilation,
+                groups)
+        return
+    weight = k.contiguous(weight)
+    meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
                                   dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
              [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
              k.grid(-(-out.numel // WORKGROUP)))
-    return out
 
 
 def _transposed(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:

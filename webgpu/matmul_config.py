@@ -433,11 +433,14 @@ def _io_fns(aligned: bool, epilogue: str, layout: str = "nn") -> str:
 
 
 @lru_cache(maxsize=64)
-def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn") -> str:
+def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn",
+           io: str = "") -> str:
     """WGSL for `cfg`; `aligned` selects vec4 storage access (see `is_aligned`); `epilogue`
     is module-scope WGSL defining `pyrite_out(v: f32, i: i32) -> f32` (i: the element's index
     in c, dense), applied to every element before it is stored (fusion's epilogue), or empty;
-    `layout` (one of LAYOUTS) how A and B are stored."""
+    `layout` (one of LAYOUTS) how A and B are stored. `io`, when given, replaces the plain
+    matmul's `load_a4`, `load_b4` and `store_c4` (and `epilogue`): module-scope WGSL that
+    gathers the operands and scatters C some other way (`conv_gemm.py`'s implicit GEMM)."""
     if layout not in LAYOUTS:
         raise ValueError(f"matmul layout {layout!r}: expected one of {LAYOUTS}")
     values: dict[str, object] = {
@@ -452,7 +455,7 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn
         "LOADS_B": cfg.loads_b,
         "UNROLL": cfg.unroll,
         "ELEM": "vec4<f32>" if aligned else "f32",
-        "IO_FNS": _io_fns(aligned, epilogue, layout),
+        "IO_FNS": io or _io_fns(aligned, epilogue, layout),
     }
     values.update(_code_blocks(cfg, layout))
     banner = (

@@ -1,0 +1,98 @@
+"""The implicit-GEMM convolution (`webgpu/conv_gemm.py`): every variant autotune may choose for
+a shape (the direct kernel and each candidate tile of the GEMM), forward and input gradient,
+agrees with the numpy backend on ragged shapes, strides, asymmetric padding, dilation, groups and
+3-channel inputs; and the GEMM carries fusion's epilogue (bias, activation, scale, residual)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyrite
+from pyrite.backend.module_ops import ModuleOps
+from pyrite.data import TensorData
+from pyrite.webgpu import conv, conv_gemm
+from pyrite.webgpu.matmul_config import CONFIGS
+
+CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
+    ((2, 3, 11, 10), (20, 3, 3, 3), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),  # first layer, ragged
+    ((2, 8, 9, 7), (12, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # 3x3, padded
+    ((1, 6, 9, 9), (10, 3, 3, 2), (2, 1), ((1, 2), (0, 1)), (1, 2), 2),  # groups, dilation
+    ((3, 5, 6, 6), (7, 5, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),  # 1x1
+    ((1, 4, 8, 8), (4, 1, 3, 3), (2, 3), ((1, 0), (1, 1)), (1, 1), 4),  # depthwise
+]
+
+
+def _up(gpu, a):  # type: ignore[no-untyped-def]
+    return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
+
+
+def _variants(gpu, xs, ws, out_hw, groups, dgrad):  # type: ignore[no-untyped-def]
+    m, n, kdim = conv_gemm.sizes(xs, ws, out_hw, groups, dgrad)
+    return [c.name for c in conv_gemm.tiles(gpu.kernels, m, n, kdim, groups, most=99)]
+
+
+@pytest.mark.parametrize("xs, ws, stride, pads, dil, groups", CASES)
+def test_every_candidate_agrees_with_numpy(gpu, ref, down, xs, ws, stride, pads, dil,
+                                           groups) -> None:
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.normal(size=s).astype(np.float32) for s in (xs, ws, ws[:1]))
+    args = (stride, pads, dil, groups)
+    want = ref.to_data(ModuleOps.conv2d(ref, x, w, b, *args)).to_numpy()
+    g = rng.normal(size=want.shape).astype(np.float32)
+    want_dx = ref.conv2d_input_grad(g, w, xs, *args)
+    k = gpu.kernels
+    gx, gw, gb, gg = (_up(gpu, a) for a in (x, w, b, g))
+    tiles = _variants(gpu, xs, ws, want.shape[2:], groups, False)
+    assert len(tiles) >= 2
+    for name in tiles:
+        out = k.empty(want.shape, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gx, gw, gb, xs, *args, False)
+        np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4, err_msg=name)
+    for name in _variants(gpu, xs, ws, want.shape[2:], groups, True):
+        out = k.empty(xs, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gg, gw, None, xs, *args, True)
+        np.testing.assert_allclose(down(out), want_dx, rtol=1e-4, atol=1e-4, err_msg=name)
+    # and whatever the dispatcher picks (direct or GEMM)
+    np.testing.assert_allclose(down(gpu.conv2d(gx, gw, gb, *args)), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(down(gpu.conv2d_input_grad(gg, gw, xs, *args)), want_dx,
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_heuristic_takes_the_gemm_where_the_reduction_is_long(gpu, monkeypatch) -> None:
+    k = gpu.kernels
+    monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
+    # 8 -> 16 channels 3x3 (K = 72): the GEMM; 1 -> 8 channels 3x3 (K = 9): the direct kernel
+    assert conv._choose(k, "conv2d_kernel", (16, 4096, 72), 1, print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_kernel", (8, 4096, 9), 1, print) == "direct"
+
+
+def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
+    # relu(conv(x) * 0.5 + residual): one kernel, the GEMM's store applies the rest
+    monkeypatch.setattr(conv, "GEMM_MIN_K", 1)
+    monkeypatch.setattr(conv, "GEMM_MIN_M", 1)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 8, 9, 7)).astype(np.float32)
+    w = rng.normal(size=(12, 8, 3, 3)).astype(np.float32)
+    b = rng.normal(size=(12,)).astype(np.float32)
+    r = rng.normal(size=(2, 12, 9, 7)).astype(np.float32)
+    want = None
+    for name in ("numpy", "fusion<webgpu>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx, tw, tb, tr = (pyrite.tensor(a, device=dev) for a in (x, w, b, r))
+        if name == "numpy":
+            want = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+            continue
+        from pyrite.webgpu.fusion import inspect
+        dev.sync()
+        with inspect() as seen:
+            got = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]
+        keys = {key.kernel for key, _ in dev.inner.kernels._sources}
+        assert "conv2d_gemm" in keys
