@@ -96,3 +96,25 @@ def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
         assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]
         keys = {key.kernel for key, _ in dev.inner.kernels._sources}
         assert "conv2d_gemm" in keys
+
+
+@pytest.mark.parametrize("gemm", [False, True], ids=["direct", "gemm"])
+def test_conv_with_an_activation_alone_as_epilogue(monkeypatch, gemm) -> None:
+    # relu(conv(x)): an epilogue with no input besides the conv's value (MNIST's conv2)
+    monkeypatch.setattr(conv, "GEMM_MIN_K", 1 if gemm else 10**9)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    from pyrite.webgpu.fusion import inspect
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 8, 9, 7)).astype(np.float32)
+    w = rng.normal(size=(12, 8, 3, 3)).astype(np.float32)
+    want = np.maximum(F.conv2d(pyrite.tensor(x), pyrite.tensor(w)).numpy(), 0)
+    try:
+        dev = pyrite.device("fusion<webgpu>")
+    except pyrite.errors.BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    dev.sync()
+    with inspect() as seen:
+        got = relu(F.conv2d(pyrite.tensor(x, device=dev), pyrite.tensor(w, device=dev))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]
