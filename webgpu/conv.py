@@ -103,9 +103,9 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep)
         else:
             conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, k.contiguous(weight), bias,
-                          x.shape, stride, padding, dilation, groups, False, ep)
+                          x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
 
-    gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, dgrad=False)
+    gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
     launch(_choose(k, "conv2d_kernel", gemm, groups, launch), epilogue)
     return out
 
@@ -145,10 +145,11 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups)
         else:
             conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
-                          tuple(input_shape), stride, padding, dilation, groups, True)
+                          tuple(input_shape), stride, padding, dilation, groups,
+                          conv_gemm.INPUT_GRAD)
 
     gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
-                           dgrad=True)
+                           conv_gemm.INPUT_GRAD)
     launch(_choose(k, "conv2d_input_grad_kernel", gemm, groups, launch))
     return out
 
@@ -189,18 +190,34 @@ def _transposed(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
                        weight_shape: tuple[int, ...], stride: Pair, padding: Pads,
                        dilation: Pair, groups: int) -> GpuTensor:
-    """d conv2d / d weight: dense (C_out, C_in/groups, KH, KW)."""
+    """d conv2d / d weight: dense (C_out, C_in/groups, KH, KW); the direct kernel or the
+    implicit GEMM (K split over the batch's pixels), chosen as `conv2d` chooses."""
     x, grad = k.contiguous(x), k.contiguous(grad)
     out = k.empty(tuple(weight_shape), DType.F32, "conv2d_weight_grad")
     if out.numel == 0:
         return out
-    meta = [out.numel, *_geometry(x.shape, weight_shape, grad.shape[2:], stride, padding,
+
+    def launch(name: str) -> None:
+        if name == _DIRECT:
+            _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups)
+        else:
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, grad, None, x.shape, stride,
+                          padding, dilation, groups, conv_gemm.WEIGHT_GRAD)
+
+    gemm = conv_gemm.sizes(x.shape, tuple(weight_shape), grad.shape[2:], groups,
+                           conv_gemm.WEIGHT_GRAD)
+    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, launch))
+    return out
+
+
+def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTensor,
+                        stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
+    meta = [out.numel, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding,
                                   dilation, groups), x.shape[0]]
     wg = k.autotune.workgroup(
         "conv2d_weight_grad", (out.numel, grad.numel // grad.shape[1]), DType.F32,
         _REDUCE_WORKGROUP,
-        lambda: conv2d_weight_grad(k, x, grad, weight_shape, stride, padding, dilation, groups))
+        lambda: _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups))
     k.launch(_pipeline(k, "conv2d_weight_grad", wg),
              [k.meta(meta), x.block.buffer, grad.block.buffer, out.block.buffer],
              k.grid(out.numel))
-    return out

@@ -220,16 +220,18 @@ LAYOUTS = ("nn", "nt", "tn", "tt")  # A then B: "n" row-major, "t" stored transp
 def params_bytes(
     m: int, n: int, k: int, batch: int = 1, stride_a: int = 0, stride_b: int = 0, stride_c: int = 0,
     *, layout: str = "nn", lda: int = 0, ldb: int = 0, off_a: int = 0, off_b: int = 0,
+    splits: int = 1, k_split: int = 0,
 ) -> bytes:
-    """The 48-byte uniform `Params` (strides, leading dimensions and offsets in elements; a
+    """The 64-byte uniform `Params` (strides, leading dimensions and offsets in elements; a
     batch stride of 0 broadcasts that operand; `lda`/`ldb` 0: the matrix's own row length,
-    K or M for A, N or K for B, by `layout`)."""
+    K or M for A, N or K for B, by `layout`; `splits` slices of K, each `k_split` long, a
+    multiple of every BK, batched on the dispatch's z after the products)."""
     if stride_c == 0 and batch > 1:
         stride_c = m * n
     lda = lda or (k if layout[0] == "n" else m)
     ldb = ldb or (n if layout[1] == "n" else k)
-    return struct.pack("<12I", m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb,
-                       off_a, off_b, 0)
+    return struct.pack("<16I", m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb,
+                       off_a, off_b, splits, k_split or max(k, 1), 0, 0, 0)
 
 
 def _load_fn(name: str, buf: str, rows: str, cols: str, ld: str, aligned: bool) -> str:

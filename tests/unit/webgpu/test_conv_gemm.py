@@ -27,8 +27,8 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
 
 
-def _variants(gpu, xs, ws, out_hw, groups, dgrad):  # type: ignore[no-untyped-def]
-    m, n, kdim = conv_gemm.sizes(xs, ws, out_hw, groups, dgrad)
+def _variants(gpu, xs, ws, out_hw, groups, mode):  # type: ignore[no-untyped-def]
+    m, n, kdim = conv_gemm.sizes(xs, ws, out_hw, groups, mode)
     return [c.name for c in conv_gemm.tiles(gpu.kernels, m, n, kdim, groups, most=99)]
 
 
@@ -43,20 +43,46 @@ def test_every_candidate_agrees_with_numpy(gpu, ref, down, xs, ws, stride, pads,
     want_dx = ref.conv2d_input_grad(g, w, xs, *args)
     k = gpu.kernels
     gx, gw, gb, gg = (_up(gpu, a) for a in (x, w, b, g))
-    tiles = _variants(gpu, xs, ws, want.shape[2:], groups, False)
+    want_dw = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
+    tiles = _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.FORWARD)
     assert len(tiles) >= 2
     for name in tiles:
         out = k.empty(want.shape, gx.dtype, "test")
-        conv_gemm.run(k, CONFIGS[name], out, gx, gw, gb, xs, *args, False)
+        conv_gemm.run(k, CONFIGS[name], out, gx, gw, gb, xs, *args, conv_gemm.FORWARD)
         np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4, err_msg=name)
-    for name in _variants(gpu, xs, ws, want.shape[2:], groups, True):
+    for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.INPUT_GRAD):
         out = k.empty(xs, gx.dtype, "test")
-        conv_gemm.run(k, CONFIGS[name], out, gg, gw, None, xs, *args, True)
+        conv_gemm.run(k, CONFIGS[name], out, gg, gw, None, xs, *args, conv_gemm.INPUT_GRAD)
         np.testing.assert_allclose(down(out), want_dx, rtol=1e-4, atol=1e-4, err_msg=name)
+    for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.WEIGHT_GRAD):
+        out = k.empty(ws, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gx, gg, None, xs, *args, conv_gemm.WEIGHT_GRAD)
+        np.testing.assert_allclose(down(out), want_dw, rtol=1e-4, atol=1e-3, err_msg=name)
     # and whatever the dispatcher picks (direct or GEMM)
     np.testing.assert_allclose(down(gpu.conv2d(gx, gw, gb, *args)), want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(down(gpu.conv2d_input_grad(gg, gw, xs, *args)), want_dx,
                                rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(down(gpu.conv2d_weight_grad(gx, gg, ws, *args)), want_dw,
+                               rtol=1e-4, atol=1e-3)
+
+
+def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) -> None:
+    # 8 -> 12 channels over 2 x 30 x 31 pixels: few output tiles, K split into slices whose
+    # partial sums one more kernel adds (short slices here, so the test stays small)
+    monkeypatch.setattr(conv_gemm, "MIN_SPLIT", 64)
+    rng = np.random.default_rng(5)
+    xs, ws, args = (2, 8, 32, 33), (12, 8, 3, 3), ((1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    x = rng.normal(size=xs).astype(np.float32)
+    g = rng.normal(size=(2, 12, 30, 31)).astype(np.float32)
+    want = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
+    cfg = CONFIGS["t32x32x16_4x4_u16"]
+    count, length = conv_gemm.splits(cfg, 12, 72, 2 * 30 * 31, 1)
+    assert count > 1 and length % 64 == 0
+    gx = _up(gpu, x)
+    out = gpu.kernels.empty(ws, gx.dtype, "test")
+    conv_gemm.run(gpu.kernels, cfg, out, gx, _up(gpu, g), None, xs, *args,
+                  conv_gemm.WEIGHT_GRAD)
+    np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
 
 
 def test_heuristic_takes_the_gemm_where_the_reduction_is_long(gpu, monkeypatch) -> None:
