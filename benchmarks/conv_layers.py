@@ -10,6 +10,8 @@ running it once on numpy at 227x227) at `--squeeze-batch` (16). For each layer a
 timed with autotune in its current mode (PYRITE_AUTOTUNE; the choice of each shape bucket is in
 the JSON), and `forward_relu` times `relu(conv2d(x, w, b))` on `Fusion` (the conv with its
 epilogue) against the raw backend's conv plus a separate relu (`forward_relu_unfused`).
+`<op>_direct` and `<op>_gemm` force each op onto the direct kernel and onto the implicit GEMM
+with the heuristic's tile (`webgpu/conv_gemm.py`), the two variants autotune chooses between.
 
 Timing: a block is `reps` back-to-back ops then one sync (pyrite: a 4-byte readback; torch:
 `torch.cuda.synchronize()`), `reps` grown until a block lasts >= `--min-ms`; the median of
@@ -194,14 +196,17 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         def run(reps: int) -> None:
             hold.clear()
             for _ in range(reps):
-                hold.append(make())
-            if isinstance(hold[-1], pyrite.webgpu.fusion.FusedTensor):
+                r = make()
+                if r is not None:
+                    hold.append(r)
+            if hold and isinstance(hold[-1], pyrite.webgpu.fusion.FusedTensor):
                 fused.sync()
         return _blocks(run, p.sync, args.min_ms, args.iters)
 
     hold: list[Any] = []
     ops = {"forward": fwd, "input_grad": dgrad, "weight_grad": wgrad,
-           "forward_relu": fwd_relu, "forward_relu_unfused": fwd_relu_unfused}
+           "forward_relu": fwd_relu, "forward_relu_unfused": fwd_relu_unfused,
+           **_variants(p, layer, gx, gw, gb, gdy)}
     for name, make in ops.items():
         r = timed(make, hold)
         r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
@@ -212,9 +217,43 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
             r = _blocks(make, torch.cuda.synchronize, args.min_ms, args.iters)
             r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
             row["torch_" + name] = r
-            if name in row:
-                row[f"ratio_{name}"] = row["torch_" + name]["median_ms"] / row[name]["median_ms"]
+            for mine in (name, f"{name}_direct", f"{name}_gemm"):
+                if mine in row:
+                    row[f"ratio_{mine}"] = (row["torch_" + name]["median_ms"]
+                                            / row[mine]["median_ms"])
     return row
+
+
+def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
+              gdy: Any) -> dict[str, Any]:
+    """Each of the three ops forced onto the direct kernel and onto the implicit GEMM with the
+    heuristic's tile (what autotune chooses between), into preallocated outputs."""
+    from pyrite.dtype import DType
+    from pyrite.webgpu import conv as wconv
+    from pyrite.webgpu import conv_gemm as cg
+
+    k = p.raw.kernels
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    xs, groups = layer["x"], layer["groups"]
+    y = k.empty(out_shape(layer), DType.F32, "bench")
+    dx = k.empty(xs, DType.F32, "bench")
+    dw = k.empty(layer["w"], DType.F32, "bench")
+    out_hw = y.shape[2:]
+
+    def tile(mode: int) -> Any:
+        return cg.default_tile(k, *cg.sizes(xs, layer["w"], out_hw, groups, mode), groups)
+
+    t_f, t_d, t_w = tile(cg.FORWARD), tile(cg.INPUT_GRAD), tile(cg.WEIGHT_GRAD)
+    return {
+        "forward_direct": lambda: wconv._direct(k, y, gx, gw, gb, *conv),
+        "forward_gemm": lambda: cg.run(k, t_f, y, gx, gw, gb, xs, *conv, cg.FORWARD),
+        "input_grad_direct": lambda: wconv._direct_input_grad(k, dx, gdy, gw, *conv),
+        "input_grad_gemm": lambda: cg.run(k, t_d, dx, gdy, gw, None, xs, *conv,
+                                          cg.INPUT_GRAD),
+        "weight_grad_direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv),
+        "weight_grad_gemm": lambda: cg.run(k, t_w, dw, gx, gdy, None, xs, *conv,
+                                           cg.WEIGHT_GRAD),
+    }
 
 
 def _numpy_refs(x: np.ndarray, w: np.ndarray, bias: np.ndarray, dy: np.ndarray,
@@ -293,6 +332,8 @@ def main() -> int:
             line += f" {name} {row[name]['gflops']:8.1f}"
             if f"ratio_{name}" in row:
                 line += f" ({row[f'ratio_{name}']:.2f}x)"
+            line += (f" [d {row[name + '_direct']['gflops']:.0f}"
+                     f" g {row[name + '_gemm']['gflops']:.0f}]")
         gain = row["forward_relu_unfused"]["median_ms"] / row["forward_relu"]["median_ms"]
         line += f" relu unfused/fused {gain:.2f}"
         print(line + ("" if row["ok"] else f"  FAIL {row['rel_err']}"), flush=True)
