@@ -14,10 +14,11 @@ composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm
+from . import conv_gemm, matmul_config
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
@@ -55,8 +56,6 @@ def _pipeline(k: Kernels, template: str, workgroup: int,
                                                    epilogue=code))
 
 
-GEMM_MIN_K = 16  # reduction length (cg*KH*KW) below which the direct kernel is the guess
-GEMM_MIN_M = 8  # output channels per group below which it is too (a tile row is >= 32)
 _DIRECT = "direct"
 _GEMM = "gemm/"
 
@@ -67,21 +66,46 @@ def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, pa
     return conv_out_size(padded, (w_shape[2], w_shape[3]), stride, dilation)
 
 
-def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int,
+def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
+    """The heuristic (autotune off, or its first guess): whether the implicit GEMM beats the
+    direct kernel, for a GEMM of M x K @ K x N per group. From each conv layer of the MNIST
+    model and SqueezeNet 1.1 on the H100 (benchmarks/results/conv_layers_h100.json): the
+    forward GEMM wins from 32 output channels, or 16 with a reduction of 128 (MNIST's conv2,
+    16 channels x 72, runs 1.9x faster direct); the input gradient's GEMM wins on 1x1 kernels
+    only (a 3x3's has M = the few input channels, and the direct kernel, a conv with the
+    flipped kernel, runs 1.3-2x faster); the weight gradient's from 32768 weights per group
+    (the direct kernel's workgroup per weight wins below, 2-10x on the small layers)."""
+    if family == "conv2d_input_grad_kernel":
+        return taps == 1 and m >= 16
+    if family == "conv2d_weight_grad_kernel":
+        return m * n >= 32768
+    return m >= 32 or (m >= 16 and kdim >= 128)
+
+
+def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object]) -> str:
     """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (the GEMM with `choose_config`'s tile when the reduction and the channels are
-    long enough to fill its tiles)."""
+    heuristic (`prefers_gemm`, with `choose_config`'s tile)."""
     m, n, kdim = gemm
+    limits = k.runtime.limits
+    first = _heuristic(family, m, n, kdim, groups, taps,
+                       limits.max_compute_workgroup_storage_size)
+    if k.autotune.mode == "off":
+        return first
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
-        first = _GEMM + conv_gemm.default_tile(k, m, n, kdim, groups).name
-        if kdim < GEMM_MIN_K or m < GEMM_MIN_M:
-            first = _DIRECT
         return [first] + [c for c in (_DIRECT, *tiled) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
+
+
+@lru_cache(maxsize=256)
+def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
+               workgroup_bytes: int) -> str:
+    if not prefers_gemm(family, m, n, kdim, taps):
+        return _DIRECT
+    return _GEMM + matmul_config.choose_config(m, n, kdim, groups, workgroup_bytes).name
 
 
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
@@ -106,7 +130,8 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
-    launch(_choose(k, "conv2d_kernel", gemm, groups, launch), epilogue)
+    taps = weight.shape[2] * weight.shape[3]
+    launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch), epilogue)
     return out
 
 
@@ -150,7 +175,8 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
 
     gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
-    launch(_choose(k, "conv2d_input_grad_kernel", gemm, groups, launch))
+    taps = weight.shape[2] * weight.shape[3]
+    launch(_choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch))
     return out
 
 
@@ -206,7 +232,8 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
 
     gemm = conv_gemm.sizes(x.shape, tuple(weight_shape), grad.shape[2:], groups,
                            conv_gemm.WEIGHT_GRAD)
-    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, launch))
+    taps = weight_shape[2] * weight_shape[3]
+    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, taps, launch))
     return out
 
 

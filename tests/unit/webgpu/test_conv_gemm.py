@@ -5,6 +5,8 @@ agrees with the numpy backend on ragged shapes, strides, asymmetric padding, dil
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,12 @@ CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
 
 def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
+
+
+def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
+    """Make the heuristic answer `gemm` for every conv (a fresh cache, restored afterwards)."""
+    monkeypatch.setattr(conv, "prefers_gemm", lambda *args: gemm)
+    monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
 
 
 def _variants(gpu, xs, ws, out_hw, groups, mode):  # type: ignore[no-untyped-def]
@@ -85,18 +93,26 @@ def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) ->
     np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
 
 
-def test_heuristic_takes_the_gemm_where_the_reduction_is_long(gpu, monkeypatch) -> None:
+def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     k = gpu.kernels
     monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
-    # 8 -> 16 channels 3x3 (K = 72): the GEMM; 1 -> 8 channels 3x3 (K = 9): the direct kernel
-    assert conv._choose(k, "conv2d_kernel", (16, 4096, 72), 1, print).startswith("gemm/")
-    assert conv._choose(k, "conv2d_kernel", (8, 4096, 9), 1, print) == "direct"
+    # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) and MNIST's conv2 (16 x 72)
+    assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_kernel", (16, 4096, 72), 1, 9, print) == "direct"
+    # input gradient: a 1x1 conv's runs as a GEMM, a 3x3's direct
+    assert conv._choose(k, "conv2d_input_grad_kernel", (64, 4096, 16), 1, 1,
+                        print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 4096, 576), 1, 9, print) == "direct"
+    # weight gradient: SqueezeNet's conv10 (1000 x 512) as a GEMM, MNIST's conv2 (16 x 72) not
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 2704), 1, 1,
+                        print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9,
+                        print) == "direct"
 
 
 def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
     # relu(conv(x) * 0.5 + residual): one kernel, the GEMM's store applies the rest
-    monkeypatch.setattr(conv, "GEMM_MIN_K", 1)
-    monkeypatch.setattr(conv, "GEMM_MIN_M", 1)
+    _force(monkeypatch, True)
     from pyrite.activation import relu
     from pyrite.nn import functional as F
     rng = np.random.default_rng(3)
@@ -127,7 +143,7 @@ def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
 @pytest.mark.parametrize("gemm", [False, True], ids=["direct", "gemm"])
 def test_conv_with_an_activation_alone_as_epilogue(monkeypatch, gemm) -> None:
     # relu(conv(x)): an epilogue with no input besides the conv's value (MNIST's conv2)
-    monkeypatch.setattr(conv, "GEMM_MIN_K", 1 if gemm else 10**9)
+    _force(monkeypatch, gemm)
     from pyrite.activation import relu
     from pyrite.nn import functional as F
     from pyrite.webgpu.fusion import inspect
