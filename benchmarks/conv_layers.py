@@ -307,7 +307,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated substrings of layer names")
     ap.add_argument("--quick", action="store_true",
                     help="batch 2 for both models, 2 blocks of >= 5 ms (lavapipe)")
-    ap.add_argument("--min-ms", type=float, default=20.0)
+    ap.add_argument("--min-ms", type=float, default=10.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--out", type=Path)
