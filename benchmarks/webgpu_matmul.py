@@ -7,8 +7,9 @@ webgpu/matmul_config.py (by path), which renders shaders/matmul_tiled.wgsl.
 It first checks the kernel against numpy (float64 reference) on small ragged, batched and
 broadcast cases, for each tile configuration it will time and for both the vec4 (aligned) and the
 scalar variant; then it times square sizes. Timing is wall clock around queue submit plus a
-readback of 16 bytes of C (which waits for the GPU): warm-up, then --iters timed iterations of
-`reps` back-to-back dispatches each (reps chosen so an iteration takes >= --min-ms), median.
+readback of 16 bytes of C (which waits for the GPU): `reps` back-to-back dispatches per block,
+grown until a block really lasts >= --min-ms, --warmup such blocks, then --iters timed blocks,
+median.
 The peers are timed the same way (torch: `reps` matmuls then torch.cuda.synchronize()).
 
     python benchmarks/webgpu_matmul.py --out benchmarks/results/webgpu_matmul_lavapipe.json
@@ -191,17 +192,27 @@ def check(r: Runner, configs, seed: int = 0) -> list[dict]:
 
 
 def _time_loop(run_once, sync, min_ms: float, warmup: int, iters: int):
-    """Median seconds per op: iterations of `reps` ops each, wall clock incl. sync."""
-    for _ in range(warmup):
-        run_once(1)
-        sync()
-    t0 = time.perf_counter()
+    """Median seconds per op: iterations of `reps` ops each, wall clock incl. sync.
+
+    `reps` is grown until one block really lasts >= min_ms (a first guess from one op is
+    dominated by the submit + readback latency at mid sizes, which gave blocks of a few ms with
+    the GPU idle between them), and the GPU is kept busy for `warmup` such blocks first: on
+    the H100 a 1024 product measured 0.59 ms per op in short blocks after idle gaps and
+    0.12 ms in the same run once the clocks were up (results/webgpu_matmul_h100_*.json)."""
     run_once(1)
     sync()
-    one = time.perf_counter() - t0
-    reps = max(1, min(1000, int(np.ceil(min_ms / 1e3 / max(one, 1e-6)))))
-    run_once(reps)
-    sync()
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        run_once(reps)
+        sync()
+        took = time.perf_counter() - t0
+        if took * 1e3 >= min_ms or reps >= 4000:
+            break
+        reps = min(4000, max(2 * reps, int(reps * min_ms / 1e3 / max(took, 1e-6)) + 1))
+    for _ in range(warmup):
+        run_once(reps)
+        sync()
     times = []
     for _ in range(iters):
         t0 = time.perf_counter()

@@ -8,8 +8,10 @@
 // workgroup. Threads go ox fastest, then oy, then the channel block, then n.
 // Bindings: 0 info: array<i32> = [total, the window (12 words, window.wgsl), C_in, C_out,
 //             cg (input channels per group), cog (output channels per group),
-//             bpg (4-channel blocks per group), has_bias],
-//           1 x: array<f32> (N, C_in, H, W) dense, 2 w: array<f32> (C_out, cg, KH, KW) dense,
+//             bpg (4-channel blocks per group), has_bias, then the weight's element offset and
+//             its strides over (C_out, cg, KH, KW) (a transposed or flipped view is read in
+//             place; strides may be negative)],
+//           1 x: array<f32> (N, C_in, H, W) dense, 2 w: array<f32> (C_out, cg, KH, KW) view,
 //           3 bias: array<f32> (C_out; any buffer when has_bias is 0),
 //           4 out: array<f32> (N, C_out, OH, OW) dense.
 // Placeholders: {{ workgroup }} (invocations per workgroup), {{ epilogue }} (module-scope WGSL
@@ -35,17 +37,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let g = blk / bpg;
   let co0 = g * cog + (blk % bpg) * 4;
   let live = min(4, g * cog + cog - co0);  // output channels of this block inside the group
-  let taps = win.kh * win.kw;
-  let wstep = cg * taps;  // from one output channel's weights to the next
+  let w_off = info[19]; let ws_c = info[21]; let ws_y = info[22]; let ws_x = info[23];
   // channels past the group's end re-read the last live one and are not stored
-  let wbase = vec4<i32>(co0, co0 + min(1, live - 1), co0 + min(2, live - 1),
-                        co0 + min(3, live - 1)) * wstep;
+  let cos = vec4<i32>(co0, co0 + min(1, live - 1), co0 + min(2, live - 1),
+                      co0 + min(3, live - 1));
+  let wbase = cos * info[20] + w_off;
   let iy0 = oy * win.sh - win.pt;
   let ix0 = ox * win.sw - win.pl;
   var acc = vec4<f32>(0.0);
   for (var c = 0; c < cg; c++) {
     let xbase = (n * c_in + g * cg + c) * win.h * win.w;
-    let wc = c * taps;
+    let wc = c * ws_c;
     for (var ky = 0; ky < win.kh; ky++) {
       let iy = iy0 + ky * win.dh;
       if (iy < 0 || iy >= win.h) { continue; }
@@ -53,14 +55,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let ix = ix0 + kx * win.dw;
         if (ix < 0 || ix >= win.w) { continue; }
         let v = x[xbase + iy * win.w + ix];
-        let t = wc + ky * win.kw + kx;
+        let t = wc + ky * ws_y + kx * ws_x;
         acc += v * vec4<f32>(w[wbase.x + t], w[wbase.y + t], w[wbase.z + t], w[wbase.w + t]);
       }
     }
   }
   if (info[18] != 0) {
-    acc += vec4<f32>(bias[wbase.x / wstep], bias[wbase.y / wstep], bias[wbase.z / wstep],
-                     bias[wbase.w / wstep]);
+    acc += vec4<f32>(bias[cos.x], bias[cos.y], bias[cos.z], bias[cos.w]);
   }
   let plane = win.oh * win.ow;
   let obase = (n * c_out + co0) * plane + oy * win.ow + ox;

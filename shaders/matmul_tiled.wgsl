@@ -1,10 +1,15 @@
 // matmul_tiled.wgsl: batched fp32 matrix product C[b] = A[b] @ B[b], row-major.
 //
 // Computes, for every batch index z < p.batch, the M x N product of A (M x K, starting at element
-// z * p.stride_a of `a`) and B (K x N, starting at z * p.stride_b of `b`) into C (M x N, starting at
-// z * p.stride_c of `c`). Batch dims are flattened by the caller; a batch stride of 0 broadcasts
-// that operand. M, N and K are arbitrary: loads outside the matrices read zeros and stores outside
-// C are skipped, so ragged edges and K not a multiple of BK are handled.
+// p.off_a + z * p.stride_a of `a`) and B (K x N, starting at p.off_b + z * p.stride_b of `b`) into
+// C (M x N, dense, starting at z * p.stride_c of `c`). Batch dims are flattened by the caller; a
+// batch stride of 0 broadcasts that operand. A and B are each stored row-major or transposed
+// (the layout IO_FNS and the PREFETCH blocks are rendered for), storage rows p.lda / p.ldb
+// elements apart, so transposed and sliced views are read in place. M, N and K are arbitrary:
+// loads outside the matrices read zeros and stores outside C are skipped, so ragged edges and K
+// not a multiple of BK are handled. Split K: with p.splits > 1, batch index z covers product
+// z / p.splits and the p.k_split-long slice z % p.splits of K (a multiple of BK), writing its
+// partial sum to C at z * p.stride_c; the caller adds the partials.
 //
 // Each workgroup computes one BM x BN tile of C. The K dimension is walked in steps of BK: the
 // A tile (stored transposed, k-major, so a thread reads 4 rows with one vec4 load) and the B tile
@@ -19,8 +24,9 @@
 //   0  a: array<ELEM>        read        A, all batches
 //   1  b: array<ELEM>        read        B, all batches
 //   2  c: array<ELEM>        read_write  C, all batches (batch stride p.stride_c)
-//   3  p: Params             uniform     m, n, k, batch, stride_a, stride_b, stride_c (elements)
-// Dispatch: (ceil(N / BN), ceil(M / BM), batch) workgroups of (WG_X, WG_Y, 1) threads.
+//   3  p: Params             uniform     m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb,
+//                                         off_a, off_b (elements), splits, k_split
+// Dispatch: (ceil(N / BN), ceil(M / BM), batch * splits) workgroups of (WG_X, WG_Y, 1) threads.
 //
 // Placeholders (filled by pyrite.webgpu.matmul_config.render):
 //   {{ BM }}, {{ BN }}, {{ BK }}      tile of C per workgroup, K step (u32 literals)
@@ -47,7 +53,14 @@ struct Params {
     stride_a: u32,
     stride_b: u32,
     stride_c: u32,
-    pad: u32,
+    lda: u32,
+    ldb: u32,
+    off_a: u32,
+    off_b: u32,
+    splits: u32,
+    k_split: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<{{ ELEM }}>;
@@ -85,16 +98,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let t = ty * WG_X + tx;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
-    let base_a = wid.z * p.stride_a;
-    let base_b = wid.z * p.stride_b;
+    let zb = wid.z / p.splits;
+    let k_begin = (wid.z % p.splits) * p.k_split;
+    let base_a = p.off_a + zb * p.stride_a;
+    let base_b = p.off_b + zb * p.stride_b;
     let base_c = wid.z * p.stride_c;
-    let steps = (p.k + BK - 1u) / BK;
+    let k_end = max(k_begin, min(p.k, k_begin + p.k_split));
+    let steps = (k_end - k_begin + BK - 1u) / BK;
 
     {{ ACC_DECL }}
     {{ PREFETCH_DECL }}
 
     // Stage K step 0 into buffer 0.
-    var k0 = 0u;
+    var k0 = k_begin;
     {{ PREFETCH_LOAD }}
     var buf = 0u;
     {{ PREFETCH_STORE }}
@@ -103,7 +119,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     for (var s = 0u; s < steps; s++) {
         let more = s + 1u < steps;
         if (more) {
-            k0 = (s + 1u) * BK;
+            k0 = k_begin + (s + 1u) * BK;
             {{ PREFETCH_LOAD }}
         }
         let ab = buf * AS_BUF + ty;

@@ -296,10 +296,12 @@ def dense_epilogue_source(program: Program, acc: int, result: int, rank: int,
                      f"ein{j}: array<{storage_type(program.inputs[j])}>;")
     words = {j: rank + n * (rank + 1) for n, j in enumerate(others)}
     scalar_base = rank + len(others) * (rank + 1)
-    body = ["  var r = i;"] + [f"  var p{j} = em[{words[j]}];" for j in others]
-    for d in range(rank - 1, -1, -1):
-        body.append(f"  let c{d} = r % em[{d}]; r = r / em[{d}];")
-        body += [f"  p{j} += c{d} * em[{words[j] + 1 + d}];" for j in others]
+    body = [f"  var p{j} = em[{words[j]}];" for j in others] or ["  _ = em[0];"]  # bound
+    if others:  # with no other input the index is not unravelled at all: an activation alone
+        body.insert(0, "  var r = i;")  # must cost nothing, whatever the driver eliminates
+        for d in range(rank - 1, -1, -1):
+            body.append(f"  let c{d} = r % em[{d}]; r = r / em[{d}];")
+            body += [f"  p{j} += c{d} * em[{words[j] + 1 + d}];" for j in others]
     ins = [load(f"ein{j}[p{j}]", dt) if j != acc else "v"
            for j, dt in enumerate(program.inputs)]
     scalars = [scalar_read(f"em[{scalar_base + k}]", dt)

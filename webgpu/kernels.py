@@ -46,6 +46,9 @@ class Kernels:
         self.pool = pool
         self._meta: OrderedDict[tuple[bytes, bool], Buffer] = OrderedDict()
         self._sources: dict[tuple[KernelKey, str], Pipeline] = {}
+        #: copy kernels that made a strided view dense (not copies into a given output, as
+        #: `cat` does): `pyrite.webgpu.stats()` reports them
+        self.copies = 0
         #: the `capture.Recorder` of a step being captured (pyrite.compile), else None
         self.recorder: Any = None
 
@@ -157,7 +160,9 @@ class Kernels:
 
     def copy(self, x: GpuTensor, out: GpuTensor | None = None) -> GpuTensor:
         """x's values into `out` (a new contiguous tensor by default)."""
-        out = out if out is not None else self.empty(x.shape, x.dtype, "copy")
+        if out is None:
+            out = self.empty(x.shape, x.dtype, "copy")
+            self.copies += 1
         return self.map("copy", "", [x], out, "v0")
 
     def contiguous(self, x: GpuTensor) -> GpuTensor:

@@ -1,13 +1,17 @@
 """Batched matmul with broadcast batch dims.
 
 Large f32 products go to the template `shaders/matmul_tiled.wgsl` (configured and rendered by
-`matmul_config.py`, its tile chosen per shape bucket by `autotune.py`), which wants row-major
-operands at offset 0 with one batch stride each: other layouts are copied into that form first
-(cheap next to the product). Everything else (small or integer products, mixed broadcast
-batches) runs `shaders/matmul_naive.wgsl`, which reads any strided view directly.
+`matmul_config.py`, its tile chosen per shape bucket by `autotune.py`), which reads each operand
+in place when it is a row-major or a transposed matrix view (any offset and row length) with one
+batch stride: `x.T @ g` and `g @ w.T` of a linear layer's backward pass run without copies.
+Other layouts (a mixed broadcast batch, a view strided in both dims) are copied first.
+Everything else (small or integer products) runs `shaders/matmul_naive.wgsl`, which reads any
+strided view directly.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..dtype import DType
 from . import matmul_config
@@ -48,39 +52,63 @@ def matmul(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
     return _naive(k, a.expanded(batch + (m, inner)), b.expanded(batch + (inner, n)))
 
 
-def _batch_stride(t: GpuTensor) -> int | None:
-    """The one stride z * s that reaches matrix z of a row-major batched view, if there is one."""
+@dataclass(frozen=True)
+class _Operand:
+    """How the tiled kernel reads one operand: stored transposed or not, its row length
+    (leading dimension), element offset and batch stride (0: broadcast)."""
+
+    transposed: bool
+    ld: int
+    offset: int
+    batch_stride: int
+
+
+def _operand(t: GpuTensor) -> _Operand | None:
+    """`t` (batch..., rows, cols) as a row-major or transposed matrix with one batch stride,
+    or None when its strides allow neither."""
     rows, cols = t.shape[-2:]
-    if t.offset or (cols > 1 and t.strides[-1] != 1) or (rows > 1 and t.strides[-2] != cols):
+    s_row, s_col = t.strides[-2:]
+    # a dim of size 1 may have any stride; a stride 0 (a broadcast row or column) fits neither
+    if (cols == 1 or s_col == 1) and (rows == 1 or s_row >= cols):
+        transposed, ld = False, s_row if rows > 1 else cols
+    elif (rows == 1 or s_row == 1) and (cols == 1 or s_col >= rows):
+        transposed, ld = True, s_col if cols > 1 else rows
+    else:
         return None
     sized = [(s, w) for n, s, w in zip(t.shape[:-2], t.strides[:-2],
                                        contiguous_strides(t.shape[:-2]), strict=True) if n > 1]
     if all(s == 0 for s, _ in sized):
-        return 0
-    if all(s == w * rows * cols for s, w in sized):
-        return rows * cols
+        return _Operand(transposed, ld, t.offset, 0)
+    first = sized[-1][0]  # the innermost batch dim's stride; the others must follow densely
+    if first > 0 and all(s == w * first for s, w in sized):
+        return _Operand(transposed, ld, t.offset, first)
     return None
 
 
 def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
            epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    views = []
+    views, ops = [], []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
         view = t.expanded(shape)
-        if _batch_stride(view) is None:
+        op = _operand(view)
+        if op is None:
             view = k.copy(t).expanded(shape)
+            op = _operand(view)
         views.append(view)
-    stride_a, stride_b = (_batch_stride(v) for v in views)
+        ops.append(op)
+    op_a, op_b = ops
     count = 1
     for size in batch:
         count *= size
     limits = k.runtime.limits
-    if stride_a is None or stride_b is None or count > limits.max_compute_workgroups_per_dimension:
+    if op_a is None or op_b is None or count > limits.max_compute_workgroups_per_dimension:
         return None
+    layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
     out = k.empty(batch + (m, n), DType.F32, "matmul")
-    params = k.constant(matmul_config.params_bytes(m, n, inner, count, stride_a, stride_b, m * n),
-                        uniform=True)
+    params = k.constant(matmul_config.params_bytes(
+        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
+        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
     bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
     extra: tuple[object, ...] = ()
     code = ""
@@ -91,12 +119,14 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool) -> None:
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
-                        (*cfg.cache_key(vec4), *extra))
-        pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code))
+                        (*cfg.cache_key(vec4, layout), *extra))
+        pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
         k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
 
     # the tile: timed on first use per shape bucket (autotune.py), else choose_config's
-    aligned = matmul_config.is_aligned(n, inner, (stride_a, stride_b, m * n))
+    aligned = matmul_config.is_aligned(
+        n, inner, (op_a.batch_stride, op_b.batch_stride, m * n, op_a.ld, op_b.ld, op_a.offset,
+                   op_b.offset), m=m, layout=layout)
     launch(*k.autotune.matmul(m, n, inner, count, aligned, launch))
     return out
 

@@ -9,10 +9,15 @@ Typical use::
 
     cfg = choose_config(m, n, k)
     aligned = is_aligned(n, k, offsets=(off_a, off_b, off_c, stride_a, stride_b, stride_c))
-    code = render(cfg, aligned)                    # WGSL source
-    key = cfg.cache_key(aligned)                   # pipeline cache key
+    code = render(cfg, aligned, layout="nt")       # WGSL source (B stored transposed)
+    key = cfg.cache_key(aligned, "nt")             # pipeline cache key
     groups = cfg.dispatch(m, n, batch)             # (x, y, z) workgroups
-    uniform = params_bytes(m, n, k, batch, stride_a, stride_b, stride_c)
+    uniform = params_bytes(m, n, k, batch, stride_a, stride_b, stride_c, layout="nt")
+
+Operand layouts: each of A and B is read either row-major ("n": element (r, c) at
+r * ld + c) or transposed ("t": at c * ld + r), with a leading dimension `ld` (a row of a
+sliced view may be longer than the matrix) and an element offset, so `x.T @ y` or
+`y @ w.T` run without copying the transposed operand first.
 """
 
 from __future__ import annotations
@@ -87,7 +92,8 @@ class TileConfig:
     def dispatch(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
         return (-(-n // self.bn), -(-m // self.bm), batch)
 
-    def cache_key(self, aligned: bool) -> tuple[str, int, int, int, int, int, int, bool]:
+    def cache_key(self, aligned: bool,
+                  layout: str = "nn") -> tuple[str, int, int, int, int, int, int, bool, str]:
         return (
             "matmul_tiled",
             self.bm,
@@ -97,6 +103,7 @@ class TileConfig:
             self.tn,
             self.unroll,
             bool(aligned),
+            layout,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -117,6 +124,8 @@ class TileConfig:
 CONFIGS: dict[str, TileConfig] = {
     c.name: c
     for c in (
+        TileConfig("t128x256x8_8x16_u8", 128, 256, 8, 8, 16, 8),
+        TileConfig("t256x128x8_16x8_u8", 256, 128, 8, 16, 8, 8),
         TileConfig("t128x128x8_8x8", 128, 128, 8, 8, 8),
         TileConfig("t128x128x8_8x8_u8", 128, 128, 8, 8, 8, 8),
         TileConfig("t128x128x16_8x8", 128, 128, 16, 8, 8),
@@ -124,6 +133,8 @@ CONFIGS: dict[str, TileConfig] = {
         TileConfig("t128x128x16_8x8_u16", 128, 128, 16, 8, 8, 16),
         TileConfig("t128x64x16_8x4", 128, 64, 16, 8, 4),
         TileConfig("t64x128x16_4x8", 64, 128, 16, 4, 8),
+        TileConfig("t64x128x8_8x8_u8", 64, 128, 8, 8, 8, 8),
+        TileConfig("t128x64x8_8x8_u8", 128, 64, 8, 8, 8, 8),
         TileConfig("t64x64x16_4x4", 64, 64, 16, 4, 4),
         TileConfig("t64x64x16_4x4_u16", 64, 64, 16, 4, 4, 16),
         TileConfig("t64x64x8_8x4", 64, 64, 8, 8, 4),
@@ -194,69 +205,69 @@ def candidates(
     return found
 
 
-def is_aligned(n: int, k: int, offsets: tuple[int, ...] = ()) -> bool:
-    """Whether the vec4 variant applies: rows of A (K) and of B and C (N) are whole vec4s, and
-    every element offset or batch stride is a multiple of 4."""
-    return n % 4 == 0 and k % 4 == 0 and all(o % 4 == 0 for o in offsets)
+def is_aligned(n: int, k: int, offsets: tuple[int, ...] = (), *, m: int = 0,
+               layout: str = "nn") -> bool:
+    """Whether the vec4 variant applies: storage rows of A (K, or M when A is stored
+    transposed), of B (N, or K) and of C (N) are whole vec4s, and every element offset, leading
+    dimension or batch stride in `offsets` is a multiple of 4."""
+    rows = (k if layout[0] == "n" else m, n if layout[1] == "n" else k, n)
+    return all(r % 4 == 0 for r in rows) and all(o % 4 == 0 for o in offsets)
+
+
+LAYOUTS = ("nn", "nt", "tn", "tt")  # A then B: "n" row-major, "t" stored transposed
 
 
 def params_bytes(
-    m: int, n: int, k: int, batch: int = 1, stride_a: int = 0, stride_b: int = 0, stride_c: int = 0
+    m: int, n: int, k: int, batch: int = 1, stride_a: int = 0, stride_b: int = 0, stride_c: int = 0,
+    *, layout: str = "nn", lda: int = 0, ldb: int = 0, off_a: int = 0, off_b: int = 0,
+    splits: int = 1, k_split: int = 0,
 ) -> bytes:
-    """The 32-byte uniform `Params` (strides in elements; 0 broadcasts that operand)."""
+    """The 64-byte uniform `Params` (strides, leading dimensions and offsets in elements; a
+    batch stride of 0 broadcasts that operand; `lda`/`ldb` 0: the matrix's own row length,
+    K or M for A, N or K for B, by `layout`; `splits` slices of K, each `k_split` long, a
+    multiple of every BK, batched on the dispatch's z after the products)."""
     if stride_c == 0 and batch > 1:
         stride_c = m * n
-    return struct.pack("<8I", m, n, k, batch, stride_a, stride_b, stride_c, 0)
+    lda = lda or (k if layout[0] == "n" else m)
+    ldb = ldb or (n if layout[1] == "n" else k)
+    return struct.pack("<16I", m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb,
+                       off_a, off_b, splits, k_split or max(k, 1), 0, 0, 0)
 
 
-_IO_ALIGNED = """\
-fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
-    if (row < p.m && col < p.k) {
-        return a[(base + row * p.k + col) / 4u];
-    }
+def _load_fn(name: str, buf: str, rows: str, cols: str, ld: str, aligned: bool) -> str:
+    """`fn name(base, row, col) -> vec4<f32>`: elements col..col+3 of storage row `row` of an
+    operand (rows x cols in its storage order, rows `ld` apart), zeros outside it."""
+    if aligned:
+        return f"""\
+fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
+    if (row < {rows} && col < {cols}) {{
+        return {buf}[(base + row * {ld} + col) / 4u];
+    }}
     return vec4<f32>(0.0);
-}
+}}"""
+    return f"""\
+fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
+    var v = vec4<f32>(0.0);
+    if (row < {rows}) {{
+        let i = base + row * {ld} + col;
+        for (var e = 0u; e < 4u; e++) {{
+            if (col + e < {cols}) {{
+                v[e] = {buf}[i + e];
+            }}
+        }}
+    }}
+    return v;
+}}"""
 
-fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
-    if (row < p.k && col < p.n) {
-        return b[(base + row * p.n + col) / 4u];
-    }
-    return vec4<f32>(0.0);
-}
 
+_STORE_ALIGNED = """\
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row < p.m && col < p.n) {
         c[(base + row * p.n + col) / 4u] = v;
     }
 }"""
 
-_IO_SCALAR = """\
-fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (row < p.m) {
-        let i = base + row * p.k + col;
-        for (var e = 0u; e < 4u; e++) {
-            if (col + e < p.k) {
-                v[e] = a[i + e];
-            }
-        }
-    }
-    return v;
-}
-
-fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
-    var v = vec4<f32>(0.0);
-    if (row < p.k) {
-        let i = base + row * p.n + col;
-        for (var e = 0u; e < 4u; e++) {
-            if (col + e < p.n) {
-                v[e] = b[i + e];
-            }
-        }
-    }
-    return v;
-}
-
+_STORE_SCALAR = """\
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row < p.m) {
         let i = base + row * p.n + col;
@@ -269,7 +280,16 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 }"""
 
 
-def _code_blocks(cfg: TileConfig) -> dict[str, str]:
+def _io(aligned: bool, layout: str) -> str:
+    """load_a4 / load_b4 / store_c4 of a plain matmul in `layout`."""
+    a_dims = ("p.m", "p.k") if layout[0] == "n" else ("p.k", "p.m")
+    b_dims = ("p.k", "p.n") if layout[1] == "n" else ("p.n", "p.k")
+    return "\n\n".join((_load_fn("load_a4", "a", *a_dims, "p.lda", aligned),
+                         _load_fn("load_b4", "b", *b_dims, "p.ldb", aligned),
+                         _STORE_ALIGNED if aligned else _STORE_SCALAR))
+
+
+def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
     ri, cj = cfg.tm // 4, cfg.tn // 4  # vec4 groups of rows / columns per thread
     ind = "\n    "
     acc = [f"acc{r}_{j}" for r in range(cfg.tm) for j in range(cj)]
@@ -297,34 +317,30 @@ def _code_blocks(cfg: TileConfig) -> dict[str, str]:
         ]
     acc_store = ind.join(store)
 
-    kq = cfg.bk // 4  # vec4s per row of the A tile
-    nq = cfg.bn // 4  # vec4s per row of the B tile
+    kq = cfg.bk // 4  # vec4s along K of a tile row
+    mq = cfg.bm // 4  # vec4s per row of a k-major A tile
+    nq = cfg.bn // 4  # vec4s per row of a k-major B tile
     decl = [f"var pa{i} = vec4<f32>(0.0);" for i in range(cfg.loads_a)]
     decl += [f"var pb{i} = vec4<f32>(0.0);" for i in range(cfg.loads_b)]
-    load = [
-        f"pa{i} = load_a4(base_a, m0 + (t + {i}u * NT) / {kq}u,"
-        f" k0 + ((t + {i}u * NT) % {kq}u) * 4u);"
-        for i in range(cfg.loads_a)
-    ]
-    load += [
-        f"pb{i} = load_b4(base_b, k0 + (t + {i}u * NT) / {nq}u,"
-        f" n0 + ((t + {i}u * NT) % {nq}u) * 4u);"
-        for i in range(cfg.loads_b)
-    ]
-    st = []
+    load, st = [], []
     for i in range(cfg.loads_a):
-        st.append(
-            f"{{ let r = (t + {i}u * NT) / {kq}u; "
-            f"let o = buf * AS_BUF + ((t + {i}u * NT) % {kq}u) * 4u * AS_ROW + r / 4u; "
-            f"let e = r % 4u; "
-            f"As[o][e] = pa{i}.x; As[o + AS_ROW][e] = pa{i}.y; "
-            f"As[o + 2u * AS_ROW][e] = pa{i}.z; As[o + 3u * AS_ROW][e] = pa{i}.w; }}"
-        )
+        j = f"(t + {i}u * NT)"
+        if layout[0] == "n":  # rows of A along M, vec4s along K: transposed into As
+            load.append(f"pa{i} = load_a4(base_a, m0 + {j} / {kq}u, k0 + ({j} % {kq}u) * 4u);")
+            st.append(_scatter("As", "AS_BUF", "AS_ROW", f"pa{i}", f"{j} / {kq}u",
+                               f"({j} % {kq}u) * 4u"))
+        else:  # A stored transposed: rows along K, vec4s along M, as As holds them
+            load.append(f"pa{i} = load_a4(base_a, k0 + {j} / {mq}u, m0 + ({j} % {mq}u) * 4u);")
+            st.append(f"As[buf * AS_BUF + ({j} / {mq}u) * AS_ROW + {j} % {mq}u] = pa{i};")
     for i in range(cfg.loads_b):
-        st.append(
-            f"Bs[buf * BS_BUF + ((t + {i}u * NT) / {nq}u) * BS_ROW + (t + {i}u * NT) % {nq}u]"
-            f" = pb{i};"
-        )
+        j = f"(t + {i}u * NT)"
+        if layout[1] == "n":  # rows of B along K, vec4s along N, as Bs holds them
+            load.append(f"pb{i} = load_b4(base_b, k0 + {j} / {nq}u, n0 + ({j} % {nq}u) * 4u);")
+            st.append(f"Bs[buf * BS_BUF + ({j} / {nq}u) * BS_ROW + {j} % {nq}u] = pb{i};")
+        else:  # B stored transposed: rows along N, vec4s along K: transposed into Bs
+            load.append(f"pb{i} = load_b4(base_b, n0 + {j} / {kq}u, k0 + ({j} % {kq}u) * 4u);")
+            st.append(_scatter("Bs", "BS_BUF", "BS_ROW", f"pb{i}", f"{j} / {kq}u",
+                               f"({j} % {kq}u) * 4u"))
     return {
         "ACC_DECL": acc_decl,
         "ACC_STEP": acc_step,
@@ -333,6 +349,14 @@ def _code_blocks(cfg: TileConfig) -> dict[str, str]:
         "PREFETCH_LOAD": ind.join(load),
         "PREFETCH_STORE": ind.join(st),
     }
+
+
+def _scatter(tile: str, buf: str, row: str, value: str, r: str, kk: str) -> str:
+    """Store the vec4 `value` (4 consecutive k's of row or column `r` of an operand) into the
+    k-major workgroup tile: element e goes to k-row kk + e, lane r % 4 of vec4 r / 4."""
+    return (f"{{ let r = {r}; let o = buf * {buf} + ({kk}) * {row} + r / 4u; let e = r % 4u; "
+            f"{tile}[o][e] = {value}.x; {tile}[o + {row}][e] = {value}.y; "
+            f"{tile}[o + 2u * {row}][e] = {value}.z; {tile}[o + 3u * {row}][e] = {value}.w; }}")
 
 
 def split_header(template: str) -> tuple[str, str]:
@@ -399,11 +423,11 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 }"""
 
 
-def _io_fns(aligned: bool, epilogue: str) -> str:
+def _io_fns(aligned: bool, epilogue: str, layout: str = "nn") -> str:
     """The load/store functions; with an `epilogue` (module-scope WGSL defining
     `pyrite_out(v, i) -> f32`, i the element's index in c), every stored value goes through
     it first."""
-    io = _IO_ALIGNED if aligned else _IO_SCALAR
+    io = _io(aligned, layout)
     if not epilogue:
         return io
     store = _STORE_EPILOGUE_ALIGNED if aligned else _STORE_EPILOGUE_SCALAR
@@ -411,10 +435,16 @@ def _io_fns(aligned: bool, epilogue: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def render(cfg: TileConfig, aligned: bool, epilogue: str = "") -> str:
+def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn",
+           io: str = "") -> str:
     """WGSL for `cfg`; `aligned` selects vec4 storage access (see `is_aligned`); `epilogue`
     is module-scope WGSL defining `pyrite_out(v: f32, i: i32) -> f32` (i: the element's index
-    in c, dense), applied to every element before it is stored (fusion's epilogue), or empty."""
+    in c, dense), applied to every element before it is stored (fusion's epilogue), or empty;
+    `layout` (one of LAYOUTS) how A and B are stored. `io`, when given, replaces the plain
+    matmul's `load_a4`, `load_b4` and `store_c4` (and `epilogue`): module-scope WGSL that
+    gathers the operands and scatters C some other way (`conv_gemm.py`'s implicit GEMM)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"matmul layout {layout!r}: expected one of {LAYOUTS}")
     values: dict[str, object] = {
         "BM": cfg.bm,
         "BN": cfg.bn,
@@ -427,12 +457,13 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "") -> str:
         "LOADS_B": cfg.loads_b,
         "UNROLL": cfg.unroll,
         "ELEM": "vec4<f32>" if aligned else "f32",
-        "IO_FNS": _io_fns(aligned, epilogue),
+        "IO_FNS": io or _io_fns(aligned, epilogue, layout),
     }
-    values.update(_code_blocks(cfg))
+    values.update(_code_blocks(cfg, layout))
     banner = (
         f"// matmul_tiled.wgsl rendered for {cfg.name}"
-        f" ({'vec4' if aligned else 'scalar'} access): C[b] = A[b] @ B[b], fp32, row-major.\n"
+        f" ({'vec4' if aligned else 'scalar'} access, layout {layout}): C[b] = A[b] @ B[b],"
+        f" fp32.\n"
         f"// Bindings: 0 a, 1 b (read), 2 c (read_write), 3 Params (uniform).\n"
     )
     return render_template(_template(), values, banner)

@@ -1,7 +1,8 @@
 """`pyrite.webgpu.stats()`: what a webgpu device has done, in one dictionary.
 
 Counters come from three places, each owning its own: the runtime's command batch
-(dispatches, submits, readbacks and the time spent waiting for them), the buffer pool (bytes
+(dispatches, submits, readbacks and the time spent waiting for them; and the copy
+kernels among the dispatches), the buffer pool (bytes
 allocated, reused, peak) and, when the device is fused, `Fusion` (ops recorded, flushes, fused
 kernels and the ops inside them, plan and pipeline cache hits, outputs written in place, bytes
 the generated kernels moved). All are totals since the device was built.
@@ -37,6 +38,7 @@ def stats(device: str | Backend | None = None) -> dict[str, Any]:
     runtime = raw.kernels.runtime
     batch = getattr(runtime, "inner", runtime)
     out["runtime"] = dict(getattr(batch, "stats", {}))
+    out["runtime"]["copies"] = raw.kernels.copies  # strided views made dense by a copy kernel
     out["memory"] = asdict(raw.memory_stats())
     fused = next((b for b in stack if isinstance(b, Fusion)), None)
     out["fusion"] = fused.stats.as_dict() if fused is not None else None

@@ -62,6 +62,20 @@ def test_matmul_of_transposed_views(backend):
     assert_close(x @ x.transpose(), reference(a) @ reference(a).T)
 
 
+def test_large_matmul_of_transposed_and_sliced_views(backend):
+    # big enough for webgpu's tiled kernel (>= 64^3 multiply-adds), which reads each layout
+    # (row-major or transposed, any row length and offset) in place
+    a = random_array((100, 75), F32, seed=8)  # a[2:98].T: (75, 96), transposed, offset
+    b = random_array((2, 96, 70), F32, seed=9)  # a batch of row-major matrices
+    w = random_array((68, 100), F32, seed=10)  # w[:, 3:99].T: (96, 68), transposed, sliced
+    x, y, v = (tensor(t, device=backend) for t in (a, b, w))
+    ra, rb, rw = reference(a), reference(b), reference(w)
+    tol = {"atol": 1e-4, "rtol": 1e-4}  # sums of 96 f32 products, in another order than numpy's
+    assert_close(x[2:98].T @ y, np.matmul(ra[2:98].T, rb), **tol)
+    assert_close(y.transpose() @ x[2:98], np.matmul(rb.transpose(0, 2, 1), ra[2:98]), **tol)
+    assert_close(x[2:98].T @ v[:, 3:99].T, ra[2:98].T @ rw[:, 3:99].T, **tol)
+
+
 def test_matmul_of_expanded_batch(backend):
     a = random_array((1, 3, 4), F32, seed=6)
     b = random_array((5, 4, 2), F32, seed=7)

@@ -42,3 +42,50 @@ def test_tiled_path_for_large_f32(gpu, up, down):
     np.testing.assert_allclose(got, c @ c.T, rtol=1e-4, atol=1e-4)
     keys = {key.kernel for key, _ in gpu.kernels._sources}
     assert "matmul_tiled" in keys
+
+
+def _copies(gpu, run):
+    """`run()`'s result and the copy kernels it dispatched (the `copies` counter)."""
+    before = gpu.kernels.copies
+    out = run()
+    return out, gpu.kernels.copies - before
+
+
+def test_tiled_reads_transposed_sliced_and_batched_operands_in_place(gpu, up, down):
+    # every layout (A, B each row-major or transposed), ragged and aligned sizes, offsets and
+    # leading dimensions of sliced views, a batch stride and a broadcast batch (B): the tiled
+    # kernel reads them all without a copy and agrees with numpy
+    def rng(a, b):
+        return (a, b, 1)
+
+    for m, k, n in ((70, 90, 68), (64, 96, 128), (33, 129, 65)):
+        a = RNG.normal(size=(2, m + 3, k + 5)).astype(np.float32)
+        at = RNG.normal(size=(2, k + 5, m + 3)).astype(np.float32)
+        b = RNG.normal(size=(1, k + 4, n + 4)).astype(np.float32)
+        bt = RNG.normal(size=(1, n + 4, k + 4)).astype(np.float32)
+        lhs = {"n": (gpu.slice(up(a), (rng(0, 2), rng(1, m + 1), rng(4, k + 4))),
+                     a[:, 1:m + 1, 4:k + 4]),
+               "t": (gpu.permute(gpu.slice(up(at), (rng(0, 2), rng(4, k + 4), rng(0, m))),
+                                 (0, 2, 1)), at[:, 4:k + 4, :m].transpose(0, 2, 1))}
+        rhs = {"n": (gpu.slice(up(b), (rng(0, 1), rng(4, k + 4), rng(0, n))), b[:, 4:k + 4, :n]),
+               "t": (gpu.permute(gpu.slice(up(bt), (rng(0, 1), rng(4, n + 4), rng(0, k))),
+                                 (0, 2, 1)), bt[:, 4:n + 4, :k].transpose(0, 2, 1))}
+        for la, (x, xn) in lhs.items():
+            for lb, (y, yn) in rhs.items():
+                got, copies = _copies(gpu, lambda x=x, y=y: gpu.matmul(x, y))
+                np.testing.assert_allclose(down(got), xn @ yn, rtol=1e-4, atol=1e-4,
+                                           err_msg=f"layout {la}{lb}, {m}x{k}x{n}")
+                assert copies == 0, f"layout {la}{lb}: {copies} copies"
+    layouts = {key.params[8] for key, _ in gpu.kernels._sources if key.kernel == "matmul_tiled"}
+    assert {"nn", "nt", "tn", "tt"} <= layouts
+
+
+def test_tiled_copies_what_it_cannot_read(gpu, up, down):
+    # a broadcast row (stride 0 along M) is neither layout: copied once, still right
+    row = RNG.normal(size=(1, 96)).astype(np.float32)
+    b = RNG.normal(size=(96, 80)).astype(np.float32)
+    x = gpu.expand(up(row), (72, 96))
+    got, copies = _copies(gpu, lambda: gpu.matmul(x, up(b)))
+    np.testing.assert_allclose(down(got), np.broadcast_to(row, (72, 96)) @ b, rtol=1e-4,
+                               atol=1e-4)
+    assert copies == 1

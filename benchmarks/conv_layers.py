@@ -1,0 +1,365 @@
+"""Each conv layer of the MNIST guide model and of SqueezeNet 1.1, forward and both gradients, on
+pyrite's raw webgpu backend against PyTorch cuDNN (fp32, TF32 off) in the same run.
+
+Layers: the guide model's conv1 (1 -> 8) and conv2 (8 -> 16), 3x3 on 28x28 / 26x26 images at
+`--mnist-batch` (64, the training batch), and every conv of SqueezeNet 1.1
+(`pyrite.demos.image_classification.squeezenet.SqueezeNet`, whose input sizes are traced by
+running it once on numpy at 227x227) at `--squeeze-batch` (16). For each layer and each of
+`forward` (conv2d with bias), `input_grad` and `weight_grad` (the backend's
+`conv2d_input_grad` / `conv2d_weight_grad`, what Autodiff calls), the kernel pyrite runs is
+timed with autotune in its current mode (PYRITE_AUTOTUNE; the choice of each shape bucket is in
+the JSON), and `forward_relu` times `relu(conv2d(x, w, b))` on `Fusion` (the conv with its
+epilogue) against the raw backend's conv plus a separate relu (`forward_relu_unfused`).
+`<op>_direct` and `<op>_gemm` force each op onto the direct kernel and onto the implicit GEMM
+with the heuristic's tile (`webgpu/conv_gemm.py`), the two variants autotune chooses between.
+
+Timing: a block is `reps` back-to-back ops then one sync (pyrite: a 4-byte readback; torch:
+`torch.cuda.synchronize()`), `reps` grown until a block lasts >= `--min-ms`; the median of
+`--iters` blocks after a warm-up. Every pyrite result is checked against torch (or numpy without
+CUDA) once before timing (relative error < 1e-4); a failure is reported and exits 1. GFLOP/s
+count 2 * multiply-adds of the direct convolution (the same for all three).
+
+    python benchmarks/conv_layers.py --quick --out benchmarks/results/conv_layers_lavapipe.json
+    python benchmarks/conv_layers.py --out $OUT/conv.json          # H100: about a minute
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import cpu_name, cuda_torch, write_results
+
+import pyrite
+import pyrite.webgpu
+from pyrite import Tensor
+from pyrite.activation import relu
+from pyrite.data import TensorData
+from pyrite.webgpu.fusion import Fusion
+
+Layer = dict[str, Any]
+
+
+def _pads(padding: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+    if padding == "valid":
+        return ((0, 0), (0, 0))
+    (t, b), (left, r) = padding
+    return ((int(t), int(b)), (int(left), int(r)))
+
+
+def squeezenet_layers(batch: int) -> list[Layer]:
+    """SqueezeNet 1.1's convs with the input shape each sees (traced on numpy, 227x227)."""
+    from pyrite.demos.image_classification.squeezenet import SqueezeNet
+    from pyrite.nn.conv import Conv2d
+
+    model = SqueezeNet("numpy")
+    names = {id(m): name for name, m in vars(model).items() if isinstance(m, Conv2d)}
+    seen: list[Layer] = []
+    forward = Conv2d.forward
+
+    def traced(self: Conv2d, x: Any) -> Any:
+        c_out, cg, kh, kw = self.weight.val.shape
+        seen.append({"name": "squeezenet." + names[id(self)],
+                     "x": (batch, *x.shape[1:]), "w": (c_out, cg, kh, kw),
+                     "stride": tuple(self.stride), "padding": _pads(self.padding),
+                     "dilation": tuple(self.dilation), "groups": self.groups})
+        return forward(self, x)
+
+    Conv2d.forward = traced  # type: ignore[method-assign]
+    try:
+        model.forward(pyrite.zeros((1, 3, 227, 227), device="numpy"))
+    finally:
+        Conv2d.forward = forward  # type: ignore[method-assign]
+    return seen
+
+
+def mnist_layers(batch: int) -> list[Layer]:
+    base = {"stride": (1, 1), "padding": ((0, 0), (0, 0)), "dilation": (1, 1), "groups": 1}
+    return [{"name": "mnist.conv1", "x": (batch, 1, 28, 28), "w": (8, 1, 3, 3), **base},
+            {"name": "mnist.conv2", "x": (batch, 8, 26, 26), "w": (16, 8, 3, 3), **base}]
+
+
+def out_shape(layer: Layer) -> tuple[int, int, int, int]:
+    n, _, h, w = layer["x"]
+    c_out, _, kh, kw = layer["w"]
+    (pt, pb), (pl, pr) = layer["padding"]
+    (sh, sw), (dh, dw) = layer["stride"], layer["dilation"]
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    return n, c_out, oh, ow
+
+
+def flop(layer: Layer) -> int:
+    n, c_out, oh, ow = out_shape(layer)
+    _, cg, kh, kw = layer["w"]
+    return 2 * n * c_out * oh * ow * cg * kh * kw
+
+
+def _blocks(run: Any, sync: Any, min_ms: float, iters: int) -> dict[str, Any]:
+    """Median seconds per op over `iters` blocks of `reps` ops then one sync."""
+    run(2)
+    sync()
+    reps = 1
+    while True:
+        t0 = time.perf_counter()
+        run(reps)
+        sync()
+        took = time.perf_counter() - t0
+        if took * 1e3 >= min_ms or reps >= 4096:
+            break
+        reps = min(4096, max(reps * 2, int(reps * min_ms / 1e3 / max(took, 1e-6))))
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        run(reps)
+        sync()
+        times.append((time.perf_counter() - t0) / reps)
+    return {"median_ms": statistics.median(times) * 1e3, "reps": reps,
+            "times_ms": [round(t * 1e3, 4) for t in times]}
+
+
+class Pyrite:
+    """The raw webgpu backend and Fusion over it."""
+
+    def __init__(self) -> None:
+        dev = pyrite.device("webgpu")
+        self.fused = dev if isinstance(dev, Fusion) else pyrite.device("fusion<webgpu>")
+        self.raw = self.fused.inner
+
+    def put(self, a: np.ndarray, fused: bool = False) -> Any:
+        b = self.fused if fused else self.raw
+        return b.from_data(TensorData(np.ascontiguousarray(a, np.float32)))
+
+    def get(self, t: Any, fused: bool = False) -> np.ndarray:
+        b = self.fused if fused else self.raw
+        return np.asarray(b.to_data(t).to_numpy())
+
+    def sync(self) -> None:
+        self.raw.sync()
+
+
+def _relu(backend: Any, prim: Any) -> Any:
+    return relu(Tensor.from_primitive(prim, backend)).into_primitive()
+
+
+def _rel(out: np.ndarray, ref: np.ndarray) -> float:
+    return float(np.linalg.norm(out - ref) / max(float(np.linalg.norm(ref)), 1e-30))
+
+
+def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
+              rng: np.random.Generator) -> dict[str, Any]:
+    x = rng.standard_normal(layer["x"], dtype=np.float32)
+    fan_in = np.float32(np.sqrt(np.prod(layer["w"][1:])))
+    w = rng.standard_normal(layer["w"], dtype=np.float32) / fan_in
+    bias = rng.standard_normal(layer["w"][0], dtype=np.float32)
+    dy = rng.standard_normal(out_shape(layer), dtype=np.float32)
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    raw, fused = p.raw, p.fused
+    gx, gw, gb, gdy = p.put(x), p.put(w), p.put(bias), p.put(dy)
+    fx, fw, fb = p.put(x, True), p.put(w, True), p.put(bias, True)
+
+    def fwd() -> Any:
+        return raw.conv2d(gx, gw, gb, *conv)
+
+    def dgrad() -> Any:
+        return raw.conv2d_input_grad(gdy, gw, layer["x"], *conv)
+
+    def wgrad() -> Any:
+        return raw.conv2d_weight_grad(gx, gdy, layer["w"], *conv)
+
+    def fwd_relu() -> Any:
+        return _relu(fused, fused.conv2d(fx, fw, fb, *conv))
+
+    def fwd_relu_unfused() -> Any:
+        return _relu(raw, raw.conv2d(gx, gw, gb, *conv))
+
+    row: dict[str, Any] = {"layer": layer["name"], "x": list(layer["x"]), "w": list(layer["w"]),
+                           "stride": list(layer["stride"]), "padding": layer["padding"],
+                           "dilation": list(layer["dilation"]), "groups": layer["groups"],
+                           "gflop": flop(layer) / 1e9}
+    # references: torch on the GPU, else numpy through pyrite's own numpy backend
+    pt = _torch_ops(torch, x, w, bias, dy, layer) if torch is not None else None
+    refs = pt["refs"] if pt is not None else _numpy_refs(x, w, bias, dy, layer)
+    got = {"forward": p.get(fwd()), "input_grad": p.get(dgrad()),
+           "weight_grad": p.get(wgrad()), "forward_relu": p.get(fwd_relu(), True)}
+    row["rel_err"] = {k: _rel(v, refs[k]) for k, v in got.items()}
+    row["ok"] = all(e < 1e-4 for e in row["rel_err"].values())
+
+    def timed(make: Any, hold: list[Any]) -> dict[str, Any]:
+        def run(reps: int) -> None:
+            hold.clear()
+            for _ in range(reps):
+                r = make()
+                if r is not None:
+                    hold.append(r)
+            if hold and isinstance(hold[-1], pyrite.webgpu.fusion.FusedTensor):
+                fused.sync()
+        return _blocks(run, p.sync, args.min_ms, args.iters)
+
+    hold: list[Any] = []
+    ops = {"forward": fwd, "input_grad": dgrad, "weight_grad": wgrad,
+           "forward_relu": fwd_relu, "forward_relu_unfused": fwd_relu_unfused,
+           **_variants(p, layer, gx, gw, gb, gdy)}
+    for name, make in ops.items():
+        r = timed(make, hold)
+        r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
+        row[name] = r
+    hold.clear()
+    if pt is not None:
+        for name, make in pt["ops"].items():
+            r = _blocks(make, torch.cuda.synchronize, args.min_ms, args.iters)
+            r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
+            row["torch_" + name] = r
+            for mine in (name, f"{name}_direct", f"{name}_gemm"):
+                if mine in row:
+                    row[f"ratio_{mine}"] = (row["torch_" + name]["median_ms"]
+                                            / row[mine]["median_ms"])
+    return row
+
+
+def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
+              gdy: Any) -> dict[str, Any]:
+    """Each of the three ops forced onto the direct kernel and onto the implicit GEMM with the
+    heuristic's tile (what autotune chooses between), into preallocated outputs."""
+    from pyrite.dtype import DType
+    from pyrite.webgpu import conv as wconv
+    from pyrite.webgpu import conv_gemm as cg
+
+    k = p.raw.kernels
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    xs, groups = layer["x"], layer["groups"]
+    y = k.empty(out_shape(layer), DType.F32, "bench")
+    dx = k.empty(xs, DType.F32, "bench")
+    dw = k.empty(layer["w"], DType.F32, "bench")
+    out_hw = y.shape[2:]
+
+    def tile(mode: int) -> Any:
+        return cg.default_tile(k, *cg.sizes(xs, layer["w"], out_hw, groups, mode), groups)
+
+    t_f, t_d, t_w = tile(cg.FORWARD), tile(cg.INPUT_GRAD), tile(cg.WEIGHT_GRAD)
+    return {
+        "forward_direct": lambda: wconv._direct(k, y, gx, gw, gb, *conv),
+        "forward_gemm": lambda: cg.run(k, t_f, y, gx, gw, gb, xs, *conv, cg.FORWARD),
+        "input_grad_direct": lambda: wconv._direct_input_grad(k, dx, gdy, gw, *conv),
+        "input_grad_gemm": lambda: cg.run(k, t_d, dx, gdy, gw, None, xs, *conv,
+                                          cg.INPUT_GRAD),
+        "weight_grad_direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv),
+        "weight_grad_gemm": lambda: cg.run(k, t_w, dw, gx, gdy, None, xs, *conv,
+                                           cg.WEIGHT_GRAD),
+    }
+
+
+def _numpy_refs(x: np.ndarray, w: np.ndarray, bias: np.ndarray, dy: np.ndarray,
+                layer: Layer) -> dict[str, np.ndarray]:
+    b = pyrite.device("numpy")
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+
+    def put(a: np.ndarray) -> Any:
+        return b.from_data(TensorData(a.astype(np.float32)))
+
+    def get(t: Any) -> np.ndarray:
+        return np.asarray(b.to_data(t).to_numpy())
+
+    out = get(b.conv2d(put(x), put(w), put(bias), *conv))
+    return {"forward": out, "forward_relu": np.maximum(out, 0),
+            "input_grad": get(b.conv2d_input_grad(put(dy), put(w), layer["x"], *conv)),
+            "weight_grad": get(b.conv2d_weight_grad(put(x), put(dy), layer["w"], *conv))}
+
+
+def _torch_ops(torch: Any, x: np.ndarray, w: np.ndarray, bias: np.ndarray, dy: np.ndarray,
+               layer: Layer) -> dict[str, Any]:
+    F = torch.nn.functional
+    (pt, pb), (pl, pr) = layer["padding"]
+    if pt != pb or pl != pr:
+        raise SystemExit(f"{layer['name']}: asymmetric padding is not timed against torch")
+    kw = {"stride": layer["stride"], "padding": (pt, pl), "dilation": layer["dilation"],
+          "groups": layer["groups"]}
+    tx, tw, tb, tdy = (torch.from_numpy(a).cuda() for a in (x, w, bias, dy))
+    grad = torch.nn.grad
+    ops = {
+        "forward": lambda: F.conv2d(tx, tw, tb, **kw),
+        "input_grad": lambda: grad.conv2d_input(tx.shape, tw, tdy, **kw),
+        "weight_grad": lambda: grad.conv2d_weight(tx, tw.shape, tdy, **kw),
+        "forward_relu": lambda: F.relu(F.conv2d(tx, tw, tb, **kw)),
+    }
+    refs = {k: f().cpu().numpy() for k, f in ops.items()}
+
+    def looped(f: Any) -> Any:
+        def run(reps: int) -> None:
+            for _ in range(reps):
+                f()
+        return run
+
+    return {"refs": refs, "ops": {k: looped(f) for k, f in ops.items()}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mnist-batch", type=int, default=64)
+    ap.add_argument("--squeeze-batch", type=int, default=16)
+    ap.add_argument("--only", default="", help="comma-separated substrings of layer names")
+    ap.add_argument("--quick", action="store_true",
+                    help="batch 2 for both models, 2 blocks of >= 5 ms (lavapipe)")
+    ap.add_argument("--min-ms", type=float, default=10.0)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    if args.quick:
+        args.mnist_batch, args.squeeze_batch, args.min_ms, args.iters = 2, 1, 5.0, 2
+    torch = None if args.no_torch else cuda_torch()
+    layers = mnist_layers(args.mnist_batch) + squeezenet_layers(args.squeeze_batch)
+    if args.only:
+        keys = args.only.split(",")
+        layers = [lay for lay in layers if any(k in lay["name"] for k in keys)]
+    p = Pyrite()
+    info = p.raw.kernels.runtime.adapter
+    print(f"adapter: {info.name} ({info.backend}, {info.adapter_type})", flush=True)
+    rng = np.random.default_rng(0)
+    rows = []
+    for layer in layers:
+        row = run_layer(p, torch, layer, args, rng)
+        rows.append(row)
+        line = f"{row['layer']:32s}"
+        for name in ("forward", "input_grad", "weight_grad"):
+            line += f" {name} {row[name]['gflops']:8.1f}"
+            if f"ratio_{name}" in row:
+                line += f" ({row[f'ratio_{name}']:.2f}x)"
+            line += (f" [d {row[name + '_direct']['gflops']:.0f}"
+                     f" g {row[name + '_gemm']['gflops']:.0f}]")
+        gain = row["forward_relu_unfused"]["median_ms"] / row["forward_relu"]["median_ms"]
+        line += f" relu unfused/fused {gain:.2f}"
+        print(line + ("" if row["ok"] else f"  FAIL {row['rel_err']}"), flush=True)
+    tune = p.raw.kernels.autotune
+    result = {
+        "benchmark": "conv_layers",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": {"machine": platform.machine(), "cpu": cpu_name(), "cpus": os.cpu_count(),
+                 "python": platform.python_version()},
+        "device": {"adapter": info.name, "backend": info.backend, "type": info.adapter_type,
+                   "driver": info.description},
+        "peer": ({"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
+                  "allow_tf32": torch.backends.cudnn.allow_tf32} if torch is not None else None),
+        "method": {"min_ms": args.min_ms, "iters": args.iters, "mnist_batch": args.mnist_batch,
+                   "squeeze_batch": args.squeeze_batch,
+                   "autotune": tune.mode,
+                   "ratio": "torch ms / pyrite ms (> 1: pyrite faster)"},
+        "autotune_choices": tune.choices(),
+        "autotune_ms": tune.timings(),
+        "layers": rows,
+    }
+    if args.out:
+        write_results(args.out, result)
+        print(f"wrote {args.out}")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

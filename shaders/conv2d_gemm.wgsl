@@ -1,0 +1,212 @@
+// conv2d_gemm.wgsl: the load and store functions that turn `matmul_tiled.wgsl` into an implicit
+// GEMM convolution (NCHW, f32, any stride, padding, dilation and groups; no im2col buffer).
+// Pasted in place of the plain matmul's IO functions by `webgpu/conv_gemm.py`; one group per
+// batch index z of the matmul (its batch strides step from group to group).
+//
+// forward (MODE 0): C[co, j] = sum over k = (ci, ky, kx) of A[co, k] * B[k, j] where
+//   A is the weight (C_out, cg, KH, KW) read densely (row co of the group, K = cg*KH*KW),
+//   B[k, j] = x[n, ci, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw] (0 in the padding),
+//   j = (n, oy, ox) runs over N*OH*OW; C goes to out[n, co, oy, ox] (+ bias[co]).
+// input gradient (MODE 1): C[ci, j] = sum over k = (co, ky, kx) of A[ci, k] * B[k, j] where
+//   A[ci, k] = w[co, ci, ky, kx], B[k, j] = dy[n, co, oy, ox] for the output pixel whose tap
+//   (ky, kx) reaches input pixel j = (n, iy, ix) (0 where none does: stride, padding),
+//   j runs over N*H*W; C goes to dx[n, ci, iy, ix].
+// weight gradient (MODE 2): C[co, k] = sum over j = (n, oy, ox) of A[co, j] * B[j, k] where
+//   A[co, j] = dy[n, co, oy, ox], B[j, k] = x[n, ci, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw],
+//   k = (ci, ky, kx); C is dense (cog, cg*KH*KW) per group, or a partial sum of it per slice
+//   of j when the matmul splits K (the caller adds them up).
+// Matmul sizes: forward M = cog, N = N*OH*OW, K = cg*KH*KW; input gradient M = cg, N = N*H*W,
+// K = cog*KH*KW; weight gradient M = cog, N = cg*KH*KW, K = N*OH*OW. 4 consecutive pixels of a
+// load or store walk (x, y, n) with carries, so a vec4 costs one division chain, not four.
+//
+// Bindings (after matmul_tiled's 0 a, 1 b, 2 c, 3 p):
+//   4 cm: array<i32> = [H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, C_in, C_out, cg, cog,
+//                       has_bias]
+//   5 bias: array<f32> (C_out; any buffer when has_bias is 0; unused by the input gradient)
+// Placeholders: {{ mode }} (0, 1 or 2, as above), {{ epilogue }} (module-scope WGSL defining
+//   `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i).
+
+@group(0) @binding(4) var<storage, read> cm: array<i32>;
+@group(0) @binding(5) var<storage, read> bias: array<f32>;
+
+const MODE: u32 = {{ mode }}u;
+const DGRAD: bool = MODE == 1u;
+
+{{ epilogue }}
+
+// The pixel grid j walks: (OH, OW) forward, (H, W) for the input gradient.
+fn grid_h() -> i32 { if (DGRAD) { return cm[0]; } return cm[2]; }
+fn grid_w() -> i32 { if (DGRAD) { return cm[1]; } return cm[3]; }
+
+fn a_at(base: u32, row: u32, col: u32) -> f32 {
+    if (row >= p.m || col >= p.k) {
+        return 0.0;
+    }
+    if (!DGRAD) {
+        return a[base + row * p.k + col];
+    }
+    let taps = u32(cm[4] * cm[5]);
+    let co = col / taps;
+    return a[base + (co * u32(cm[14]) + row) * taps + (col - co * taps)];
+}
+
+fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (MODE == 2u) {
+        return dy_row4(base, row, col);
+    }
+    return vec4<f32>(a_at(base, row, col), a_at(base, row, col + 1u), a_at(base, row, col + 2u),
+                     a_at(base, row, col + 3u));
+}
+
+// Weight gradient's A: dy[n, co, pixel j..j+3] of output channel `row` (base: the group's
+// first channel), pixels walking into the next image.
+fn dy_row4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (row >= p.m) {
+        return v;
+    }
+    let plane = cm[2] * cm[3];
+    var n = i32(col) / plane;
+    var pix = i32(col) - n * plane;
+    for (var e = 0; e < 4; e++) {
+        if (col + u32(e) < p.k) {
+            v[e] = a[i32(base) + (n * cm[13] + i32(row)) * plane + pix];
+        }
+        pix += 1;
+        if (pix == plane) {
+            pix = 0;
+            n += 1;
+        }
+    }
+    return v;
+}
+
+// Weight gradient's B: x under taps k..k+3 (k = (ci, ky, kx)) for output pixel `row`.
+fn x_taps4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (row >= p.k) {
+        return v;
+    }
+    let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
+    let kh = cm[4]; let kw = cm[5];
+    let plane = oh * ow;
+    let n = i32(row) / plane;
+    let pix = i32(row) - n * plane;
+    let oy = pix / ow;
+    let ox = pix - oy * ow;
+    let taps = kh * kw;
+    var ci = i32(col) / taps;
+    let t = i32(col) - ci * taps;
+    var ky = t / kw;
+    var kx = t - ky * kw;
+    for (var e = 0; e < 4; e++) {
+        if (col + u32(e) < p.n) {
+            let iy = oy * cm[6] - cm[8] + ky * cm[10];
+            let ix = ox * cm[7] - cm[9] + kx * cm[11];
+            if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+                v[e] = b[i32(base) + ((n * cm[12] + ci) * h + iy) * w + ix];
+            }
+        }
+        kx += 1;
+        if (kx == kw) {
+            kx = 0;
+            ky += 1;
+            if (ky == kh) {
+                ky = 0;
+                ci += 1;
+            }
+        }
+    }
+    return v;
+}
+
+fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
+    if (MODE == 2u) {
+        return x_taps4(base, row, col);
+    }
+    var v = vec4<f32>(0.0);
+    if (row >= p.k) {
+        return v;
+    }
+    let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
+    let kh = cm[4]; let kw = cm[5];
+    let taps = kh * kw;
+    let r = i32(row);
+    let ch = r / taps;  // the source channel within the group: ci forward, co backward
+    let t = r - ch * taps;
+    let ky = t / kw;
+    let kx = t - ky * kw;
+    let gh = grid_h(); let gw = grid_w();
+    let plane = gh * gw;
+    var n = i32(col) / plane;
+    var pix = i32(col) - n * plane;
+    var y = pix / gw;
+    var x = pix - y * gw;
+    for (var e = 0; e < 4; e++) {
+        if (col + u32(e) < p.n) {
+            if (!DGRAD) {
+                let iy = y * cm[6] - cm[8] + ky * cm[10];
+                let ix = x * cm[7] - cm[9] + kx * cm[11];
+                if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+                    v[e] = b[i32(base) + ((n * cm[12] + ch) * h + iy) * w + ix];
+                }
+            } else {
+                let ty = y + cm[8] - ky * cm[10];
+                let tx = x + cm[9] - kx * cm[11];
+                let oy = ty / cm[6];
+                let ox = tx / cm[7];
+                if (ty >= 0 && tx >= 0 && oy * cm[6] == ty && ox * cm[7] == tx && oy < oh
+                    && ox < ow) {
+                    v[e] = b[i32(base) + ((n * cm[13] + ch) * oh + oy) * ow + ox];
+                }
+            }
+        }
+        x += 1;
+        if (x == gw) {
+            x = 0;
+            y += 1;
+            if (y == gh) {
+                y = 0;
+                n += 1;
+            }
+        }
+    }
+    return v;
+}
+
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    if (row >= p.m) {
+        return;
+    }
+    if (MODE == 2u) {  // dense (cog, cg*KH*KW) rows
+        for (var e = 0u; e < 4u; e++) {
+            if (col + e < p.n) {
+                let i = i32(base + row * p.n + col + e);
+                c[i] = pyrite_out(v[e], i);
+            }
+        }
+        return;
+    }
+    let plane = grid_h() * grid_w();
+    var channels = cm[13];
+    if (DGRAD) {
+        channels = cm[12];
+    }
+    var b0 = 0.0;
+    if (!DGRAD && cm[16] != 0) {
+        b0 = bias[i32(base) / plane + i32(row)];
+    }
+    var n = i32(col) / plane;
+    var pix = i32(col) - n * plane;
+    for (var e = 0; e < 4; e++) {
+        if (col + u32(e) < p.n) {
+            let i = n * channels * plane + i32(base) + i32(row) * plane + pix;
+            c[i] = pyrite_out(v[e] + b0, i);
+        }
+        pix += 1;
+        if (pix == plane) {
+            pix = 0;
+            n += 1;
+        }
+    }
+}

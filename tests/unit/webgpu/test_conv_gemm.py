@@ -1,0 +1,162 @@
+"""The implicit-GEMM convolution (`webgpu/conv_gemm.py`): every variant autotune may choose for
+a shape (the direct kernel and each candidate tile of the GEMM), forward and input gradient,
+agrees with the numpy backend on ragged shapes, strides, asymmetric padding, dilation, groups and
+3-channel inputs; and the GEMM carries fusion's epilogue (bias, activation, scale, residual)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import pyrite
+from pyrite.backend.module_ops import ModuleOps
+from pyrite.data import TensorData
+from pyrite.webgpu import conv, conv_gemm
+from pyrite.webgpu.matmul_config import CONFIGS
+
+CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
+    ((2, 3, 11, 10), (20, 3, 3, 3), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),  # first layer, ragged
+    ((2, 8, 9, 7), (12, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # 3x3, padded
+    ((1, 6, 9, 9), (10, 3, 3, 2), (2, 1), ((1, 2), (0, 1)), (1, 2), 2),  # groups, dilation
+    ((3, 5, 6, 6), (7, 5, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),  # 1x1
+    ((1, 4, 8, 8), (4, 1, 3, 3), (2, 3), ((1, 0), (1, 1)), (1, 1), 4),  # depthwise
+]
+
+
+def _up(gpu, a):  # type: ignore[no-untyped-def]
+    return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
+
+
+def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
+    """Make the heuristic answer `gemm` for every conv (a fresh cache, restored afterwards)."""
+    monkeypatch.setattr(conv, "prefers_gemm", lambda *args: gemm)
+    monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
+
+
+def _variants(gpu, xs, ws, out_hw, groups, mode):  # type: ignore[no-untyped-def]
+    m, n, kdim = conv_gemm.sizes(xs, ws, out_hw, groups, mode)
+    return [c.name for c in conv_gemm.tiles(gpu.kernels, m, n, kdim, groups)]  # autotune's
+
+
+@pytest.mark.parametrize("xs, ws, stride, pads, dil, groups", CASES)
+def test_every_candidate_agrees_with_numpy(gpu, ref, down, xs, ws, stride, pads, dil,
+                                           groups) -> None:
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.normal(size=s).astype(np.float32) for s in (xs, ws, ws[:1]))
+    args = (stride, pads, dil, groups)
+    want = ref.to_data(ModuleOps.conv2d(ref, x, w, b, *args)).to_numpy()
+    g = rng.normal(size=want.shape).astype(np.float32)
+    want_dx = ref.conv2d_input_grad(g, w, xs, *args)
+    k = gpu.kernels
+    gx, gw, gb, gg = (_up(gpu, a) for a in (x, w, b, g))
+    want_dw = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
+    tiles = _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.FORWARD)
+    assert len(tiles) >= 2
+    for name in tiles:
+        out = k.empty(want.shape, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gx, gw, gb, xs, *args, conv_gemm.FORWARD)
+        np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4, err_msg=name)
+    for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.INPUT_GRAD):
+        out = k.empty(xs, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gg, gw, None, xs, *args, conv_gemm.INPUT_GRAD)
+        np.testing.assert_allclose(down(out), want_dx, rtol=1e-4, atol=1e-4, err_msg=name)
+    for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.WEIGHT_GRAD):
+        out = k.empty(ws, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gx, gg, None, xs, *args, conv_gemm.WEIGHT_GRAD)
+        np.testing.assert_allclose(down(out), want_dw, rtol=1e-4, atol=1e-3, err_msg=name)
+    # and whatever the dispatcher picks (direct or GEMM)
+    np.testing.assert_allclose(down(gpu.conv2d(gx, gw, gb, *args)), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(down(gpu.conv2d_input_grad(gg, gw, xs, *args)), want_dx,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(down(gpu.conv2d_weight_grad(gx, gg, ws, *args)), want_dw,
+                               rtol=1e-4, atol=1e-3)
+
+
+def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) -> None:
+    # 8 -> 12 channels over 2 x 30 x 31 pixels: few output tiles, K split into slices whose
+    # partial sums one more kernel adds (short slices here, so the test stays small)
+    monkeypatch.setattr(conv_gemm, "MIN_SPLIT", 64)
+    rng = np.random.default_rng(5)
+    xs, ws, args = (2, 8, 32, 33), (12, 8, 3, 3), ((1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    x = rng.normal(size=xs).astype(np.float32)
+    g = rng.normal(size=(2, 12, 30, 31)).astype(np.float32)
+    want = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
+    cfg = CONFIGS["t32x32x16_4x4_u16"]
+    count, length = conv_gemm.splits(cfg, 12, 72, 2 * 30 * 31, 1)
+    assert count > 1 and length % 64 == 0
+    gx = _up(gpu, x)
+    out = gpu.kernels.empty(ws, gx.dtype, "test")
+    conv_gemm.run(gpu.kernels, cfg, out, gx, _up(gpu, g), None, xs, *args,
+                  conv_gemm.WEIGHT_GRAD)
+    np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
+
+
+def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
+    k = gpu.kernels
+    monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
+    # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) and MNIST's conv2 (16 x 72)
+    assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_kernel", (16, 4096, 72), 1, 9, print) == "direct"
+    # input gradient: a 1x1 conv's runs as a GEMM, a 3x3's direct
+    assert conv._choose(k, "conv2d_input_grad_kernel", (64, 4096, 16), 1, 1,
+                        print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 4096, 576), 1, 9, print) == "direct"
+    # weight gradient: SqueezeNet's conv10 (1000 x 512) as a GEMM, MNIST's conv2 (16 x 72) not
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 2704), 1, 1,
+                        print).startswith("gemm/")
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9,
+                        print) == "direct"
+
+
+def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
+    # relu(conv(x) * 0.5 + residual): one kernel, the GEMM's store applies the rest
+    _force(monkeypatch, True)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 8, 9, 7)).astype(np.float32)
+    w = rng.normal(size=(12, 8, 3, 3)).astype(np.float32)
+    b = rng.normal(size=(12,)).astype(np.float32)
+    r = rng.normal(size=(2, 12, 9, 7)).astype(np.float32)
+    want = None
+    for name in ("numpy", "fusion<webgpu>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx, tw, tb, tr = (pyrite.tensor(a, device=dev) for a in (x, w, b, r))
+        if name == "numpy":
+            want = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+            continue
+        from pyrite.webgpu.fusion import inspect
+        dev.sync()
+        with inspect() as seen:
+            got = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]
+        keys = {key.kernel for key, _ in dev.inner.kernels._sources}
+        assert "conv2d_gemm" in keys
+
+
+@pytest.mark.parametrize("gemm", [False, True], ids=["direct", "gemm"])
+def test_conv_with_an_activation_alone_as_epilogue(monkeypatch, gemm) -> None:
+    # relu(conv(x)): an epilogue with no input besides the conv's value (MNIST's conv2)
+    _force(monkeypatch, gemm)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    from pyrite.webgpu.fusion import inspect
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 8, 9, 7)).astype(np.float32)
+    w = rng.normal(size=(12, 8, 3, 3)).astype(np.float32)
+    want = np.maximum(F.conv2d(pyrite.tensor(x), pyrite.tensor(w)).numpy(), 0)
+    try:
+        dev = pyrite.device("fusion<webgpu>")
+    except pyrite.errors.BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    dev.sync()
+    with inspect() as seen:
+        got = relu(F.conv2d(pyrite.tensor(x, device=dev), pyrite.tensor(w, device=dev))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]

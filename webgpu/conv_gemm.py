@@ -1,0 +1,143 @@
+"""conv2d and its input gradient as implicit GEMMs on the tiled matmul kernel.
+
+`shaders/matmul_tiled.wgsl` (tiles in workgroup memory, register blocking, double buffering;
+its tile configurations in `matmul_config.py`) is rendered with the load and store functions of
+`shaders/conv2d_gemm.wgsl` in place of the plain matmul's: the im2col matrix is gathered tile
+by tile as it is loaded, never written out, and the product is scattered into NCHW as it is
+stored, through fusion's epilogue when there is one. One matmul batch index per group.
+
+The weight gradient's reduction runs over every output pixel of the batch while its output is
+small: there the matmul splits K into slices (`splits`), each slice a batch index of its own,
+and one elementwise kernel adds the partial sums. This module owns the GEMM form only;
+`conv.py` chooses between it and the direct kernels per shape bucket (autotune, or its
+heuristic).
+"""
+
+from __future__ import annotations
+
+from ..backend.module_ops import Pads, Pair
+from ..dtype import DType
+from . import matmul_config
+from .codegen import BITS_FN, KernelKey, render
+from .fused import DenseEpilogue
+from .kernels import Kernels
+from .matmul_config import TileConfig
+from .tensor import GpuTensor
+
+EPILOGUE_BINDING = 6  # after a, b, c, the uniform, the geometry and the bias
+_PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
+_F32 = (DType.F32, DType.F32, DType.F32)
+
+
+def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
+              padding: Pads, dilation: Pair, groups: int, has_bias: bool) -> list[int]:
+    """conv2d_gemm.wgsl's `cm` words."""
+    _, c_in, h, w = x_shape
+    c_out, cg, kh, kw = w_shape
+    (pt, _), (pl, _) = padding
+    return [h, w, *out_hw, kh, kw, *stride, pt, pl, *dilation, c_in, c_out, cg,
+            c_out // groups, int(has_bias)]
+
+
+FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
+MAX_SPLITS = 6  # partial sums added by one elementwise kernel: 6 inputs + metadata + output
+SPLIT_ALIGN = 64  # a K slice's length is a multiple of every tile's BK
+MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
+TARGET_WORKGROUPS = 256  # as matmul_config.MIN_WORKGROUPS: fewer leave a large GPU idle
+
+
+def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
+          mode: int) -> tuple[int, int, int]:
+    """(M, N, K) of the GEMM per group: forward (cog, N*OH*OW, cg*KH*KW), input gradient
+    (cg, N*H*W, cog*KH*KW), weight gradient (cog, cg*KH*KW, N*OH*OW)."""
+    n, _, h, w = x_shape
+    c_out, cg, kh, kw = w_shape
+    cog = c_out // groups
+    if mode == INPUT_GRAD:
+        return cg, n * h * w, cog * kh * kw
+    if mode == WEIGHT_GRAD:
+        return cog, cg * kh * kw, n * out_hw[0] * out_hw[1]
+    return cog, n * out_hw[0] * out_hw[1], cg * kh * kw
+
+
+def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
+    """(slices of K, their length) so that a long reduction over few output tiles (a weight
+    gradient) still fills the GPU; (1, K) when it already does."""
+    x, y, z = cfg.dispatch(m, n, groups)
+    want = min(MAX_SPLITS, -(-TARGET_WORKGROUPS // (x * y * z)), kdim // MIN_SPLIT)
+    if want <= 1:
+        return 1, kdim
+    length = -(-kdim // want)
+    length = -(-length // SPLIT_ALIGN) * SPLIT_ALIGN
+    return -(-kdim // length), length
+
+
+def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
+        bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
+        dilation: Pair, groups: int, mode: int,
+        epilogue: DenseEpilogue | None = None) -> None:
+    """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
+    gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
+    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands."""
+    if mode == WEIGHT_GRAD:
+        w_shape, dy = out.shape, weight
+        out_hw = (dy.shape[2], dy.shape[3])
+    else:
+        w_shape = weight.shape
+        out_hw = (out.shape[2], out.shape[3]) if mode == FORWARD else (x.shape[2], x.shape[3])
+    m, n, kdim = sizes(x_shape, w_shape, out_hw, groups, mode)
+    _, c_in, h, w = x_shape
+    c_out, cg, kh, kw = w_shape
+    cog = c_out // groups
+    plane = out_hw[0] * out_hw[1]
+    count, length = 1, kdim
+    if mode == INPUT_GRAD:  # per group: cog weight rows, cog dy channels, cg dx channels
+        strides = (cog * cg * kh * kw, cog * plane, cg * h * w)
+    elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
+        count, length = splits(cfg, m, n, kdim, groups)
+        strides = (cog * plane, cg * h * w, m * n)
+    else:  # per group: cog weight rows, cg x channels, cog out channels
+        strides = (cog * kdim, cg * h * w, cog * plane)
+    params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
+                                                   k_split=length), uniform=True)
+    geometry = k.meta(_geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
+                                bias is not None))
+    target = out if count == 1 else k.empty((groups, count, m * n), DType.F32, "conv2d_gemm")
+    a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
+    bindings = [a.block.buffer, b.block.buffer, target.block.buffer, params, geometry,
+                (bias if bias is not None else a).block.buffer]
+    extra: tuple[object, ...] = ()
+    if epilogue is not None:
+        bindings += epilogue.bindings(k)
+        extra = epilogue.key()
+    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, *cfg.cache_key(False), *extra))
+    pipeline = k.cached(key)
+    if pipeline is None:
+        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) if epilogue is not None \
+            else _PLAIN_OUT
+        io = render("conv2d_gemm.wgsl", mode=mode, epilogue=code)
+        pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", "nn", io))
+    k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
+    if count > 1:  # the partial sums of the K slices, added up into dw
+        parts = [target.sliced(((0, groups, 1), (s, s + 1, 1), (0, m * n, 1)))
+                 for s in range(count)]
+        k.map("conv2d_gemm_sum", str(count), parts, out.reshaped((groups, 1, m * n)),
+              " + ".join(f"v{s}" for s in range(count)))
+
+
+def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:
+    """The tile configurations worth timing for a GEMM of these sizes (best guess first)."""
+    limits = k.runtime.limits
+    return matmul_config.candidates(m, n, kdim, groups,
+                                    limits.max_compute_workgroup_storage_size,
+                                    limits.max_compute_invocations_per_workgroup)[:most]
+
+
+def default_tile(k: Kernels, m: int, n: int, kdim: int, groups: int) -> TileConfig:
+    """The heuristic's tile (no timing)."""
+    return matmul_config.choose_config(m, n, kdim, groups,
+                                       k.runtime.limits.max_compute_workgroup_storage_size)
+
+
+__all__ = ["EPILOGUE_BINDING", "FORWARD", "INPUT_GRAD", "WEIGHT_GRAD", "default_tile", "run",
+           "sizes", "splits", "tiles"]
