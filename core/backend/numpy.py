@@ -124,6 +124,14 @@ class NumpyBackend(NumpyModuleOps, Backend):
         return out
 
     def matmul(self, a: Prim, b: Prim) -> Prim:
+        sb = b.shape
+        if len(sb) > 2 and a.shape[:-2] != sb[:-2] and all(s == 1 for s in sb[:-2]):
+            # one matrix broadcast over a's batch (a linear layer on (batch, seq, d) input): the
+            # batch folds into the rows of one GEMM; numpy's broadcast loop would make one
+            # small BLAS call per batch entry
+            k, n = sb[-2:]
+            out = self.np.matmul(a.reshape(-1, k), b.reshape(k, n))
+            return out.reshape(*a.shape[:-1], n)
         return self.np.matmul(a, b)
 
     def sort(self, x: Prim, dim: int, descending: bool) -> tuple[Prim, Prim]:

@@ -5,16 +5,10 @@ from __future__ import annotations
 import math
 
 from ..dtype import Kind
+from . import special
 from .registry import ALL, BOOL, FLOAT, NUMERIC, unary
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _np_erf(np, x):  # type: ignore[no-untyped-def]
-    # numpy has no erf; math.erf per element is exact and this op is rarely hot.
-    if x.size == 0:
-        return x.copy()
-    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
 
 
 # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf builtin.
@@ -56,7 +50,7 @@ COS = unary("cos", numpy="cos", wgsl="cos({x})",
 # tanh(x) = 1 - 2 / (exp(2x) + 1) stays finite where some drivers' tanh overflows.
 TANH = unary("tanh", numpy="tanh", wgsl="(1.0 - 2.0 / (exp(2.0 * {x}) + 1.0))",
              grad=lambda x, out, g: g * (1.0 - out * out))
-ERF = unary("erf", numpy=_np_erf, wgsl="pyrite_erf({x})", prelude=_ERF_WGSL,
+ERF = unary("erf", numpy=special.erf, wgsl="pyrite_erf({x})", prelude=_ERF_WGSL,
             grad=lambda x, out, g: g * (_TWO_OVER_SQRT_PI * (-(x * x)).exp()))
 SIGMOID = unary("sigmoid", numpy=lambda np, x: 0.5 * (np.tanh(0.5 * x) + 1.0),
                 wgsl="(1.0 / (1.0 + exp(-{x})))",
