@@ -13,6 +13,7 @@ from ..data import TensorData
 from ..distribution import Bernoulli, Distribution, Normal, Uniform
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
+from . import blas_threads
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
 from .reduce import REDUCTIONS, Reduction
@@ -20,6 +21,7 @@ from .registry import REGISTRY, Op
 
 
 def _import_numpy() -> Any:
+    blas_threads.apply_setting()
     try:
         import numpy
     except ImportError as exc:
@@ -31,6 +33,7 @@ def _import_numpy() -> Any:
         raise BackendUnavailable(f"numpy: the numpy backend needs numpy >= 2 (its scalar "
                                  f"promotion rules), found {numpy.__version__}; "
                                  f"pip install -U 'numpy>=2'")
+    blas_threads.apply_setting()
     return numpy
 
 
