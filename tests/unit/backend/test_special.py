@@ -60,3 +60,29 @@ def test_erf_through_the_tensor_api():
 
 def test_erf_of_an_empty_array():
     assert special.erf(np, np.zeros((0, 3), dtype=np.float32)).shape == (0, 3)
+
+
+def _gelu_exact(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    phi = 0.5 * (1.0 + _exact(x / math.sqrt(2.0)))
+    c = np.clip(x, -50.0, 50.0)  # the density is 0 beyond, and x * x would overflow
+    return x * phi, phi + c * np.exp(-0.5 * c * c) / math.sqrt(2.0 * math.pi)
+
+
+def test_gelu_and_its_derivative_float32_over_several_blocks():
+    # more values than one block, given as a non-contiguous view, with huge values at the ends
+    base = np.concatenate([np.linspace(-12.0, 12.0, 150001), [-3e38, 3e38, 0.0]])
+    x = np.repeat(base.astype(np.float32), 2)[::2]
+    assert not x.flags.c_contiguous and x.size > special._BLOCK
+    value, slope = _gelu_exact(x.astype(np.float64))
+    got = special.gelu(np, x)
+    assert got.dtype == np.float32
+    # 1 + erf cancels for negative x: Phi's absolute error (erf's, 5e-7 / 2) times |x|
+    np.testing.assert_allclose(got, value, rtol=1e-6, atol=2e-6)
+    np.testing.assert_allclose(special.gelu_grad(np, x), slope, rtol=0, atol=1e-6)
+
+
+def test_gelu_and_its_derivative_float64():
+    x = np.concatenate([np.linspace(-40.0, 40.0, 8001), [-1e300, 1e300]])
+    value, slope = _gelu_exact(x)
+    np.testing.assert_allclose(special.gelu(np, x), value, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(special.gelu_grad(np, x), slope, rtol=1e-14, atol=1e-15)
