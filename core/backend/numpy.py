@@ -15,6 +15,7 @@ from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
 from . import blas_threads
 from .base import Backend, Prim, Range
+from .numpy_conv import NumpyConvOps
 from .numpy_module import NumpyModuleOps
 from .reduce import REDUCTIONS, Reduction
 from .registry import REGISTRY, Op
@@ -37,7 +38,7 @@ def _import_numpy() -> Any:
     return numpy
 
 
-class NumpyBackend(NumpyModuleOps, Backend):
+class NumpyBackend(NumpyConvOps, NumpyModuleOps, Backend):
     """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
 
     name = "numpy"
