@@ -15,7 +15,6 @@ from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
 from . import blas_threads
 from .base import Backend, Prim, Range
-from .numpy_conv import NumpyConvOps
 from .numpy_module import NumpyModuleOps
 from .reduce import REDUCTIONS, Reduction
 from .registry import REGISTRY, Op
@@ -38,7 +37,7 @@ def _import_numpy() -> Any:
     return numpy
 
 
-class NumpyBackend(NumpyConvOps, NumpyModuleOps, Backend):
+class NumpyBackend(NumpyModuleOps, Backend):
     """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
 
     name = "numpy"

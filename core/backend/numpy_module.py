@@ -1,9 +1,14 @@
-"""numpy overrides of module ops for speed: adaptive average pooling with its gradient, and the
-forward of max and average pooling (convolution is `numpy_conv.py`).
+"""numpy overrides of module ops for speed: conv2d with its two gradients, adaptive average
+pooling with its gradient, and the forward of max and average pooling.
 
-Adaptive pooling over equal windows adds strided views (numpy's own reductions over small inner
-axes are ten times slower); max and average pooling combine the kernel taps' strided views in
-place, for inference (on Autodiff they run as composites, which carry their gradient).
+The composites in `module_ops.py` build im2col from one strided slice per kernel tap and
+concatenate them; here the columns come from one `sliding_window_view` copied once in a
+matmul-friendly layout (taps before pixels, pixels contiguous) and are handed to Autodiff to keep
+for the weight gradient (`conv2d_saving`), and the input gradient adds each tap's contribution in
+place instead of convolving a zero-interleaved gradient. Adaptive pooling over equal windows
+adds strided views (numpy's own reductions over small inner axes are ten times slower); max and
+average pooling combine the kernel taps' strided views in place, for inference (on Autodiff they
+run as composites, which carry their gradient).
 `tests/conformance/test_module_ops.py` checks every override against its composite.
 """
 
@@ -20,6 +25,88 @@ class NumpyModuleOps:
     """Mixin of `NumpyBackend`."""
 
     np: Any
+
+    # ---- convolution -------------------------------------------------------------------------
+    def _cols(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair,
+              groups: int) -> tuple[Prim, Pair]:
+        """im2col: (N, groups, C/groups*kh*kw, OH*OW), contiguous, and (OH, OW)."""
+        np = self.np
+        if padding != ((0, 0), (0, 0)):
+            x = np.pad(x, ((0, 0), (0, 0), *padding))
+        n, c, h, w = x.shape
+        kh, kw = kernel
+        span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+        oh = (h - span[0]) // stride[0] + 1
+        ow = (w - span[1]) // stride[1] + 1
+        win = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+        win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+        win = win[:, :, :oh, :ow]  # N, C, OH, OW, kh, kw
+        cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))
+        return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow), (oh, ow)
+
+    def _matmul_groups(self, w: Prim, cols: Prim) -> Prim:
+        """w (G, M, K) @ cols (N, G, K, P) -> (N, G, M, P), one BLAS call per sample and group:
+        numpy's matmul broadcasting w over N leaves BLAS (10-100x slower)."""
+        np = self.np
+        n, groups = cols.shape[:2]
+        if groups > 8:  # depthwise-like: many tiny products, numpy's own loop is better
+            return np.matmul(w, cols)
+        out = np.empty((n, groups, w.shape[1], cols.shape[3]),
+                       dtype=np.result_type(w.dtype, cols.dtype))
+        for i in range(n):
+            for g in range(groups):
+                np.matmul(w[g], cols[i, g], out=out[i, g])
+        return out
+
+    def conv2d_saving(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                      padding: Pads, dilation: Pair, groups: int) -> tuple[Prim, Any]:
+        c_out, cg, kh, kw = weight.shape
+        n, c, h, wd = x.shape
+        if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
+            cols, (oh, ow) = x.reshape(n, groups, c // groups, h * wd), (h, wd)  # no im2col
+        else:
+            cols, (oh, ow) = self._cols(x, (kh, kw), stride, padding, dilation, groups)
+        w = weight.reshape(groups, c_out // groups, cg * kh * kw)
+        out = self._matmul_groups(w, cols).reshape(n, c_out, oh, ow)
+        if bias is not None:
+            out += bias.reshape(1, c_out, 1, 1)
+        return out, cols
+
+    def conv2d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
+               dilation: Pair, groups: int) -> Prim:
+        return self.conv2d_saving(x, weight, bias, stride, padding, dilation, groups)[0]
+
+    def conv2d_weight_grad(self, x: Prim, grad: Prim, weight_shape: tuple[int, ...],
+                           stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                           saved: Any = None) -> Prim:
+        c_out, cg, kh, kw = weight_shape
+        cols = saved
+        if cols is None:
+            cols, _ = self._cols(x, (kh, kw), stride, padding, dilation, groups)
+        g = grad.reshape(grad.shape[0], groups, c_out // groups, -1)
+        gw = self.np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        return gw.reshape(weight_shape).astype(grad.dtype, copy=False)
+
+    def conv2d_input_grad(self, grad: Prim, weight: Prim, input_shape: tuple[int, ...],
+                          stride: Pair, padding: Pads, dilation: Pair, groups: int) -> Prim:
+        np = self.np
+        n, c, h, w = input_shape
+        (top, bottom), (left, right) = padding
+        c_out, cg, kh, kw = weight.shape
+        oh, ow = grad.shape[2:]
+        g = grad.reshape(n, groups, c_out // groups, oh * ow)
+        # per tap: (groups, C/groups, C_out/groups) @ g -> that tap's share of the input gradient
+        taps = np.ascontiguousarray(weight.reshape(groups, c_out // groups, cg, kh, kw)
+                                    .transpose(3, 4, 0, 2, 1))
+        dx = np.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype)
+        for i in range(kh):
+            r0 = i * dilation[0]
+            rows = slice(r0, r0 + stride[0] * (oh - 1) + 1, stride[0])
+            for j in range(kw):
+                c0 = j * dilation[1]
+                cols = slice(c0, c0 + stride[1] * (ow - 1) + 1, stride[1])
+                dx[:, :, rows, cols] += self._matmul_groups(taps[i, j], g).reshape(n, c, oh, ow)
+        return dx[:, :, top:top + h, left:left + w]
 
     # ---- window pooling (inference: Autodiff differentiates the composites) ----------------
     def _taps(self, x: Prim, kernel: Pair, stride: Pair, dilation: Pair) -> Any:

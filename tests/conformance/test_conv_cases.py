@@ -1,8 +1,6 @@
-"""conv2d and its gradients through the whole-batch GEMM layout (the numpy backend's
-`numpy_conv.py`) against the composites of `module_ops.py`: odd sizes, groups, dilation,
-stride and asymmetric padding, non-contiguous inputs, 1x1 convolutions both ways (per sample and
-batched), depthwise, and batches split into chunks by a small workspace bound. Every backend runs
-the same cases; the chunking case is the numpy backend's own."""
+"""conv2d and its gradients (a backend's overrides, numpy's per-sample GEMMs among them) against
+the composites of `module_ops.py`: odd sizes, groups, dilation, stride and asymmetric padding,
+non-contiguous inputs, 1x1 convolutions with few and many pixels, depthwise, one sample."""
 
 from __future__ import annotations
 
@@ -10,17 +8,16 @@ import numpy as np
 import pytest
 
 import pyrite
-from pyrite.backend import numpy_conv
 from pyrite.backend.module_ops import ModuleOps
 
 CASES = {  # x, w, stride, padding pairs, dilation, groups
     "odd sizes, stride, asymmetric padding": ((3, 5, 11, 7), (4, 5, 3, 2), (2, 3),
                                               ((2, 0), (1, 1)), (1, 1), 1),
     "groups and dilation": ((2, 6, 9, 10), (9, 2, 3, 3), (1, 2), ((1, 1), (2, 1)), (2, 3), 3),
-    "1x1 batched (few pixels)": ((4, 6, 5, 3), (8, 6, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
-    "1x1 per sample (many pixels)": ((2, 3, 40, 30), (5, 3, 1, 1), (1, 1), ((0, 0), (0, 0)),
+    "1x1 (few pixels)": ((4, 6, 5, 3), (8, 6, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+    "1x1 (many pixels)": ((2, 3, 40, 30), (5, 3, 1, 1), (1, 1), ((0, 0), (0, 0)),
                                      (1, 1), 1),
-    "1x1 grouped per sample": ((3, 4, 33, 32), (6, 2, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 2),
+    "1x1 grouped": ((3, 4, 33, 32), (6, 2, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 2),
     "1x1 with stride": ((2, 3, 9, 8), (4, 3, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),
     "depthwise": ((2, 12, 8, 8), (12, 1, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 12),
     "one sample": ((1, 3, 6, 5), (2, 3, 2, 2), (1, 1), ((0, 1), (1, 0)), (1, 1), 1),
@@ -68,19 +65,6 @@ def test_conv2d_and_gradients(backend, case) -> None:
 
 
 @pytest.mark.parametrize("case", ["odd sizes, stride, asymmetric padding", "groups and dilation",
-                                  "1x1 batched (few pixels)", "1x1 per sample (many pixels)"])
+                                  "1x1 (few pixels)", "1x1 (many pixels)"])
 def test_conv2d_and_gradients_of_views(backend, case) -> None:
     _check(backend, *CASES[case], views=True)
-
-
-@pytest.mark.parametrize("case", ["odd sizes, stride, asymmetric padding", "groups and dilation",
-                                  "1x1 batched (few pixels)"])
-def test_numpy_batch_in_chunks(monkeypatch, case) -> None:
-    """A workspace bound smaller than one sample's columns: every sample is its own chunk."""
-    monkeypatch.setattr(numpy_conv, "WORKSPACE_BYTES", 64)
-    backend = pyrite.device("numpy")
-    _check(backend, *CASES[case], views=False)
-    xs, ws, stride, pads, dil, groups = CASES[case]
-    x = pyrite.tensor(np.ones(xs, dtype=np.float32), device=backend).into_primitive()
-    w = pyrite.tensor(np.ones(ws, dtype=np.float32), device=backend).into_primitive()
-    assert backend.conv2d_saving(x, w, None, stride, pads, dil, groups)[1] is None  # not kept
