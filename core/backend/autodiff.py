@@ -410,6 +410,13 @@ class Autodiff(AutodiffModuleOps, Backend):
             return ((to * (tg - (tg * to).sum_dim(dim)))._prim,)
         return self._record(out, (x,), backward)
 
+    def layer_norm(self, x: Prim, gamma: Prim, beta: Prim, epsilon: float) -> Prim:
+        inner, unwrap = self.inner, self.unwrap
+        xv, gv = unwrap(x), unwrap(gamma)
+        out = inner.layer_norm(xv, gv, unwrap(beta), epsilon)
+        return self._record(out, (x, gamma, beta),
+                            lambda g: inner.layer_norm_grad(xv, gv, g, epsilon))
+
     def log_softmax(self, x: Prim, dim: int) -> Prim:
         out = self.inner.log_softmax(x.value, dim)
 

@@ -25,6 +25,7 @@ from ..dtype import DType, Kind
 from .attention_ops import AttentionOps
 from .deform_ops import DeformOps
 from .module_ops import ModuleOps
+from .norm_ops import NormOps
 from .reduce import Reduction
 from .registry import Op
 
@@ -32,7 +33,7 @@ Prim = Any  # a backend's own tensor primitive
 Range = tuple[int, int, int]  # (start, stop, step), resolved and in range
 
 
-class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
+class Backend(AttentionOps, NormOps, ModuleOps, DeformOps, ABC):
     """Base class of every backend and backend decorator."""
 
     #: short name shown in logs, errors and `repr` (decorators compose: "autodiff<numpy>")

@@ -16,6 +16,7 @@ from ..errors import BackendUnavailable
 from . import blas_threads
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
+from .numpy_norm import NumpyNormOps
 from .reduce import REDUCTIONS, Reduction
 from .registry import REGISTRY, Op
 
@@ -37,7 +38,7 @@ def _import_numpy() -> Any:
     return numpy
 
 
-class NumpyBackend(NumpyModuleOps, Backend):
+class NumpyBackend(NumpyNormOps, NumpyModuleOps, Backend):
     """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
 
     name = "numpy"
