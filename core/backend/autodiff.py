@@ -404,11 +404,7 @@ class Autodiff(AutodiffModuleOps, Backend):
     # ---- accelerated composites with their own rules -----------------------------------------
     def softmax(self, x: Prim, dim: int) -> Prim:
         out = self.inner.softmax(x.value, dim)
-
-        def backward(g: Prim) -> tuple[Prim]:
-            to, tg = self._t(out), self._t(g)
-            return ((to * (tg - (tg * to).sum_dim(dim)))._prim,)
-        return self._record(out, (x,), backward)
+        return self._record(out, (x,), lambda g: (self.inner.softmax_grad(out, g, dim),))
 
     def layer_norm(self, x: Prim, gamma: Prim, beta: Prim, epsilon: float) -> Prim:
         inner, unwrap = self.inner, self.unwrap

@@ -192,6 +192,16 @@ class Backend(AttentionOps, NormOps, ModuleOps, DeformOps, ABC):
         e = self.unary(get("exp"), shifted)
         return self.binary(get("div"), e, self.expand(self.reduce(SUM, e, dim), self.shape(x)))
 
+    def softmax_grad(self, out: Prim, grad: Prim, dim: int) -> Prim:
+        """The gradient of softmax's input from its output and the output's gradient:
+        out * (grad - sum(grad * out)) along dim."""
+        from .reduce import SUM
+        from .registry import get
+        mul = get("mul")
+        total = self.reduce(SUM, self.binary(mul, grad, out), dim)
+        return self.binary(mul, out, self.binary(get("sub"), grad,
+                                                 self.expand(total, self.shape(out))))
+
     def log_softmax(self, x: Prim, dim: int) -> Prim:
         """x - max - log(sum(exp(x - max))) along dim."""
         from .reduce import MAX, SUM

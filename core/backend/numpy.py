@@ -17,6 +17,7 @@ from . import blas_threads
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
 from .numpy_norm import NumpyNormOps
+from .numpy_softmax import NumpySoftmaxOps
 from .reduce import REDUCTIONS, Reduction
 from .registry import REGISTRY, Op
 
@@ -38,7 +39,7 @@ def _import_numpy() -> Any:
     return numpy
 
 
-class NumpyBackend(NumpyNormOps, NumpyModuleOps, Backend):
+class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
     """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
 
     name = "numpy"
