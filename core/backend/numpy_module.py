@@ -14,7 +14,7 @@ run as composites, which carry their gradient).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 Prim = Any
 Pair = tuple[int, ...]  # one entry per spatial dim
@@ -26,13 +26,16 @@ class NumpyModuleOps:
 
     np: Any
 
+    if TYPE_CHECKING:  # NumpyBackend's
+        def pad(self, x: Prim, pads: Any, value: Any) -> Prim: ...
+
     # ---- convolution -------------------------------------------------------------------------
     def _cols(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair,
               groups: int) -> tuple[Prim, Pair]:
         """im2col: (N, groups, C/groups*kh*kw, OH*OW), contiguous, and (OH, OW)."""
         np = self.np
         if padding != ((0, 0), (0, 0)):
-            x = np.pad(x, ((0, 0), (0, 0), *padding))
+            x = self.pad(x, ((0, 0), (0, 0), *padding), 0.0)
         n, c, h, w = x.shape
         kh, kw = kernel
         span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
@@ -124,7 +127,7 @@ class NumpyModuleOps:
     def _padded(self, x: Prim, padding: Pads, value: float) -> Prim:
         if padding == ((0, 0), (0, 0)):
             return x
-        return self.np.pad(x, ((0, 0), (0, 0), *padding), constant_values=value)
+        return self.pad(x, ((0, 0), (0, 0), *padding), value)
 
     def max_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
                    dilation: Pair) -> Prim:
