@@ -75,10 +75,13 @@ def pin_threads(n: int, torch: Any = None) -> None:
     applied now if numpy is already in use) and PyTorch's intra-op pool when given."""
     import os
 
-    from pyrite.backend.blas_threads import set_blas_threads
-
     os.environ["PYRITE_BLAS_THREADS"] = str(n)
-    set_blas_threads(n)
+    try:
+        from pyrite.backend.blas_threads import set_blas_threads
+    except ImportError:  # a pyrite from before the setting: OPENBLAS_NUM_THREADS must say
+        pass
+    else:
+        set_blas_threads(n)
     if torch is not None:
         torch.set_num_threads(n)
 
