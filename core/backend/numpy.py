@@ -82,7 +82,7 @@ class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
         if isinstance(distribution, Normal):
             out = rng.standard_normal(shape, dtype=draw) * distribution.std + distribution.mean
         elif isinstance(distribution, Bernoulli):
-            out = rng.random(shape, dtype=draw) < distribution.prob
+            out = self._bernoulli(shape, distribution.prob)
         elif isinstance(distribution, Uniform):
             if dtype.kind is Kind.INT:
                 return rng.integers(int(distribution.low), int(distribution.high), shape, dtype=nd)
@@ -91,6 +91,19 @@ class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
         else:  # pragma: no cover - the front end checks the type
             raise TypeError(distribution)
         return out.astype(nd)
+
+    def _bernoulli(self, shape: tuple[int, ...], prob: float) -> Prim:
+        """A bool mask, True with probability `prob` rounded to a multiple of 2^-16: 16 random
+        bits per value, four values per 64-bit draw (dropout masks are drawn every step; four
+        times faster than comparing float32 draws)."""
+        np = self.np
+        n = 1
+        for s in shape:
+            n *= s
+        if prob <= 0.0 or prob >= 1.0:
+            return np.full(shape, prob >= 1.0, dtype=bool)
+        bits = self._rng.bit_generator.random_raw((n + 3) // 4).view(np.uint16)[:n]
+        return (bits < np.uint16(min(65535, round(prob * 65536)))).reshape(shape)
 
     # ---- metadata --------------------------------------------------------------------------
     def shape(self, x: Prim) -> tuple[int, ...]:
