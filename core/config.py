@@ -108,3 +108,13 @@ def blas_threads() -> int | None:
         return int(value)
     raise ConfigError(f"PYRITE_BLAS_THREADS={value!r} is not a setting; use auto or a "
                       f"positive number of threads")
+
+
+def numpy_heap() -> str:
+    """PYRITE_NUMPY_HEAP: 'keep' (default): the numpy backend asks glibc's malloc to keep freed
+    memory for reuse instead of returning each large array to the system; 'system': leave malloc
+    as it is."""
+    value = os.environ.get("PYRITE_NUMPY_HEAP", "").strip().lower() or "keep"
+    if value not in ("keep", "system"):
+        raise ConfigError(f"PYRITE_NUMPY_HEAP={value!r} is not a setting; use keep or system")
+    return value

@@ -13,7 +13,7 @@ from ..data import TensorData
 from ..distribution import Bernoulli, Distribution, Normal, Uniform
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
-from . import blas_threads
+from . import blas_threads, heap
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
 from .numpy_norm import NumpyNormOps
@@ -36,6 +36,7 @@ def _import_numpy() -> Any:
                                  f"promotion rules), found {numpy.__version__}; "
                                  f"pip install -U 'numpy>=2'")
     blas_threads.apply_setting()
+    heap.apply_setting()
     return numpy
 
 
