@@ -29,11 +29,12 @@ import math
 import os
 import platform
 import random
+import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-from common import cpu_name, cuda_torch, write_results
+from common import cpu_name, cuda_torch, load_average, pin_threads, write_results
 
 import pyrite
 from pyrite.demos.charlm import corpus
@@ -161,6 +162,8 @@ def main() -> None:
     parser.add_argument("--generate-devices", default=None,
                         help="comma-separated devices to time generation on (default: numpy,"
                         "webgpu for --device numpy, webgpu otherwise)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS / intra-op threads of both pyrite and PyTorch CPU")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -184,6 +187,9 @@ def main() -> None:
         pass
     if args.peer == "cuda":
         torch = cuda_torch()
+    pin_threads(args.threads, torch if args.peer == "cpu" else None)
+    result["settings"]["threads"] = args.threads
+    result["load_average"] = {"start": load_average()}
     torch_runs: list[float] = []
     pyrite_runs: list[float] = []
     # alternate the frameworks, repeat by repeat, so both see the same machine load
@@ -203,7 +209,13 @@ def main() -> None:
                           "threads": torch.get_num_threads(), "s_per_step": torch_runs,
                           "tokens_per_s": tokens_per_step / tbest}
         train["ratio"] = tbest / best  # pyrite's throughput as a fraction of torch's
+        # the same from the medians: on a shared machine the best repeat can be luck
+        train["ratio_median"] = statistics.median(torch_runs) / statistics.median(pyrite_runs)
+        print(f"train: pyrite {tokens_per_step / best:.0f} tokens/s, torch "
+              f"{tokens_per_step / tbest:.0f}; ratio {train['ratio']:.2f} (best), "
+              f"{train['ratio_median']:.2f} (median)")
     result["train"] = train
+    result["load_average"]["after_train"] = load_average()
 
     devices = (args.generate_devices.split(",") if args.generate_devices else
                (["numpy", "webgpu"] if args.device == "numpy" else ["webgpu"]))

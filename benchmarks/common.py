@@ -97,3 +97,27 @@ def guide_model(torch: Any) -> Any:
 
     torch.manual_seed(0)
     return Model()
+
+
+def pin_threads(n: int, torch: Any = None) -> None:
+    """Both sides of a CPU comparison on `n` threads: pyrite's BLAS (`PYRITE_BLAS_THREADS`,
+    applied now if numpy is already in use) and PyTorch's intra-op pool when given."""
+    import os
+
+    os.environ["PYRITE_BLAS_THREADS"] = str(n)
+    try:
+        from pyrite.backend.blas_threads import set_blas_threads
+    except ImportError:  # a pyrite from before the setting: OPENBLAS_NUM_THREADS must say
+        pass
+    else:
+        set_blas_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+def load_average() -> list[float]:
+    """The machine's 1, 5 and 15 minute load averages (benchmarks on a shared machine say what
+    else was running)."""
+    import os
+
+    return [round(v, 2) for v in os.getloadavg()]

@@ -8,7 +8,9 @@ the same file with its default CPU settings (all cores), the batch dim made symb
 mean); outputs are checked against onnxruntime before timing.
 
 Timing: wall clock per forward pass including the readback of the probabilities, median of
---iters after --warmup (webgpu: the first pass compiles its kernels and is not timed). The
+--iters after --warmup (webgpu: the first pass compiles its kernels and is not timed); each
+pyrite runner takes turns with onnxruntime, pass by pass, and its ratio is against the
+onnxruntime passes of the same turns. `--threads N` runs both on N threads. The
 target on numpy is <= 1.5x onnxruntime's batch-16 latency.
 
     PYRITE_MODELS=../shared/models python benchmarks/onnx_models.py \\
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cpu_name, write_results
+from common import cpu_name, load_average, pin_threads, write_results
 
 import pyrite
 
@@ -45,14 +47,20 @@ def model_path(models: str | None) -> Path:
     return path
 
 
-def ort_session(path: Path) -> Any:
+def ort_session(path: Path, threads: int | None = None) -> Any:
+    """onnxruntime on the CPU; `threads` intra-op threads (None: its default, all cores)."""
     import onnx
     import onnxruntime as ort
 
     proto = onnx.load(str(path))
     for value in list(proto.graph.input) + list(proto.graph.output):
         value.type.tensor_type.shape.dim[0].dim_param = "N"
-    return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    return ort.InferenceSession(proto.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
 
 
 def generated(path: Path, device: str) -> Any:
@@ -82,6 +90,23 @@ def timed(fn: Callable[[], Any], warmup: int, iters: int) -> dict[str, float]:
     return {"median_ms": statistics.median(times), "best_ms": min(times)}
 
 
+def timed_pair(fn: Callable[[], Any], peer: Callable[[], Any], warmup: int,
+               iters: int) -> tuple[dict[str, float], dict[str, float]]:
+    """`timed` for two runners taking turns, iteration by iteration, so both see the same load
+    on a shared machine; the ratio of their medians is the number to trust there."""
+    for _ in range(warmup):
+        fn()
+        peer()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(iters):
+        for f, out in ((fn, times[0]), (peer, times[1])):
+            t0 = time.perf_counter()
+            f()
+            out.append((time.perf_counter() - t0) * 1000)
+    a, b = ({"median_ms": statistics.median(t), "best_ms": min(t)} for t in times)
+    return a, b
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", help="the models folder (default: $PYRITE_MODELS)")
@@ -90,13 +115,21 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--no-scoreboard", action="store_true")
+    parser.add_argument("--kinds", default="generated,runtime",
+                        help="pyrite runners: the generated module and/or the graph runtime")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads of both pyrite's BLAS and onnxruntime (default: each "
+                        "its own default)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.threads is not None:
+        pin_threads(args.threads)
+    start_load = load_average()
 
     if "webgpu" in args.devices:
         importlib.import_module("pyrite.webgpu")  # registers the device from a source tree
     path = model_path(args.models)
-    session = ort_session(path)
+    session = ort_session(path, args.threads)
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
     for batch in (int(b) for b in args.batches.split(",")):
@@ -106,22 +139,26 @@ def main() -> None:
         rows.append({"batch": batch, "runner": "onnxruntime-cpu", **ort})
         print(f"batch {batch:3d} onnxruntime cpu        {ort['median_ms']:9.2f} ms")
         for device in args.devices.split(","):
-            for kind in ("generated", "runtime"):
+            for kind in args.kinds.split(","):
                 model = generated(path, device) if kind == "generated" else \
                     pyrite.onnx.load(path, device)
                 xt = pyrite.tensor(x, device=device)
                 got = model(xt).numpy()
                 err = float(np.abs(got - want).max())
-                t = timed(lambda m=model, xt=xt: m(xt).numpy(), args.warmup, args.iters)
-                ratio = t["median_ms"] / ort["median_ms"]
+                t, peer = timed_pair(lambda m=model, xt=xt: m(xt).numpy(),
+                                     lambda x=x: session.run(None, {"data": x}),
+                                     args.warmup, args.iters)
+                ratio = t["median_ms"] / peer["median_ms"]
                 rows.append({"batch": batch, "runner": f"pyrite-{device}-{kind}", **t,
-                             "vs_onnxruntime": ratio, "max_abs_diff": err})
+                             "onnxruntime_same_run": peer, "vs_onnxruntime": ratio,
+                             "max_abs_diff": err, "load_average": load_average()})
                 print(f"batch {batch:3d} pyrite {device:7s} {kind:9s} {t['median_ms']:9.2f} ms"
                       f"  {ratio:5.2f}x onnxruntime  (max diff {err:.1e})")
     result: dict[str, Any] = {
         "benchmark": "onnx_models", "model": "squeezenet1.1", "cpu": cpu_name(),
         "cores": os.cpu_count(), "python": platform.python_version(),
-        "onnxruntime": __import__("onnxruntime").__version__, "rows": rows}
+        "onnxruntime": __import__("onnxruntime").__version__, "threads": args.threads,
+        "load_average": {"start": start_load, "end": load_average()}, "rows": rows}
     if "webgpu" in args.devices:
         result["adapter"] = pyrite.device("webgpu").adapter_info()
     if not args.no_scoreboard:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import write_results
+from common import load_average, write_results
 
 import pyrite
 from pyrite import activation
@@ -111,11 +111,13 @@ def main() -> None:
         "benchmark": "ops_cpu", "machine": platform.machine(), "python": platform.python_version(),
         "numpy": np.__version__, "torch": getattr(torch, "__version__", None),
         "targets": {"small_overhead_max_ratio": 3.0, "large_elementwise_max_ratio": 1.2},
+        "load_average": {"start": load_average()},
     }
     print("small (2x2): framework overhead per op")
     result["small_2x2"] = run((2, 2), torch, args.budget)
     print("large (2048x2048 = 4M elements): throughput")
     result["large_4M"] = run((2048, 2048), torch, args.budget * 3, skip={"matmul"})
+    result["load_average"]["end"] = load_average()
     path = Path(args.out)
     write_results(path, result)
     print(f"wrote {path}")

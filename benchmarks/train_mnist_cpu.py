@@ -24,12 +24,13 @@ import json
 import os
 import platform
 import pstats
+import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cpu_name, guide_model
+from common import cpu_name, guide_model, load_average, pin_threads
 
 import pyrite
 from pyrite.demos.mnist import MnistBatcher, ModelConfig
@@ -161,6 +162,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="cProfile pyrite's steps")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS / intra-op threads of both pyrite and PyTorch CPU")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args()
 
@@ -171,6 +174,7 @@ def main() -> None:
             print(f"torch {torch.__version__} found; this benchmark wants torch==2.13.0")
     except ImportError:
         torch = None
+    pin_threads(args.threads, torch)
 
     results: dict[str, Any] = {
         "benchmark": "train_mnist_cpu",
@@ -178,6 +182,7 @@ def main() -> None:
                  "linear 1024->512->10), 531178 params",
         "batch_size": BATCH, "optimizer": "Adam", "data": source,
         "steps": args.steps, "warmup": args.warmup, "repeats": args.repeats,
+        "threads": args.threads, "load_average": {"start": load_average()},
         "machine": {"cpu": cpu_name(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__, "pyrite": pyrite.__version__,
                     "torch": torch.__version__ if torch else None,
@@ -187,6 +192,7 @@ def main() -> None:
     if torch is not None:
         runners["torch_cpu"] = torch_runner(images, labels, torch)
     results.update(throughput(runners, args.warmup, args.steps, args.repeats))
+    results["load_average"]["end"] = load_average()
     print(f"pyrite (numpy)  {results['pyrite_numpy']['images_per_s']:8.0f} images/s")
     if torch is not None:
         ratio = results["pyrite_numpy"]["images_per_s"] / results["torch_cpu"]["images_per_s"]
@@ -195,6 +201,7 @@ def main() -> None:
                                       strict=True)]
         results["ratio_pyrite_over_torch"] = round(ratio, 3)
         results["ratio_each_repeat"] = [round(r, 3) for r in each]
+        results["ratio_median"] = round(statistics.median(each), 3)
         print(f"torch (CPU)     {results['torch_cpu']['images_per_s']:8.0f} images/s")
         print(f"ratio           {ratio:8.3f}  (pyrite / torch; per repeat "
               f"{', '.join(f'{r:.2f}' for r in each)})")

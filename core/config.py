@@ -100,3 +100,26 @@ def _switch(name: str) -> bool:
     if value in ("off", "0", "false", "no"):
         return False
     raise ConfigError(f"{name}={value!r} is not a setting; use on or off")
+
+
+def blas_threads() -> int | None:
+    """PYRITE_BLAS_THREADS: threads the numpy backend's BLAS may use; 'auto' (default): the
+    cores this process may run on less the machine's current load, at least 1 (None here),
+    unless OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or MKL_NUM_THREADS already say."""
+    value = os.environ.get("PYRITE_BLAS_THREADS", "").strip().lower()
+    if value in ("", "auto"):
+        return None
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise ConfigError(f"PYRITE_BLAS_THREADS={value!r} is not a setting; use auto or a "
+                      f"positive number of threads")
+
+
+def numpy_heap() -> str:
+    """PYRITE_NUMPY_HEAP: 'keep' (default): the numpy backend asks glibc's malloc to keep freed
+    memory for reuse instead of returning each large array to the system; 'system': leave malloc
+    as it is."""
+    value = os.environ.get("PYRITE_NUMPY_HEAP", "").strip().lower() or "keep"
+    if value not in ("keep", "system"):
+        raise ConfigError(f"PYRITE_NUMPY_HEAP={value!r} is not a setting; use keep or system")
+    return value

@@ -22,6 +22,9 @@ class Kind(Enum):
         return self.value
 
     __str__ = __repr__
+    # members are singletons, so identity hashes them; Enum's own __hash__ is Python code that
+    # hashes the name, run by every op's kind check (`kind in op.kinds`)
+    __hash__ = object.__hash__
 
 
 Float = Kind.FLOAT
@@ -41,6 +44,8 @@ class DType(Enum):
     I8 = ("i8", Kind.INT, 1, "b", "int8")
     U8 = ("u8", Kind.INT, 1, "B", "uint8")
     BOOL = ("bool", Kind.BOOL, 1, "?", "bool")
+
+    __hash__ = object.__hash__  # as Kind's: dtypes key the backends' per-op lookups
 
     def __init__(self, short: str, kind: Kind, itemsize: int, fmt: str, np_name: str) -> None:
         self.short = short

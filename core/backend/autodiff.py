@@ -291,10 +291,20 @@ class Autodiff(AutodiffModuleOps, Backend):
                 ga = self._unbroadcast((tg @ tb.swap_dims(-1, -2))._prim,
                                        self.inner.shape(a.value))
             if b.node is not None:
-                gb = self._unbroadcast((ta.swap_dims(-1, -2) @ tg)._prim,
-                                       self.inner.shape(b.value))
+                gb = self._matmul_weight_grad(ta, tg, self.inner.shape(b.value))
             return ga, gb
         return self._record(out, (a, b), backward)
+
+    def _matmul_weight_grad(self, ta: Any, tg: Any, shape: tuple[int, ...]) -> Prim:
+        """a^T @ g summed back to b's `shape`. When b is one matrix broadcast over a's batch
+        (a linear layer's weight on (batch, seq, d) input), the batch is folded into the rows:
+        one (K, B*M) @ (B*M, N) product instead of B products and a sum over them."""
+        sa = ta.shape
+        if len(sa) > 2 and all(s == 1 for s in shape[:-2]) and any(s != 1 for s in sa[:-2]):
+            rows = ta.reshape([-1, sa[-1]])
+            grads = tg.reshape([-1, tg.shape[-1]])
+            return self.inner.reshape((rows.swap_dims(0, 1) @ grads)._prim, shape)
+        return self._unbroadcast((ta.swap_dims(-1, -2) @ tg)._prim, shape)
 
     def sort(self, x: Prim, dim: int, descending: bool) -> tuple[Prim, Prim]:
         if x.__class__ is not Tracked:
@@ -410,11 +420,14 @@ class Autodiff(AutodiffModuleOps, Backend):
     # ---- accelerated composites with their own rules -----------------------------------------
     def softmax(self, x: Prim, dim: int) -> Prim:
         out = self.inner.softmax(x.value, dim)
+        return self._record(out, (x,), lambda g: (self.inner.softmax_grad(out, g, dim),))
 
-        def backward(g: Prim) -> tuple[Prim]:
-            to, tg = self._t(out), self._t(g)
-            return ((to * (tg - (tg * to).sum_dim(dim)))._prim,)
-        return self._record(out, (x,), backward)
+    def layer_norm(self, x: Prim, gamma: Prim, beta: Prim, epsilon: float) -> Prim:
+        inner, unwrap = self.inner, self.unwrap
+        xv, gv = unwrap(x), unwrap(gamma)
+        out = inner.layer_norm(xv, gv, unwrap(beta), epsilon)
+        return self._record(out, (x, gamma, beta),
+                            lambda g: inner.layer_norm_grad(xv, gv, g, epsilon))
 
     def log_softmax(self, x: Prim, dim: int) -> Prim:
         out = self.inner.log_softmax(x.value, dim)

@@ -25,6 +25,7 @@ from ..dtype import DType, Kind
 from .attention_ops import AttentionOps
 from .deform_ops import DeformOps
 from .module_ops import ModuleOps
+from .norm_ops import NormOps
 from .reduce import Reduction
 from .registry import Op
 
@@ -35,7 +36,7 @@ Prim = Any  # a backend's own tensor primitive
 Range = tuple[int, int, int]  # (start, stop, step), resolved and in range
 
 
-class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
+class Backend(AttentionOps, NormOps, ModuleOps, DeformOps, ABC):
     """Base class of every backend and backend decorator."""
 
     #: short name shown in logs, errors and `repr` (decorators compose: "autodiff<numpy>")
@@ -201,6 +202,16 @@ class Backend(AttentionOps, ModuleOps, DeformOps, ABC):
         shifted = self.binary(get("sub"), x, self.expand(self.reduce(MAX, x, dim), self.shape(x)))
         e = self.unary(get("exp"), shifted)
         return self.binary(get("div"), e, self.expand(self.reduce(SUM, e, dim), self.shape(x)))
+
+    def softmax_grad(self, out: Prim, grad: Prim, dim: int) -> Prim:
+        """The gradient of softmax's input from its output and the output's gradient:
+        out * (grad - sum(grad * out)) along dim."""
+        from .reduce import SUM
+        from .registry import get
+        mul = get("mul")
+        total = self.reduce(SUM, self.binary(mul, grad, out), dim)
+        return self.binary(mul, out, self.binary(get("sub"), grad,
+                                                 self.expand(total, self.shape(out))))
 
     def log_softmax(self, x: Prim, dim: int) -> Prim:
         """x - max - log(sum(exp(x - max))) along dim."""

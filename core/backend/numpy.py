@@ -13,13 +13,17 @@ from ..data import TensorData
 from ..distribution import Bernoulli, Distribution, Normal, Uniform
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
+from . import blas_threads, heap
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
+from .numpy_norm import NumpyNormOps
+from .numpy_softmax import NumpySoftmaxOps
 from .reduce import REDUCTIONS, Reduction
 from .registry import Op
 
 
 def _import_numpy() -> Any:
+    blas_threads.apply_setting()
     try:
         import numpy
     except ImportError as exc:
@@ -31,10 +35,12 @@ def _import_numpy() -> Any:
         raise BackendUnavailable(f"numpy: the numpy backend needs numpy >= 2 (its scalar "
                                  f"promotion rules), found {numpy.__version__}; "
                                  f"pip install -U 'numpy>=2'")
+    blas_threads.apply_setting()
+    heap.apply_setting()
     return numpy
 
 
-class NumpyBackend(NumpyModuleOps, Backend):
+class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
     """CPU tensors as numpy arrays; every dtype of `pyrite.DType`."""
 
     name = "numpy"
@@ -74,7 +80,7 @@ class NumpyBackend(NumpyModuleOps, Backend):
         if isinstance(distribution, Normal):
             out = rng.standard_normal(shape, dtype=draw) * distribution.std + distribution.mean
         elif isinstance(distribution, Bernoulli):
-            out = rng.random(shape, dtype=draw) < distribution.prob
+            out = self._bernoulli(shape, distribution.prob)
         elif isinstance(distribution, Uniform):
             if dtype.kind is Kind.INT:
                 return rng.integers(int(distribution.low), int(distribution.high), shape, dtype=nd)
@@ -83,6 +89,19 @@ class NumpyBackend(NumpyModuleOps, Backend):
         else:  # pragma: no cover - the front end checks the type
             raise TypeError(distribution)
         return out.astype(nd)
+
+    def _bernoulli(self, shape: tuple[int, ...], prob: float) -> Prim:
+        """A bool mask, True with probability `prob` rounded to a multiple of 2^-16: 16 random
+        bits per value, four values per 64-bit draw (dropout masks are drawn every step; four
+        times faster than comparing float32 draws)."""
+        np = self.np
+        n = 1
+        for s in shape:
+            n *= s
+        if prob <= 0.0 or prob >= 1.0:
+            return np.full(shape, prob >= 1.0, dtype=bool)
+        bits = self._rng.bit_generator.random_raw((n + 3) // 4).view(np.uint16)[:n]
+        return (bits < np.uint16(min(65535, round(prob * 65536)))).reshape(shape)
 
     # ---- metadata --------------------------------------------------------------------------
     def shape(self, x: Prim) -> tuple[int, ...]:
@@ -121,6 +140,14 @@ class NumpyBackend(NumpyModuleOps, Backend):
         return out
 
     def matmul(self, a: Prim, b: Prim) -> Prim:
+        sb = b.shape
+        if len(sb) > 2 and a.shape[:-2] != sb[:-2] and all(s == 1 for s in sb[:-2]):
+            # one matrix broadcast over a's batch (a linear layer on (batch, seq, d) input): the
+            # batch folds into the rows of one GEMM; numpy's broadcast loop would make one
+            # small BLAS call per batch entry
+            k, n = sb[-2:]
+            out = self.np.matmul(a.reshape(-1, k), b.reshape(k, n))
+            return out.reshape(*a.shape[:-1], n)
         return self.np.matmul(a, b)
 
     def sort(self, x: Prim, dim: int, descending: bool) -> tuple[Prim, Prim]:
@@ -184,7 +211,12 @@ class NumpyBackend(NumpyModuleOps, Backend):
 
     # ---- composites overridden for speed ---------------------------------------------------
     def pad(self, x: Prim, pads: Sequence[tuple[int, int]], value: float | int | bool) -> Prim:
-        return self.np.pad(x, list(pads), constant_values=value)
+        # a filled array and one slice assignment: three times faster than np.pad, which
+        # pads each side of each dim in its own pass (convolutions pad every call)
+        shape = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape, pads, strict=True))
+        out = self.np.full(shape, value, dtype=x.dtype)
+        out[tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape, pads, strict=True))] = x
+        return out
 
 
 def _by_kind(f: Any, f_int: Any) -> Any:

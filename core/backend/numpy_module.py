@@ -5,7 +5,8 @@ The composites in `module_ops.py` build im2col from one strided slice per kernel
 concatenate them; here the columns come from one `sliding_window_view` copied once in a
 matmul-friendly layout (taps before pixels, pixels contiguous) and are handed to Autodiff to keep
 for the weight gradient (`conv2d_saving`), and the input gradient adds each tap's contribution in
-place instead of convolving a zero-interleaved gradient. Adaptive pooling over equal windows
+place instead of convolving a zero-interleaved gradient: one product per sample gives every tap's
+columns, then one strided add per tap covers the whole batch. Adaptive pooling over equal windows
 adds strided views (numpy's own reductions over small inner axes are ten times slower); max and
 average pooling combine the kernel taps' strided views in place, for inference (on Autodiff they
 run as composites, which carry their gradient).
@@ -14,11 +15,14 @@ run as composites, which carry their gradient).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 Prim = Any
 Pair = tuple[int, ...]  # one entry per spatial dim
 Pads = tuple[tuple[int, int], ...]  # (before, after) per spatial dim
+
+#: the most bytes the input gradient's columns may take at once (larger batches go in chunks)
+WORKSPACE_BYTES = 64 << 20
 
 
 class NumpyModuleOps:
@@ -26,13 +30,16 @@ class NumpyModuleOps:
 
     np: Any
 
+    if TYPE_CHECKING:  # NumpyBackend's
+        def pad(self, x: Prim, pads: Any, value: Any) -> Prim: ...
+
     # ---- convolution -------------------------------------------------------------------------
     def _cols(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair,
               groups: int) -> tuple[Prim, Pair]:
         """im2col: (N, groups, C/groups*kh*kw, OH*OW), contiguous, and (OH, OW)."""
         np = self.np
         if padding != ((0, 0), (0, 0)):
-            x = np.pad(x, ((0, 0), (0, 0), *padding))
+            x = self.pad(x, ((0, 0), (0, 0), *padding), 0.0)
         n, c, h, w = x.shape
         kh, kw = kernel
         span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
@@ -95,17 +102,26 @@ class NumpyModuleOps:
         c_out, cg, kh, kw = weight.shape
         oh, ow = grad.shape[2:]
         g = grad.reshape(n, groups, c_out // groups, oh * ow)
-        # per tap: (groups, C/groups, C_out/groups) @ g -> that tap's share of the input gradient
-        taps = np.ascontiguousarray(weight.reshape(groups, c_out // groups, cg, kh, kw)
-                                    .transpose(3, 4, 0, 2, 1))
+        # the columns' gradient w^T @ g, one product per sample (and group) for all the taps
+        # at once, then one strided add per tap over the whole batch; samples go in chunks
+        # whose columns stay within WORKSPACE_BYTES
+        wt = np.ascontiguousarray(weight.reshape(groups, c_out // groups, cg * kh * kw)
+                                  .transpose(0, 2, 1))
         dx = np.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype)
-        for i in range(kh):
-            r0 = i * dilation[0]
-            rows = slice(r0, r0 + stride[0] * (oh - 1) + 1, stride[0])
-            for j in range(kw):
-                c0 = j * dilation[1]
-                cols = slice(c0, c0 + stride[1] * (ow - 1) + 1, stride[1])
-                dx[:, :, rows, cols] += self._matmul_groups(taps[i, j], g).reshape(n, c, oh, ow)
+        per_sample = c * kh * kw * oh * ow * grad.dtype.itemsize
+        step = max(1, min(n, WORKSPACE_BYTES // max(1, per_sample)))
+        for start in range(0, n, step):
+            dcols = self._matmul_groups(wt, g[start:start + step])  # (nb, G, cg*kh*kw, P)
+            nb = dcols.shape[0]
+            taps = dcols.reshape(nb, c, kh, kw, oh, ow)
+            dest = dx[start:start + nb]
+            for i in range(kh):
+                r0 = i * dilation[0]
+                rows = slice(r0, r0 + stride[0] * (oh - 1) + 1, stride[0])
+                for j in range(kw):
+                    c0 = j * dilation[1]
+                    cols = slice(c0, c0 + stride[1] * (ow - 1) + 1, stride[1])
+                    dest[:, :, rows, cols] += taps[:, :, i, j]
         return dx[:, :, top:top + h, left:left + w]
 
     # ---- window pooling (inference: Autodiff differentiates the composites) ----------------
@@ -124,7 +140,7 @@ class NumpyModuleOps:
     def _padded(self, x: Prim, padding: Pads, value: float) -> Prim:
         if padding == ((0, 0), (0, 0)):
             return x
-        return self.np.pad(x, ((0, 0), (0, 0), *padding), constant_values=value)
+        return self.pad(x, ((0, 0), (0, 0), *padding), value)
 
     def max_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
                    dilation: Pair) -> Prim:

@@ -5,16 +5,10 @@ from __future__ import annotations
 import math
 
 from ..dtype import Kind
+from . import special
 from .registry import ALL, BOOL, FLOAT, NUMERIC, unary
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _np_erf(np, x):  # type: ignore[no-untyped-def]
-    # numpy has no erf; math.erf per element is exact and this op is rarely hot.
-    if x.size == 0:
-        return x.copy()
-    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
 
 
 # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf builtin.
@@ -56,8 +50,19 @@ COS = unary("cos", numpy="cos", wgsl="cos({x})",
 # tanh(x) = 1 - 2 / (exp(2x) + 1) stays finite where some drivers' tanh overflows.
 TANH = unary("tanh", numpy="tanh", wgsl="(1.0 - 2.0 / (exp(2.0 * {x}) + 1.0))",
              grad=lambda x, out, g: g * (1.0 - out * out))
-ERF = unary("erf", numpy=_np_erf, wgsl="pyrite_erf({x})", prelude=_ERF_WGSL,
+ERF = unary("erf", numpy=special.erf, wgsl="pyrite_erf({x})", prelude=_ERF_WGSL,
             grad=lambda x, out, g: g * (_TWO_OVER_SQRT_PI * (-(x * x)).exp()))
+# gelu and its derivative are entries of their own rather than a composite over erf: one
+# cache-blocked numpy pass each (the composite made ten whole-array passes, forward and back,
+# over a transformer's widest activations) and one fusable WGSL expression
+GELU_GRAD = unary("gelu_grad", numpy=special.gelu_grad,
+                  wgsl="(0.5 * (1.0 + pyrite_erf(0.7071067811865476 * {x})) + "
+                       "0.3989422804014327 * {x} * exp(-0.5 * min(abs({x}), 13.0) * "
+                       "min(abs({x}), 13.0)))",
+                  prelude=_ERF_WGSL)
+GELU = unary("gelu", numpy=special.gelu,
+             wgsl="(0.5 * {x} * (1.0 + pyrite_erf(0.7071067811865476 * {x})))",
+             prelude=_ERF_WGSL, grad=lambda x, out, g: g * x._unary(GELU_GRAD))
 SIGMOID = unary("sigmoid", numpy=lambda np, x: 0.5 * (np.tanh(0.5 * x) + 1.0),
                 wgsl="(1.0 / (1.0 + exp(-{x})))",
                 grad=lambda x, out, g: g * out * (1.0 - out))
@@ -84,5 +89,6 @@ IS_NAN = unary("is_nan", numpy="isnan",
                out_kind=Kind.BOOL)
 NOT = unary("not", numpy="logical_not", wgsl="(!{x})", kinds=BOOL)
 
-__all__ = ["ABS", "ALL", "CEIL", "COS", "ERF", "EXP", "FLOAT", "FLOOR", "IS_NAN", "LOG", "LOG1P",
-           "NEG", "NOT", "RECIP", "RELU", "ROUND", "SIGMOID", "SIGN", "SIN", "SQRT", "TANH"]
+__all__ = ["ABS", "ALL", "CEIL", "COS", "ERF", "EXP", "FLOAT", "FLOOR", "GELU", "GELU_GRAD",
+           "IS_NAN", "LOG", "LOG1P", "NEG", "NOT", "RECIP", "RELU", "ROUND", "SIGMOID", "SIGN",
+           "SIN", "SQRT", "TANH"]

@@ -8,6 +8,7 @@ from ..capture.traced import keep_float, keep_int
 from ..errors import ConfigError
 from ..module.config import Config
 from ..tensor import Tensor
+from . import adam_numpy
 from .clipping import GradientClippingConfig
 from .optimizer import Optimizer, State
 from .transforms import WeightDecayConfig
@@ -84,6 +85,9 @@ class AdamRule:
 
     def step(self, lr: float, tensor: Tensor, grad: Tensor,
              state: State | None) -> tuple[Tensor, State | None]:
+        fast = adam_numpy.step(self, lr, tensor, grad, state)
+        if fast is not None:
+            return fast
         if self.weight_decay is not None:
             grad = self.weight_decay.transform(grad, tensor)
         b1, b2 = self.beta_1, self.beta_2

@@ -204,6 +204,27 @@ def test_params_without_gradient_or_frozen_are_untouched(start: dict) -> None:
     assert optim.num_states() == 0
 
 
+def test_adam_leaves_the_old_values_alone(start: dict) -> None:
+    """numpy's Adam updates its moments in place, never a parameter's old value or a moment
+    handed out before the step."""
+    model = TwoParams(start["weight"], start["bias"])
+    optim = AdamConfig().init()
+    grads = GradientsParams()
+    grads.register(model.weight.id, pyrite.tensor(np.ones((2, 3), np.float32), device="numpy"))
+    model = optim.step(0.1, model, grads)
+    before = model.weight.val.numpy().copy()
+    moment = optim._states[model.weight.id]["moment_1"].numpy().copy()
+    kept = model.weight.val
+    grads = GradientsParams()
+    grads.register(model.weight.id, pyrite.tensor(np.ones((2, 3), np.float32), device="numpy"))
+    out = optim.step(0.1, model, grads)
+    np.testing.assert_array_equal(kept.numpy(), before)
+    assert not np.allclose(out.weight.val.numpy(), before)
+    # m = 0.9 m + 0.1 g with g = 1
+    np.testing.assert_allclose(optim._states[model.weight.id]["moment_1"].numpy(),
+                               0.9 * moment + 0.1, rtol=1e-6)
+
+
 # ---- torch, when it is installed ----------------------------------------------------------------
 TORCH_CASES = [
     ("sgd-momentum", SgdConfig(momentum=MomentumConfig(0.9, dampening=0.1),
@@ -213,6 +234,7 @@ TORCH_CASES = [
      "SGD", dict(momentum=0.9, nesterov=True), 0.1),
     ("adam", AdamConfig(epsilon=1e-8, weight_decay=WeightDecayConfig(0.01)),
      "Adam", dict(eps=1e-8, weight_decay=0.01), 0.01),
+    ("adam-plain", AdamConfig(epsilon=1e-8), "Adam", dict(eps=1e-8), 0.01),  # numpy in place
     ("adamw", AdamWConfig(epsilon=1e-8, weight_decay=0.1), "AdamW",
      dict(eps=1e-8, weight_decay=0.1), 0.01),
     ("adagrad", AdaGradConfig(lr_decay=0.1, epsilon=1e-10), "Adagrad",

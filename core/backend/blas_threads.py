@@ -1,0 +1,81 @@
+"""How many threads the numpy backend's BLAS runs: the `PYRITE_BLAS_THREADS` setting applied.
+
+OpenBLAS starts one thread per core and spins them while it waits. When other processes want
+the same cores (several pyrite workers, a browser, a test run beside a benchmark) its threads
+fight them, and a matmul can get twenty times slower. So the numpy backend limits BLAS when it
+is first built:
+
+- `PYRITE_BLAS_THREADS=N`: N threads;
+- `auto` (the default): the cores this process may use less the current one-minute load
+  average, at least 1, so a second process on a busy machine takes what is left rather than
+  everything; left alone when `OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS` or `MKL_NUM_THREADS` is
+  set (the user has said).
+
+The limit goes through `threadpoolctl` when it is installed (`pip install pyrite[numpy]`); without
+it, the BLAS environment variables are set, which works when numpy is not imported yet. Under
+Pyodide there is one thread and nothing to do. `set_blas_threads(n)` changes it later.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any
+
+from .. import config
+
+_ENV_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_LIMIT: list[Any] = []  # the threadpoolctl limiter in force, kept alive
+_APPLIED: list[bool] = []  # the setting is applied once per process
+
+
+def default_threads() -> int | None:
+    """The thread count `PYRITE_BLAS_THREADS` asks for now; None: leave BLAS as it is."""
+    asked = config.blas_threads()
+    if asked is not None:
+        return asked
+    if any(os.environ.get(v, "").strip() for v in _ENV_VARS):
+        return None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows, Pyodide
+        cores = os.cpu_count() or 1
+    try:
+        busy = round(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        busy = 0
+    return max(1, min(cores, cores - busy))
+
+
+def set_blas_threads(n: int) -> bool:
+    """Limit BLAS to `n` threads; False when it cannot be changed in this process (no
+    threadpoolctl and numpy already imported)."""
+    if sys.platform == "emscripten":
+        return True
+    try:
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no stubs
+    except ImportError:
+        if "numpy" in sys.modules:
+            return False
+        for var in _ENV_VARS[:2]:
+            os.environ[var] = str(n)
+        return True
+    with warnings.catch_warnings():  # its notes on OpenMP runtimes are no concern of ours
+        warnings.simplefilter("ignore")
+        _LIMIT[:] = [threadpool_limits(limits=n, user_api="blas")]
+    return True
+
+
+def apply_setting() -> None:
+    """Apply `PYRITE_BLAS_THREADS` once per process; the numpy backend calls it before it
+    imports numpy (so the environment variables still count) and after (threadpoolctl)."""
+    if _APPLIED:
+        return
+    n = default_threads()
+    if n is None:
+        _APPLIED.append(True)
+        return
+    set_blas_threads(n)
+    if "numpy" in sys.modules:
+        _APPLIED.append(True)

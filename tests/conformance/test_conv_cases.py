@@ -1,0 +1,70 @@
+"""conv2d and its gradients (a backend's overrides, numpy's per-sample GEMMs among them) against
+the composites of `module_ops.py`: odd sizes, groups, dilation, stride and asymmetric padding,
+non-contiguous inputs, 1x1 convolutions with few and many pixels, depthwise, one sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyrite
+from pyrite.backend.module_ops import ModuleOps
+
+CASES = {  # x, w, stride, padding pairs, dilation, groups
+    "odd sizes, stride, asymmetric padding": ((3, 5, 11, 7), (4, 5, 3, 2), (2, 3),
+                                              ((2, 0), (1, 1)), (1, 1), 1),
+    "groups and dilation": ((2, 6, 9, 10), (9, 2, 3, 3), (1, 2), ((1, 1), (2, 1)), (2, 3), 3),
+    "1x1 (few pixels)": ((4, 6, 5, 3), (8, 6, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+    "1x1 (many pixels)": ((2, 3, 40, 30), (5, 3, 1, 1), (1, 1), ((0, 0), (0, 0)),
+                                     (1, 1), 1),
+    "1x1 grouped": ((3, 4, 33, 32), (6, 2, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 2),
+    "1x1 with stride": ((2, 3, 9, 8), (4, 3, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),
+    "depthwise": ((2, 12, 8, 8), (12, 1, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 12),
+    "one sample": ((1, 3, 6, 5), (2, 3, 2, 2), (1, 1), ((0, 1), (1, 0)), (1, 1), 1),
+}
+
+
+def _np(backend: pyrite.Backend, prim: object) -> np.ndarray:
+    return np.asarray(backend.to_data(prim).to_numpy(), dtype=np.float64)
+
+
+def _check(backend: pyrite.Backend, xs, ws, stride, pads, dil, groups, *, views: bool) -> None:
+    rng = np.random.default_rng(3)
+    x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[0])
+    if views:  # x a channel slice of a transposed tensor, w a permuted view
+        big = np.concatenate([x, x], axis=1).transpose(0, 1, 3, 2)
+        xt = pyrite.tensor(np.ascontiguousarray(big).astype(np.float32),
+                           device=backend).swap_dims(2, 3).narrow(1, xs[1], xs[1])
+        wt = pyrite.tensor(np.ascontiguousarray(w.transpose(3, 2, 1, 0)).astype(np.float32),
+                           device=backend).permute([3, 2, 1, 0])
+    else:
+        xt = pyrite.tensor(x.astype(np.float32), device=backend)
+        wt = pyrite.tensor(w.astype(np.float32), device=backend)
+    px, pw = xt.into_primitive(), wt.into_primitive()
+    pb = pyrite.tensor(b.astype(np.float32), device=backend).into_primitive()
+    args = (stride, pads, dil, groups)
+    out, saved = backend.conv2d_saving(px, pw, pb, *args)
+    want = ModuleOps.conv2d(backend, px, pw, pb, *args)
+    np.testing.assert_allclose(_np(backend, out), _np(backend, want), rtol=1e-4, atol=1e-4)
+    g = pyrite.tensor(rng.normal(size=backend.shape(out)).astype(np.float32),
+                      device=backend).into_primitive()
+    np.testing.assert_allclose(
+        _np(backend, backend.conv2d_input_grad(g, pw, xs, *args)),
+        _np(backend, ModuleOps.conv2d_input_grad(backend, g, pw, xs, *args)),
+        rtol=1e-4, atol=1e-4)
+    want_w = _np(backend, ModuleOps.conv2d_weight_grad(backend, px, g, ws, *args))
+    for kept in (saved, None):  # with the forward's columns and rebuilding them
+        np.testing.assert_allclose(
+            _np(backend, backend.conv2d_weight_grad(px, g, ws, *args, kept)), want_w,
+            rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_conv2d_and_gradients(backend, case) -> None:
+    _check(backend, *CASES[case], views=False)
+
+
+@pytest.mark.parametrize("case", ["odd sizes, stride, asymmetric padding", "groups and dilation",
+                                  "1x1 (few pixels)", "1x1 (many pixels)"])
+def test_conv2d_and_gradients_of_views(backend, case) -> None:
+    _check(backend, *CASES[case], views=True)
