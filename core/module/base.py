@@ -231,12 +231,16 @@ class Module:
         """A new module with the params' values (and ids, when the record has them) from
         `record`. Values are converted to each param's dtype and put on its device.
 
-        Raises RecordError listing missing, unexpected and mis-shaped keys before anything
-        changes.
+        Raises RecordError listing missing, unexpected, mis-shaped and wrong-kind (bool or int
+        values for a float param) keys before anything changes; warns (RecordWarning) when
+        float values are NaN or infinite.
         """
         from ..record import check_record_fits, flatten_record
+        from ..record.fits import warn_nonfinite
         expected = {path: p.shape for path, p in self.named_params()}
-        check_record_fits(record, expected, source=source)
+        kinds = {path: p.dtype.kind for path, p in self.named_params()}
+        check_record_fits(record, expected, source=source, kinds=kinds)
+        warn_nonfinite(record, source=source)
         flat = flatten_record(record)
         prefix = PARAM_IDS_KEY + "."
 
