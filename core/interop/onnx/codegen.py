@@ -119,8 +119,9 @@ def trace(graph: Graph, given: dict[str, Sequence[int]] | None = None, *,
         try:
             return model.execute(feeds)
         except Exception as exc:
+            said = str(exc).removeprefix(f"{graph.source}: ")
             raise OnnxError(f"{graph.source}: tracing the graph with zero inputs of the "
-                            f"declared shapes failed: {exc}") from exc
+                            f"declared shapes failed: {said}") from exc
 
     values, on_host = run(1)
     shapes = {n: tuple(v.shape) for n, v in values.items() if isinstance(v, Tensor)}

@@ -24,6 +24,8 @@ from .graph import Graph, Node, ValueInfo, onnx_dtype, type_name
 
 PathLike = str | os.PathLike[str]
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+#: the most dimensions an initializer may have (numpy's limit is 64; no model needs 32)
+MAX_RANK = 32
 #: the typed field that carries each element type's values when raw_data is empty
 _TYPED_FIELD = {1: "float_data", 2: "int32_data", 3: "int32_data", 5: "int32_data",
                 6: "int32_data", 7: "int64_data", 9: "int32_data", 10: "int32_data",
@@ -79,6 +81,7 @@ def from_proto(proto: Any, *, source: str = "<model>", folder: Path | None = Non
         opset = 1 if proto.ir_version < 3 else 0
     if opset == 0:
         raise OnnxError(f"{source}: the model imports no opset of the default ONNX domain")
+    _check_versions(proto, opset, source)
     g = proto.graph
     initializers: dict[str, TensorData] = {}
     for t in g.initializer:
@@ -95,6 +98,21 @@ def from_proto(proto: Any, *, source: str = "<model>", folder: Path | None = Non
                  outputs=[_value_info(v) for v in g.output], initializers=initializers,
                  opset=opset, name=g.name or "model", source=source, doc=proto.doc_string,
                  metadata=meta)
+
+
+def _check_versions(proto: Any, opset: int, source: str) -> None:
+    """Refuse IR versions and opsets that do not exist or are newer than the onnx package
+    knows: their operators might mean something else than what pyrite runs."""
+    onnx = _onnx()
+    newest_ir, newest_opset = int(onnx.IR_VERSION), int(onnx.defs.onnx_opset_version())
+    if not 1 <= proto.ir_version <= newest_ir:
+        raise OnnxError(f"{source}: ONNX IR version {proto.ir_version} is not one pyrite reads "
+                        f"(1 to {newest_ir}); the file is corrupt or from a newer ONNX: "
+                        f"re-export it with an older one")
+    if not 1 <= opset <= newest_opset:
+        raise OnnxError(f"{source}: ONNX opset {opset} is not one pyrite knows (1 to "
+                        f"{newest_opset}); re-export the model with opset {newest_opset} or "
+                        f"older")
 
 
 def _value_info(v: Any) -> ValueInfo:
@@ -158,6 +176,9 @@ def tensor_data(t: Any, *, source: str, folder: Path | None) -> TensorData:
                         f"which pyrite cannot hold (supported: float16/32/64, int8/16/32/64, "
                         f"uint8, bool)")
     shape = tuple(int(d) for d in t.dims)
+    if len(shape) > MAX_RANK:
+        raise OnnxError(f"{source}: tensor {name!r} has {len(shape)} dimensions; pyrite holds "
+                        f"tensors of at most {MAX_RANK}")
     if any(d < 0 for d in shape):
         raise OnnxError(f"{source}: tensor {name!r} has a negative dimension {list(shape)}")
     count = math.prod(shape)
@@ -194,16 +215,26 @@ def _external(t: Any, name: str, nbytes: int, source: str, folder: Path | None) 
     if not location or os.path.isabs(location) or ".." in Path(location).parts:
         raise OnnxError(f"{source}: tensor {name!r}: external data path {location!r} leaves "
                         f"the model's folder; only relative paths inside it are allowed")
-    base = folder.resolve()
-    target = (folder / location).resolve()
-    if base not in target.parents:
-        raise OnnxError(f"{source}: tensor {name!r}: external data path {location!r} leaves "
-                        f"the model's folder (it resolves to {target})")
-    if not target.is_file():
-        raise OnnxError(f"{source}: tensor {name!r}: external data file {target} is missing")
-    offset = int(info.get("offset", "0") or 0)
-    length = int(info.get("length", str(nbytes)) or nbytes)
-    size = target.stat().st_size
+    shown = location if len(location) <= 80 else location[:80] + "..."
+    try:
+        base = folder.resolve()
+        target = (folder / location).resolve()
+        if base not in target.parents:
+            raise OnnxError(f"{source}: tensor {name!r}: external data path {shown!r} leaves "
+                            f"the model's folder (it resolves to {target})")
+        if not target.is_file():
+            raise OnnxError(f"{source}: tensor {name!r}: external data file {target} is "
+                            f"missing")
+        size = target.stat().st_size
+    except OSError as exc:  # a name too long, a loop of links, no permission
+        raise OnnxError(f"{source}: tensor {name!r}: external data path {shown!r} cannot be "
+                        f"read ({exc.strerror or exc})") from exc
+    try:
+        offset = int(info.get("offset", "0") or 0)
+        length = int(info.get("length", str(nbytes)) or nbytes)
+    except ValueError as exc:
+        raise OnnxError(f"{source}: tensor {name!r}: external data offset or length is not an "
+                        f"integer") from exc
     if length != nbytes or offset < 0 or offset + length > size:
         raise OnnxError(f"{source}: tensor {name!r}: external data {location!r} bytes "
                         f"[{offset}, {offset + length}) do not hold the declared {nbytes} "
