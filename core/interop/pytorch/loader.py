@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import os
-import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -16,7 +14,7 @@ from .names import Remap, contiguous_indices, remap_keys
 from .storage import _elements, _err, _Storage
 from .unpickler import _unpickle
 from .walk import Walk
-from .zip_format import _read_zip
+from .zip_format import _read_zip, is_zip
 
 if TYPE_CHECKING:
     from ...module import Module
@@ -42,7 +40,7 @@ def _decode(data: bytes, source: str) -> Any:
         if data.startswith(_LEGACY_HEAD):
             return _read_legacy(data, source)
         return _unpickle(data, source, _no_storage(source))
-    if zipfile.is_zipfile(io.BytesIO(data)):
+    if is_zip(data):
         return _read_zip(data, source)
     raise _err(source, "not a PyTorch file: neither a zip nor a pickle (the file is truncated, "
                        "corrupt or of another format)")

@@ -27,8 +27,14 @@ from .storage import (
 )
 
 
-class _Unpickler(pickle.Unpickler):
-    """Rebuilds tensors and plain containers; refuses every other global."""
+class _Unpickler(pickle._Unpickler):
+    """Rebuilds tensors and plain containers; refuses every other global.
+
+    Python's own unpickler, not the C one: the C unpickler sizes its memo array by the largest
+    index a file names, so a 484-byte file with `LONG_BINPUT 174417761` made it allocate
+    1.4 GB; this one keeps the memo in a dict. Weight files' pickles are small (the tensors'
+    bytes are stored beside them), so its speed does not matter.
+    """
 
     def __init__(self, file: io.BytesIO, source: str,
                  storage: Callable[[tuple[Any, ...]], _Storage], big_endian: bool = False) -> None:

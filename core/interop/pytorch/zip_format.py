@@ -12,10 +12,20 @@ from .unpickler import _storage_type, _unpickle
 
 # ---- the zip format --------------------------------------------------------------------------
 
+def is_zip(data: bytes) -> bool:
+    """Whether `data` looks like a zip archive (zipfile's own test, which raises on some
+    damaged archives instead of saying no)."""
+    try:
+        return zipfile.is_zipfile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        return False
+
+
 def _read_zip(data: bytes, source: str) -> Any:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError, ValueError) as err:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
+            zipfile.LargeZipFile, UnicodeDecodeError) as err:
         raise _err(source, f"not a valid PyTorch zip file ({err}): the file is truncated or "
                            f"corrupt") from err
     with archive:
@@ -46,7 +56,7 @@ def _read_zip(data: bytes, source: str) -> Any:
             try:
                 return archive.read(info)
             except (zipfile.BadZipFile, OSError, EOFError, ValueError, zipfile.LargeZipFile,
-                    NotImplementedError) as err:
+                    NotImplementedError, RuntimeError) as err:  # RuntimeError: encrypted
                 raise _err(source, f"cannot read zip entry {name!r} ({err}): the file is "
                                    f"truncated or corrupt") from err
 

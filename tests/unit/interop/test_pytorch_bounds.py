@@ -129,3 +129,16 @@ def test_legacy_format_walk_is_bounded(tmp_path: Path) -> None:
                        + pickle.dumps([], protocol=2))
     with pytest.raises(RecordError, match=r"x\.pt: the pickled object's containers are reached"):
         pt.load(legacy)
+
+
+def test_a_huge_memo_index_allocates_nothing() -> None:
+    # LONG_BINPUT 174417761: CPython's C unpickler would size its memo array to 1.4 GB
+    data = b"\x80\x02}r" + struct.pack("<I", 174_417_761) + b"."
+    tracemalloc.start()
+    try:
+        with pytest.raises(RecordError, match=r"memo\.pt: no tensors found"):
+            pt.loads(data, source="memo.pt")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
