@@ -109,7 +109,7 @@ def _marker(folder: Path) -> set[str] | None:
         return None
     try:
         listed = json.loads(path.read_text(encoding="utf-8")).get("files", [])
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError):
         return set()  # still pyrite's folder; an unreadable list names no extra files
     return _plain_names(listed) if isinstance(listed, list) else set()
 

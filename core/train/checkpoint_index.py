@@ -50,9 +50,9 @@ class CheckpointIndex:
                 raise ValueError(f"format {raw.get('format')!r}, expected {_FORMAT}")
             epochs = {int(k): [str(f) for f in v] for k, v in raw["epochs"].items()}
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError,
-                AttributeError) as err:
-            raise RecordError(f"{self.path}: not a checkpoint index ({err}); delete it to "
-                              f"fall back to the epochs whose files are all there") from err
+                AttributeError, RecursionError) as err:
+            raise RecordError(f"{self.path}: not a checkpoint index ({str(err)[:200]}); delete "
+                              f"it to fall back to the epochs whose files are all there") from err
         if any("/" in f or "\\" in f or f.startswith(".") for files in epochs.values()
                for f in files):
             raise RecordError(f"{self.path}: the index names a file outside its folder")

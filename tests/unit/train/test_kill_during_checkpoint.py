@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from pyrite.errors import RecordError
+from pyrite.errors import RecordError
 from pyrite.optim import AdamConfig
 from pyrite.record import NamedMpkFileRecorder
 from pyrite.train import KeepLastNCheckpoints, LearnerBuilder
@@ -105,3 +107,25 @@ def _kill_and_resume(tmp_path: Path, tiny: Any, loaders: tuple,
         left = [str(p.relative_to(folder)) for p in folder.rglob("*.tmp")]
         assert left == [], (point, left)
         assert CheckpointIndex(folder / "checkpoint", ".mpk").complete() == [2], point
+
+
+def test_a_damaged_index_is_one_clear_error(tmp_path: Path) -> None:
+    index = CheckpointIndex(tmp_path, ".mpk")
+    for text in ["{not json", "[" * 100_000, '{"format": 1, "epochs": {"1": ["../x"]}}',
+                 '{"format": 7, "epochs": {}}', "1" * 5000]:
+        index.path.write_text(text)
+        with pytest.raises(RecordError, match=r"checkpoints\.json: (not a checkpoint index|the "
+                                              r"index names a file outside)"):
+            index.complete()
+
+
+def test_an_old_folder_without_index_counts_epochs_with_all_files(tmp_path: Path) -> None:
+    for name in ("model-1", "optim-1", "scheduler-1", "model-2", "optim-2"):
+        (tmp_path / f"{name}.mpk").write_bytes(b"x")
+    index = CheckpointIndex(tmp_path, ".mpk")
+    assert index.complete() == [1]  # epoch 2 lacks its scheduler
+    index.publish(3, ["model-3.mpk"])  # the first publish seeds the index with epoch 1
+    (tmp_path / "model-3.mpk").write_bytes(b"x")
+    assert index.complete() == [1, 3]
+    index.withdraw(1)
+    assert index.complete() == [3] and index.newest() == 3
