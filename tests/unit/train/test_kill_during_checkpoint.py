@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from pyrite.errors import RecordError
-from pyrite.errors import RecordError
 from pyrite.optim import AdamConfig
 from pyrite.record import NamedMpkFileRecorder
 from pyrite.train import KeepLastNCheckpoints, LearnerBuilder
