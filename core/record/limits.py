@@ -33,6 +33,7 @@ INFLATE_RATIO = 100
 INFLATE_SLACK = 16 << 20
 #: the most any compressed input may decompress to
 MAX_DECOMPRESSED = 4 << 30
+_CHUNK = 1 << 20
 #: container visits allowed beyond one per byte of the file
 VISIT_SLACK = 1 << 12
 
@@ -73,13 +74,15 @@ def gunzip_limited(data: bytes, *, source: str, expected: str) -> bytes:
     while rest:
         inflater = zlib.decompressobj(wbits=31)
         try:
-            while rest and not inflater.eof:
-                chunk = inflater.decompress(rest, limit + 1 - total)
+            while True:  # in chunks of at most 1 MiB, so nothing grows past the limit
+                chunk = inflater.decompress(rest, min(_CHUNK, limit + 1 - total))
                 total += len(chunk)
                 out.append(chunk)
                 if total > limit:
                     raise too_large(source, "the gzip stream", len(data), limit)
                 rest = inflater.unconsumed_tail
+                if inflater.eof or (not chunk and not rest):
+                    break
         except zlib.error as err:
             raise RecordError(f"{source}: expected {expected}, found corrupt gzip data "
                               f"({err})") from err

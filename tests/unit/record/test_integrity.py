@@ -136,3 +136,15 @@ def test_bin_crc_covers_every_payload_byte() -> None:
     for bad in _mutants(blob, range(14, 14 + length)):
         with pytest.raises(RecordError, match="checksum mismatch"):
             BinBytesRecorder().from_bytes(bad)
+
+
+@pytest.mark.parametrize("version", ["0", "-7", "1e3", "x", "99"])
+def test_safetensors_record_versions_are_checked_exactly(version: str) -> None:
+    from pyrite.interop import safetensors as st
+    from pyrite.interop.safetensors import SafetensorsFileRecorder
+    meta = {"pyrite.format": "safetensors", "pyrite.format_version": version,
+            "pyrite.precision": "full"}
+    blob = st.dumps({"w": TensorData([1.0])}, meta)
+    message = "upgrade pyrite" if version == "99" else "the file is corrupt"
+    with pytest.raises(RecordError, match=message):
+        SafetensorsFileRecorder().from_bytes(blob)
