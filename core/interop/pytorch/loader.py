@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...data import TensorData
-from ...record.fits import check_record_fits
+from ...dtype import Kind
+from ...record.fits import check_record_fits, warn_nonfinite
 from .legacy_format import _LEGACY_HEAD, _read_legacy
 from .names import Remap, contiguous_indices, remap_keys
 from .storage import _elements, _err, _Storage
@@ -173,7 +174,7 @@ def _linear_weights(module: Module) -> set[str]:
 
 def _fit(tensors: dict[str, TensorData], expected: Mapping[str, tuple[int, ...]], *,
          partial: bool, contiguous: bool | None, transpose: set[str],
-         source: str) -> dict[str, TensorData]:
+         source: str, kinds: Mapping[str, Kind] | None = None) -> dict[str, TensorData]:
     if contiguous is None:  # automatic: renumber when that matches more of the model's keys
         renumbered = contiguous_indices(tensors)
         if len(set(renumbered.values())) == len(renumbered):
@@ -192,9 +193,12 @@ def _fit(tensors: dict[str, TensorData], expected: Mapping[str, tuple[int, ...]]
             tensors = {**tensors, key: _transposed(t)}
     if partial:
         check_record_fits({k: v for k, v in tensors.items() if k in expected},
-                          {k: s for k, s in expected.items() if k in tensors}, source=source)
-        return {k: v for k, v in tensors.items() if k in expected}
-    check_record_fits(tensors, expected, source=source)
+                          {k: s for k, s in expected.items() if k in tensors}, source=source,
+                          kinds=kinds)
+        tensors = {k: v for k, v in tensors.items() if k in expected}
+    else:
+        check_record_fits(tensors, expected, source=source, kinds=kinds)
+    warn_nonfinite(tensors, source=source)
     return tensors
 
 
@@ -207,9 +211,11 @@ def load_into(module: M, path: PathLike, *, top_key: str | None = None,
     Names are matched by dotted path after `top_key` and `remap` (see `load`). With
     `contiguous_sequential=None` (the default) numeric name parts are renumbered 0, 1, 2...
     when that matches more of the module's params (a torch `Sequential` with activations);
-    True or False forces it. Raises RecordError listing every shape mismatch, missing and
-    unexpected key at once; with `partial=True`, missing params keep the module's values and
-    tensors the module lacks are ignored (shape mismatches are still errors). With
+    True or False forces it. Raises RecordError listing every shape or kind mismatch (int or
+    bool values for a float param), missing and unexpected key at once, and warns
+    (RecordWarning) on NaN or infinite values; with `partial=True`, missing params keep the
+    module's values and tensors the module lacks are ignored (shape mismatches are still
+    errors). With
     `transpose_linear` (the default), the weight of each `nn.Linear`, stored (out, in) by torch,
     is transposed to pyrite's (in, out).
     """
@@ -224,8 +230,10 @@ def _load_tensors(module: M, tensors: dict[str, TensorData], *, partial: bool,
     from ...module.param import Param
     from ...tensor import from_data
     expected = {path: tuple(p.shape) for path, p in module.named_params()}
+    kinds = {path: p.dtype.kind for path, p in module.named_params()}
     fitted = _fit(tensors, expected, partial=partial, contiguous=contiguous,
-                  transpose=_linear_weights(module) if transpose else set(), source=source)
+                  transpose=_linear_weights(module) if transpose else set(), source=source,
+                  kinds=kinds)
 
     def put(path: str, p: Param) -> Param:
         data = fitted.get(path)

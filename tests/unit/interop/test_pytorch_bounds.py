@@ -142,3 +142,15 @@ def test_a_huge_memo_index_allocates_nothing() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+def test_int_or_bool_tensors_never_load_into_float_params() -> None:
+    from pyrite import nn
+    from pyrite.data import TensorData
+    from pyrite.interop.pytorch.loader import _load_tensors
+    layer = nn.LinearConfig(2, 2).init("numpy")
+    bad = {"weight": TensorData([[1, 2], [3, 4]]), "bias": TensorData([True, False])}
+    with pytest.raises(RecordError, match=r"w\.pt: 'weight' holds i64 \(int\) values in the "
+                                          r"file, float in the model; 'bias' holds bool"):
+        _load_tensors(layer, bad, partial=False, contiguous=False, transpose=True,
+                      source="w.pt")
