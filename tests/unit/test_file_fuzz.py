@@ -6,7 +6,10 @@ overwritten, the file cut short, bytes inserted, deleted or repeated. For each m
 - only pyrite's own errors may escape (no IndexError, UnicodeDecodeError, RecursionError ...);
 - the memory it allocates (tracemalloc's peak) stays within what the file's size allows;
 - it is never accepted as something other than what was saved, unless the format cannot tell:
-  those are counted per named cause in `UNDETECTABLE` and asserted to be the only ones.
+  those are counted per named cause and asserted to be the only ones (safetensors and `.pt`
+  have no checksum of their tensors, ONNX none of anything).
+
+ONNX mutants also go through the whole `import_onnx` (check, trace, code generation).
 
 A few seconds by default; `PYRITE_SLOW=1` runs the slow variant, 20 times as many mutants.
 """
@@ -19,6 +22,7 @@ import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -196,7 +200,6 @@ def _header_text(bad: bytes, got: object, original: bytes) -> str | None:
 
 
 def _pt_fixture(name: str) -> bytes:
-    from pathlib import Path
     return (Path(__file__).parent / "interop" / "fixtures" / name).read_bytes()
 
 
@@ -273,13 +276,39 @@ def test_onnx_reader_raises_only_pyrite_errors_within_memory() -> None:
     _check(_run_onnx(MUTANTS), {_onnx_cause(b"", None) or ""})
 
 
+def _import_escapes(count: int, seed: int, folder: Path) -> tuple[int, list[str]]:
+    """Mutants through the whole `import_onnx` (read, check, trace, generate, write): the
+    number written, and the non-pyrite exceptions."""
+    from pyrite.interop.onnx.codegen import import_onnx
+    blob, rng = _onnx_blob(), random.Random(seed)
+    written, escaped = 0, []
+    for _ in range(count):
+        path = folder / "m.onnx"
+        path.write_bytes(_mutate(blob, rng))
+        try:
+            import_onnx(path, folder / "out")
+            written += 1
+        except PyriteError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - what the test is looking for
+            escaped.append(f"{type(exc).__name__}: {exc}"[:200])
+    return written, escaped
+
+
+def test_onnx_import_of_mutants_raises_only_pyrite_errors(tmp_path: Path) -> None:
+    written, escaped = _import_escapes(MUTANTS // 2, SEED, tmp_path)
+    assert escaped == []
+    assert written > 0  # some mutants (a changed weight or name) still import
+
+
 # ---- the long run ----------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_long_fuzz_run_of_every_format() -> None:
+def test_long_fuzz_run_of_every_format(tmp_path: Path) -> None:
     count = 20 * MUTANTS
     for name in RECORDERS:
         _check(_run_recorder(name, count), set())
     for name, case in _importer_cases().items():
         _check(_run_importer(name, count), case[3])
     _check(_run_onnx(count), {_onnx_cause(b"", None) or ""})
+    assert _import_escapes(count, SEED, tmp_path)[1] == []

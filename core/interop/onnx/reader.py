@@ -85,19 +85,40 @@ def from_proto(proto: Any, *, source: str = "<model>", folder: Path | None = Non
     g = proto.graph
     initializers: dict[str, TensorData] = {}
     for t in g.initializer:
-        initializers[t.name] = tensor_data(t, source=source, folder=folder)
+        initializers[_Text(source)(t.name)] = tensor_data(t, source=source, folder=folder)
     for s in g.sparse_initializer:
         raise OnnxError(f"{source}: sparse initializer {s.values.name!r} is not supported; "
                         f"densify it before importing")
-    nodes = [Node(op_type=n.op_type, inputs=list(n.input), outputs=list(n.output),
-                  name=n.name, attrs={a.name: attribute(a, source, folder) for a in n.attribute},
-                  domain=n.domain)
+    text = _Text(source)
+    nodes = [Node(op_type=text(n.op_type), inputs=text.all(n.input),
+                  outputs=text.all(n.output), name=text(n.name),
+                  attrs={text(a.name): attribute(a, source, folder) for a in n.attribute},
+                  domain=text(n.domain))
              for n in g.node]
-    meta = {p.key: p.value for p in proto.metadata_props}
-    return Graph(nodes=nodes, inputs=[_value_info(v) for v in g.input],
-                 outputs=[_value_info(v) for v in g.output], initializers=initializers,
-                 opset=opset, name=g.name or "model", source=source, doc=proto.doc_string,
-                 metadata=meta)
+    meta = {text(p.key): text(p.value) for p in proto.metadata_props}
+    return Graph(nodes=nodes, inputs=[_value_info(v, text) for v in g.input],
+                 outputs=[_value_info(v, text) for v in g.output], initializers=initializers,
+                 opset=opset, name=text(g.name) or "model", source=source,
+                 doc=text(proto.doc_string), metadata=meta)
+
+
+class _Text:
+    """A string field of the file as str: protobuf hands over bytes for a field that is not
+    valid UTF-8, which only a damaged or hand-made file has."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __call__(self, value: object) -> str:
+        if isinstance(value, str):
+            return value
+        raise OnnxError(f"{self.source}: a name or text field holds bytes that are not UTF-8 "
+                        f"({bytes(value)[:40]!r}...): the file is corrupt"
+                        if isinstance(value, (bytes, bytearray)) else
+                        f"{self.source}: a text field holds a {type(value).__name__}")
+
+    def all(self, values: Any) -> list[str]:
+        return [self(v) for v in values]
 
 
 def _check_versions(proto: Any, opset: int, source: str) -> None:
@@ -115,15 +136,15 @@ def _check_versions(proto: Any, opset: int, source: str) -> None:
                         f"older")
 
 
-def _value_info(v: Any) -> ValueInfo:
+def _value_info(v: Any, text: _Text) -> ValueInfo:
     tt = v.type.tensor_type if v.type.HasField("tensor_type") else None
     if tt is None:
-        return ValueInfo(v.name, -1, None)  # a sequence, map or optional: reported by checks
+        return ValueInfo(text(v.name), -1, None)  # a sequence, map or optional: reported by checks
     shape: tuple[int | str | None, ...] | None = None
     if tt.HasField("shape"):
-        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+        shape = tuple(d.dim_value if d.HasField("dim_value") else (text(d.dim_param) or None)
                       for d in tt.shape.dim)
-    return ValueInfo(v.name, int(tt.elem_type), shape)
+    return ValueInfo(text(v.name), int(tt.elem_type), shape)
 
 
 def attribute(a: Any, source: str, folder: Path | None) -> Any:
@@ -207,7 +228,8 @@ def tensor_data(t: Any, *, source: str, folder: Path | None) -> TensorData:
 
 
 def _external(t: Any, name: str, nbytes: int, source: str, folder: Path | None) -> bytes:
-    info = {e.key: e.value for e in t.external_data}
+    text = _Text(source)
+    info = {text(e.key): text(e.value) for e in t.external_data}
     location = info.get("location", "")
     if folder is None:
         raise OnnxError(f"{source}: tensor {name!r} keeps its data in an external file "
