@@ -33,7 +33,7 @@ INFLATE_RATIO = 100
 INFLATE_SLACK = 16 << 20
 #: the most any compressed input may decompress to
 MAX_DECOMPRESSED = 4 << 30
-_CHUNK = 1 << 20
+_CHUNK = 1 << 16
 #: container visits allowed beyond one per byte of the file
 VISIT_SLACK = 1 << 12
 
@@ -74,7 +74,7 @@ def gunzip_limited(data: bytes, *, source: str, expected: str) -> bytes:
     while rest:
         inflater = zlib.decompressobj(wbits=31)
         try:
-            while True:  # in chunks of at most 1 MiB, so nothing grows past the limit
+            while True:  # in chunks of at most 64 KiB, so nothing grows past the limit
                 chunk = inflater.decompress(rest, min(_CHUNK, limit + 1 - total))
                 total += len(chunk)
                 out.append(chunk)
