@@ -34,6 +34,10 @@ class RecordError(PyriteError, ValueError):
     """A record cannot be saved, read or applied: wrong format, corrupt file, keys or shapes."""
 
 
+class RecordWarning(UserWarning):
+    """A record loaded, but holds something suspicious (NaN or infinite weights)."""
+
+
 class ConfigError(PyriteError, ValueError):
     """A config cannot be built, saved or read: a bad option, a missing field, malformed JSON."""
 

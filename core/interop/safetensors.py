@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import reprlib
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from ..data import TensorData
 from ..dtype import DType
 from ..errors import RecordError
 from ..record.atomic import atomic_write
+from ..record.limits import check_depth
 from ..record.metadata import RecordMetadata, pyrite_version
 from ..record.precision import FullPrecision, precision_named
 from ..record.recorder import FileRecorder
@@ -125,8 +127,9 @@ def _parse_header(raw: bytes, buffer_size: int,
         raise _err(source, f"safetensors header is not UTF-8 ({err})") from err
     try:
         header = json.loads(text, object_pairs_hook=_no_duplicates(source))
-    except json.JSONDecodeError as err:
-        raise _err(source, f"safetensors header is not valid JSON ({err})") from err
+    except (ValueError, RecursionError) as err:  # ValueError: also a 5,000-digit integer
+        raise _err(source, f"safetensors header is not valid JSON ({str(err)[:200]})") from err
+    check_depth(header, source=source, what="the safetensors header")
     if not isinstance(header, dict):
         raise _err(source, f"safetensors header is a JSON {type(header).__name__}, expected an "
                            f"object")
@@ -134,34 +137,35 @@ def _parse_header(raw: bytes, buffer_size: int,
     if meta is None:
         meta = {}
     if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise _err(source, f"safetensors {METADATA_KEY!r} must map str to str, got {meta!r}")
+        raise _err(source, f"safetensors {METADATA_KEY!r} must map str to str, got "
+                           f"{reprlib.repr(meta)}")
     entries = [_entry(name, info, buffer_size, source) for name, info in header.items()]
     _check_layout(entries, buffer_size, source)
     return entries, meta
 
 
 def _entry(name: str, info: object, buffer_size: int, source: str) -> _Entry:
-    where = f"tensor {name!r}"
+    where = f"tensor {reprlib.repr(name)}"
     if not isinstance(info, dict):
         raise _err(source, f"{where}: expected an object with dtype, shape and data_offsets, "
-                           f"got {info!r}")
+                           f"got {reprlib.repr(info)}")
     dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
     if not isinstance(dtype, str):
-        raise _err(source, f"{where}: dtype {dtype!r} is not a string")
+        raise _err(source, f"{where}: dtype {reprlib.repr(dtype)} is not a string")
     if dtype in DTYPES:
         itemsize = DTYPES[dtype].itemsize
     elif dtype in _CONVERTED:
         itemsize = _CONVERTED[dtype]
     else:
         known = ", ".join([*DTYPES, "BF16 (read as F32)"])
-        raise _err(source, f"{where} has dtype {dtype!r}, which pyrite does not read; it reads "
-                           f"{known}")
+        raise _err(source, f"{where} has dtype {reprlib.repr(dtype)}, which pyrite does not "
+                           f"read; it reads {known}")
     if not isinstance(shape, list) or not all(_is_size(d) for d in shape):
-        raise _err(source, f"{where}: shape {shape!r} is not a list of sizes")
+        raise _err(source, f"{where}: shape {reprlib.repr(shape)} is not a list of sizes")
     if (not isinstance(offsets, list) or len(offsets) != 2
             or not all(_is_size(o) for o in offsets) or offsets[0] > offsets[1]):
-        raise _err(source, f"{where}: data_offsets {offsets!r} is not [begin, end] with "
-                           f"0 <= begin <= end")
+        raise _err(source, f"{where}: data_offsets {reprlib.repr(offsets)} is not [begin, end] "
+                           f"with 0 <= begin <= end")
     begin, end = offsets
     if end > buffer_size:
         raise _err(source, f"{where}: data_offsets [{begin}, {end}] lie outside the "
@@ -405,8 +409,10 @@ class SafetensorsFileRecorder(FileRecorder):
         if _EXTRA_KEY in meta:
             try:
                 extra = json.loads(meta[_EXTRA_KEY])
-            except json.JSONDecodeError as err:
-                raise _err(source, f"metadata {_EXTRA_KEY!r} is not valid JSON ({err})") from err
+            except (ValueError, RecursionError) as err:
+                raise _err(source, f"metadata {_EXTRA_KEY!r} is not valid JSON "
+                                   f"({str(err)[:200]})") from err
+            check_depth(extra, source=source, what=f"metadata {_EXTRA_KEY!r}")
             if not isinstance(extra, dict):
                 raise _err(source, f"metadata {_EXTRA_KEY!r} is not a JSON object")
             for key, value in extra.items():
@@ -427,13 +433,17 @@ class SafetensorsFileRecorder(FileRecorder):
                                   "unknown", None)
         if fmt != self.format_name:
             raise _err(source, f"metadata says format {fmt!r}, expected {self.format_name!r}")
-        try:
-            version = int(meta.get(_META_PREFIX + "format_version", ""))
-        except ValueError as err:
-            raise _err(source, "metadata 'pyrite.format_version' is not an integer") from err
+        text = meta.get(_META_PREFIX + "format_version", "")
+        if not (text.isascii() and text.isdigit() and len(text) < 10):
+            raise _err(source, f"metadata 'pyrite.format_version' is {reprlib.repr(text)}, not "
+                               f"a version number (1, 2, ...): the file is corrupt")
+        version = int(text)
         if version > self.format_version:
             raise _err(source, f"safetensors record format version {version} is newer than "
                                f"this pyrite ({pyrite_version()}) reads: upgrade pyrite")
+        if version < 1:
+            raise _err(source, f"safetensors record format version {version} does not exist "
+                               f"(versions start at 1): the file is corrupt")
         precision = precision_named(meta.get(_META_PREFIX + "precision", "full"), source=source)
         return RecordMetadata(self.format_name, version, precision,
                               meta.get(_META_PREFIX + "pyrite_version", "unknown"),

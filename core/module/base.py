@@ -236,11 +236,13 @@ class Module:
         """A new module with the params' values (and ids, when the record has them) from
         `record`. Values are converted to each param's dtype and put on its device.
 
-        Raises RecordError listing missing, unexpected and mis-shaped keys before anything
-        changes.
+        Raises RecordError listing missing, unexpected, mis-shaped and wrong-kind (bool or int
+        values for a float param) keys before anything changes; warns (RecordWarning) when
+        float values are NaN or infinite.
         """
         from ..quantization.record import split_quantized
         from ..record import check_record_fits, flatten_record
+        from ..record.fits import warn_nonfinite
         record, quantized = split_quantized(record, source)
         shapes = {path: p.shape for path, p in self.named_params()}
         wrong = [f"{path!r} has shape {entry.shape} in the file, {tuple(shapes[path])} in "
@@ -251,7 +253,9 @@ class Module:
             raise RecordError(f"{source}: " + "; ".join(
                 wrong + ([f"unexpected: {', '.join(stray)}"] if stray else [])))
         expected = {path: shape for path, shape in shapes.items() if path not in quantized}
-        check_record_fits(record, expected, source=source)
+        kinds = {path: p.dtype.kind for path, p in self.named_params() if path not in quantized}
+        check_record_fits(record, expected, source=source, kinds=kinds)
+        warn_nonfinite(record, source=source)
         flat = flatten_record(record)
         prefix = PARAM_IDS_KEY + "."
 

@@ -39,6 +39,7 @@ from ..data import TensorData
 from ..dtype import DType
 from ..errors import RecordError
 from .codec import BIN_MAGIC, Codec
+from .limits import check_depth
 from .tree import RecordValue
 
 _HEADER = struct.Struct("<4sHQ")
@@ -78,6 +79,9 @@ class BinCodec(Codec):
         if version > self.version:
             raise RecordError(f"{source}: binary format version {version}; this pyrite reads up "
                               f"to version {self.version}: upgrade pyrite")
+        if version < 1:
+            raise RecordError(f"{source}: binary format version {version} does not exist "
+                              f"(versions start at 1): the file is corrupt")
         end = _HEADER.size + length
         if len(data) != end + _CRC.size:
             state = "truncated" if len(data) < end + _CRC.size else "longer than its header says"
@@ -94,6 +98,7 @@ class BinCodec(Codec):
         except (_Corrupt, struct.error, UnicodeDecodeError, RecursionError) as err:
             raise RecordError(f"{source}: expected {self.description}, found a payload that does "
                               f"not parse ({err or type(err).__name__})") from err
+        check_depth(value, source=source)
         if pos != len(payload):
             raise RecordError(f"{source}: expected {self.description}, found "
                               f"{len(payload) - pos} stray bytes after the payload")

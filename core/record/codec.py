@@ -8,12 +8,12 @@ the wrong recorder says what the file is and which recorder reads it.
 from __future__ import annotations
 
 import gzip
-import zlib
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from ..dtype import DType
 from ..errors import RecordError
+from .limits import gunzip_limited
 from .tree import RecordValue
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -26,7 +26,8 @@ class Codec(ABC):
     """Encodes one envelope dict to bytes and decodes it back."""
 
     name: ClassVar[str]  # stored in the metadata's "format" field
-    version: ClassVar[int]  # the newest format version this codec writes and reads
+    version: ClassVar[int]  # the newest format version this codec writes; it reads 1..version
+    checksum_since: ClassVar[int | None] = None  # first version whose metadata has a checksum
     description: ClassVar[str]  # for errors: "a pyrite binary record"
     data_name: ClassVar[str]  # the container format in general: "MessagePack data"
 
@@ -117,7 +118,8 @@ def gunzip_bytes(data: bytes, codec: Codec, *, source: str) -> bytes:
     """Undo `gzip_bytes`; RecordError for data that is not gzip, or is truncated or corrupt.
 
     gzip carries a CRC-32 of its content, so corruption anywhere is caught here. `codec` is the
-    format expected inside, named in errors.
+    format expected inside, named in errors. Data that would inflate past
+    `limits.inflate_limit` is refused before it is all decompressed.
     """
     expected = f"{codec.description} inside gzip"
     if not data.startswith(GZIP_MAGIC):
@@ -125,11 +127,4 @@ def gunzip_bytes(data: bytes, codec: Codec, *, source: str) -> bytes:
         plain = " (not compressed)" if found in _RECORDERS else ""
         raise RecordError(f"{source}: expected {expected}, found {found}{plain}"
                           f"{_hint(found, False)}")
-    try:
-        return gzip.decompress(data)
-    except EOFError as err:
-        raise RecordError(f"{source}: expected {expected}, found a truncated gzip stream "
-                          f"({err})") from err
-    except (OSError, zlib.error) as err:
-        raise RecordError(f"{source}: expected {expected}, found corrupt gzip data "
-                          f"({err})") from err
+    return gunzip_limited(data, source=source, expected=expected)

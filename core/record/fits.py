@@ -7,10 +7,13 @@ is never left half-loaded.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping, Sequence
 
 from ..data import TensorData
-from ..errors import RecordError
+from ..dtype import Kind
+from ..errors import RecordError, RecordWarning
 from .tree import RecordValue, flatten_record
 
 # Long lists are cut in the message; the count of the rest is still given.
@@ -18,8 +21,11 @@ _SHOWN = 10
 
 
 def check_record_fits(record: Mapping[str, RecordValue],
-                      expected: Mapping[str, Sequence[int]], *, source: str = "record") -> None:
-    """Raise RecordError unless every expected key holds a tensor of the expected shape.
+                      expected: Mapping[str, Sequence[int]], *, source: str = "record",
+                      kinds: Mapping[str, Kind] | None = None) -> None:
+    """Raise RecordError unless every expected key holds a tensor of the expected shape (and,
+    with `kinds`, of the expected kind: bool or int values never load into a float param, nor
+    floats into an int one; precision within a kind is converted on loading).
 
     `record` may be flat (dotted keys) or nested; `expected` maps dotted keys to shapes.
     Only tensors in the record count as unexpected: metadata leaves (`"epoch": 3`) are ignored
@@ -49,6 +55,9 @@ unexpected: head.weight
                             f"{want} in the model")
         elif found.shape != want:
             problems.append(f"{key!r} has shape {found.shape} in the file, {want} in the model")
+        elif kinds is not None and key in kinds and found.dtype.kind is not kinds[key]:
+            problems.append(f"{key!r} holds {found.dtype} ({found.dtype.kind.value.lower()}) "
+                            f"values in the file, {kinds[key].value.lower()} in the model")
     unexpected = [k for k, v in flat.items() if isinstance(v, TensorData) and k not in expected]
     parts = _shorten(problems)
     if missing:
@@ -64,3 +73,27 @@ def _shorten(items: list[str]) -> list[str]:
     if len(items) <= _SHOWN:
         return items
     return [*items[:_SHOWN], f"... and {len(items) - _SHOWN} more"]
+
+
+def warn_nonfinite(record: Mapping[str, RecordValue], *, source: str = "record") -> list[str]:
+    """Warn (RecordWarning) when float tensors of `record` hold NaN or infinite values; return
+    their dotted keys. Such weights load, since a record may hold them on purpose, but a model
+    that predicts NaN is rarely what anyone wanted."""
+    flat = flatten_record(record) if any(isinstance(v, Mapping) for v in record.values()) \
+        else dict(record)
+    bad = [k for k, v in flat.items() if isinstance(v, TensorData) and _nonfinite(v)]
+    if bad:
+        warnings.warn(f"{source}: {len(bad)} tensor(s) hold NaN or infinite values: "
+                      f"{', '.join(_shorten(bad))}", RecordWarning, stacklevel=3)
+    return bad
+
+
+def _nonfinite(data: TensorData) -> bool:
+    if data.dtype.kind is not Kind.FLOAT:
+        return False
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - the browser without numpy
+        return not all(math.isfinite(v) for v in data.values())
+    values = np.frombuffer(data.bytes, dtype=np.dtype(data.dtype.np_name).newbyteorder("<"))
+    return not bool(np.isfinite(values).all())

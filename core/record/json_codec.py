@@ -19,7 +19,10 @@ from typing import Any, ClassVar
 from ..data import TensorData
 from ..dtype import DType, Kind
 from ..errors import PyriteError, RecordError
+from .checksum import CHECKSUM_KEY, checksum_text, verify_checksum
 from .codec import Codec, tensor_dtype, tensor_shape
+from .limits import check_depth
+from .metadata import check_version
 from .tree import TENSOR_JSON_KEYS, RecordValue
 
 # First %g precision to try per dtype: %g drops trailing zeros, so starting at the dtype's
@@ -35,7 +38,8 @@ class JsonCodec(Codec):
     """JSON envelopes; `pretty` picks indented output (reading accepts either)."""
 
     name: ClassVar[str] = "json"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
+    checksum_since: ClassVar[int | None] = 2
     description: ClassVar[str] = "a pyrite JSON record"
     data_name: ClassVar[str] = "JSON data"
 
@@ -44,6 +48,9 @@ class JsonCodec(Codec):
 
     def encode(self, envelope: dict[str, RecordValue]) -> bytes:
         tree = _to_json(envelope)
+        meta, item = tree["metadata"], tree["item"]
+        tree = {"metadata": {**meta, CHECKSUM_KEY: checksum_text(_compact(meta), _compact(item))},
+                "item": item}
         text = _pretty(tree, "") + "\n" if self.pretty else json.dumps(tree, separators=(",", ":"))
         return text.encode("utf-8")
 
@@ -57,9 +64,22 @@ class JsonCodec(Codec):
         except (ValueError, RecursionError) as err:
             raise RecordError(f"{source}: expected {self.description}, found truncated or "
                               f"corrupt JSON ({err})") from err
+        check_depth(raw, source=source, what="the file")
         if isinstance(raw, dict):  # paths in errors start inside the record: 'fc1.weight'
+            meta = raw.get("metadata")
+            if isinstance(meta, dict):
+                check_version(meta.get("format_version"), meta.get("pyrite_version"), self,
+                              source)
+            verify_checksum(meta,
+                            lambda rest: [_compact(rest), _compact(raw.get("item"))],
+                            source=source, description=self.description)
             return {k: _from_json(v, "" if k == "item" else k, source) for k, v in raw.items()}
         return raw
+
+
+def _compact(tree: Any) -> bytes:
+    """The canonical text the checksum covers: compact JSON, keys in the file's order."""
+    return json.dumps(tree, separators=(",", ":")).encode("utf-8")
 
 
 def _to_json(value: RecordValue) -> Any:

@@ -15,6 +15,7 @@ from functools import cache
 from typing import TypeVar
 
 from ..errors import RecordError
+from .checksum import CHECKSUM_KEY
 from .codec import Codec
 from .precision import PrecisionSettings, precision_named
 from .tree import Record, RecordValue
@@ -100,13 +101,40 @@ def unwrap(envelope: object, codec: Codec, *, source: str) -> tuple[Record, Reco
     if meta.format != codec.name:
         raise RecordError(f"{source}: expected {codec.description}, found metadata saying "
                           f"format {meta.format!r}")
-    if meta.format_version > codec.version:
-        raise RecordError(f"{source}: {codec.name} format version {meta.format_version} was "
-                          f"written by pyrite {meta.pyrite_version}; this pyrite "
-                          f"({pyrite_version()}) reads up to version {codec.version}: "
-                          f"upgrade pyrite")
+    check_version(meta.format_version, meta.pyrite_version, codec, source)
+    _check_checksum_rule(envelope["metadata"], meta.format_version, codec, source)
     item = envelope["item"]
     if not isinstance(item, dict):
         raise RecordError(f"{source}: the record ('item') is a {type(item).__name__}, "
                           f"expected a dict")
     return item, meta
+
+
+def check_version(version: object, written_by: object, codec: Codec, source: str) -> None:
+    """RecordError unless `version` is one `codec` reads (1 to its version; 0 and negative
+    versions do not exist). Codecs call it before verifying a checksum, so a newer file says
+    "upgrade" rather than "corrupt"; a version that is not an int is left to `from_dict`."""
+    if not isinstance(version, int) or isinstance(version, bool):
+        return
+    if version > codec.version:
+        raise RecordError(f"{source}: {codec.name} format version {version} was written by "
+                          f"pyrite {written_by}; this pyrite ({pyrite_version()}) reads up to "
+                          f"version {codec.version}: upgrade pyrite")
+    if version < 1:
+        raise RecordError(f"{source}: {codec.name} format version {version} does not exist "
+                          f"(versions start at 1): the file is corrupt")
+
+
+def _check_checksum_rule(raw: Mapping[str, object], version: int, codec: Codec,
+                         source: str) -> None:
+    """A version that carries a checksum must have one, and an older one must not (the codec
+    verified its value already; see checksum.py)."""
+    since = codec.checksum_since
+    needed = since is not None and version >= since
+    if needed and CHECKSUM_KEY not in raw:
+        raise RecordError(f"{source}: {codec.name} format version {version} carries a "
+                          f"checksum, but this file has none: the file is corrupt")
+    if not needed and CHECKSUM_KEY in raw:
+        raise RecordError(f"{source}: {codec.name} format version {version} has no checksum, "
+                          f"but this file carries one: the file is corrupt (its version was "
+                          f"changed?)")

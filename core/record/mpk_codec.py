@@ -8,11 +8,15 @@ leaves, so a map whose "bytes" is binary is always a tensor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..data import TensorData
 from ..errors import RecordError
+from .checksum import CHECKSUM_KEY, checksum_text, verify_checksum
 from .codec import Codec, tensor_dtype, tensor_shape
+from .limits import check_depth
+from .metadata import check_version
 from .tree import RecordValue
 
 _TENSOR_KEYS = frozenset({"dtype", "shape", "bytes"})
@@ -37,29 +41,59 @@ class MpkCodec(Codec):
     """The format described in the module docstring."""
 
     name: ClassVar[str] = "named-mpk"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
+    checksum_since: ClassVar[int | None] = 2
     description: ClassVar[str] = "a pyrite named MessagePack record"
     data_name: ClassVar[str] = "MessagePack data"
 
     def encode(self, envelope: dict[str, RecordValue]) -> bytes:
-        packed: bytes = _msgpack().packb(envelope, default=_default, use_bin_type=True)
-        return packed
+        # written piece by piece, so the record's bytes are packed once and checksummed as is
+        pack = _packer()
+        meta = envelope["metadata"]
+        assert isinstance(meta, dict)
+        item = pack(envelope["item"])
+        meta = {**meta, CHECKSUM_KEY: checksum_text(pack(meta), item)}
+        return b"".join([b"\x82", pack("metadata"), pack(meta), pack("item"), item])
 
     def decode(self, data: bytes, *, source: str) -> object:
         self.expect(data, source=source)
         msgpack = _msgpack()
+        unpacker = msgpack.Unpacker(raw=False, strict_map_key=True,
+                                    max_buffer_size=max(len(data), 1))
+        unpacker.feed(data)
         try:
-            raw = msgpack.unpackb(data, raw=False, strict_map_key=True)
-        except msgpack.ExtraData as err:
-            raise RecordError(f"{source}: expected {self.description}, found "
-                              f"{len(err.extra)} stray bytes after it") from err
-        except (ValueError, TypeError, RecursionError) as err:
+            unpacker.read_map_header()  # 2 entries: `expect` checked the head
+            meta_key, meta = unpacker.unpack(), unpacker.unpack()
+            item_key = unpacker.unpack()
+            start = unpacker.tell()
+            item = unpacker.unpack()
+            end = unpacker.tell()
+        except (msgpack.UnpackException, ValueError, TypeError, RecursionError) as err:
             # msgpack says "Unpack failed: incomplete input" for a truncated file
             raise RecordError(f"{source}: expected {self.description}, found truncated or "
-                              f"corrupt MessagePack data ({err})") from err
-        if isinstance(raw, dict):  # paths in errors start inside the record: 'fc1.weight'
-            return {k: _tensors(v, "" if k == "item" else k, source) for k, v in raw.items()}
-        return raw
+                              f"corrupt MessagePack data ({type(err).__name__} {err})") from err
+        if end != len(data):
+            raise RecordError(f"{source}: expected {self.description}, found "
+                              f"{len(data) - end} stray bytes after it")
+        check_depth(meta, source=source, what="the metadata")
+        check_depth(item, source=source)
+        if isinstance(meta, dict):
+            check_version(meta.get("format_version"), meta.get("pyrite_version"), self, source)
+        pack = _packer()
+        verify_checksum(meta, lambda rest: [pack(rest), data[start:end]], source=source,
+                        description=self.description)
+        # paths in errors start inside the record: 'fc1.weight'
+        return {meta_key: _tensors(meta, str(meta_key), source),
+                item_key: _tensors(item, "", source)}
+
+
+def _packer() -> Callable[[object], bytes]:
+    msgpack = _msgpack()
+
+    def pack(value: object) -> bytes:
+        packed: bytes = msgpack.packb(value, default=_default, use_bin_type=True)
+        return packed
+    return pack
 
 
 def _tensors(value: object, path: str, source: str) -> object:

@@ -13,6 +13,7 @@ A run's files are the Learner's layout (learner.py)
 
     experiment.log
     checkpoint/{model,optim,scheduler}-<epoch><ext>, checkpoint/position-<epoch>.json
+    checkpoint/checkpoints.json (the index of complete epochs: checkpoint_index.py)
     {train,valid}/epoch-<N>/<Metric>.log
 
 the `files` the caller writes beside them (`config.json`, `model.bin`), and the temporary files
@@ -55,7 +56,7 @@ MARKER = ".pyrite-artifacts"
 _LEARNER_FILES = re.compile(
     r"experiment\.log"
     r"|checkpoint/(model|optim|scheduler)-\d+\.(bin|mpk|json)(\.gz)?"
-    r"|checkpoint/position-\d+\.json"
+    r"|checkpoint/position-\d+\.json|checkpoint/checkpoints\.json"
     r"|(train|valid)/epoch-\d+/[A-Za-z0-9_.@+-]+\.log")
 #: the folders the Learner makes, the only ones looked into
 _LEARNER_DIRS = re.compile(r"checkpoint|train|valid|(train|valid)/epoch-\d+")
@@ -108,7 +109,7 @@ def _marker(folder: Path) -> set[str] | None:
         return None
     try:
         listed = json.loads(path.read_text(encoding="utf-8")).get("files", [])
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError):
         return set()  # still pyrite's folder; an unreadable list names no extra files
     return _plain_names(listed) if isinstance(listed, list) else set()
 
@@ -172,6 +173,22 @@ def prepare_artifact_dir(folder: str | Path, files: Collection[str] = (), *,
     return folder
 
 
+def remove_temporaries(folder: str | Path) -> list[str]:
+    """Delete the temporary files that interrupted atomic writes of a run left in `folder`
+    (`.NAME.<8 hex digits>.tmp` beside a run's file, checkpoints included); return their paths
+    relative to `folder`. The Learner calls it when it starts, so a `kill -9` leaves no orphan
+    behind the next run. Nothing else is touched."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path, runs in list(_walk(folder, _marker(folder) or set())):
+        if runs and not path.endswith("/") and _TEMPORARY.fullmatch(path.rpartition("/")[2]):
+            (folder / path).unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def _delete_runs(folder: Path, files: Collection[str]) -> None:
     """Delete what a run wrote in `folder`: its files, then its folders left empty."""
     for path, runs in list(_walk(folder, files)):  # entries before their folder
@@ -186,4 +203,4 @@ def _delete_runs(folder: Path, files: Collection[str]) -> None:
             (folder / path).unlink(missing_ok=True)
 
 
-__all__ = ["MARKER", "check_artifact_dir", "prepare_artifact_dir"]
+__all__ = ["MARKER", "check_artifact_dir", "prepare_artifact_dir", "remove_temporaries"]

@@ -84,7 +84,7 @@ class PositionFile:
         try:
             data = json.loads(p.read_text())
             iteration = int(data["iteration"])
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise RecordError(f"{p}: not a checkpoint position file ({exc}); delete it to "
                               f"resume from the start of epoch {epoch + 1}") from exc
         return iteration

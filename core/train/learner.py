@@ -16,6 +16,7 @@ inner (non-autodiff) device. Artifacts follow the book:
     <artifact_dir>/experiment.log
     <artifact_dir>/checkpoint/{model,optim,scheduler}-<epoch><ext>
     <artifact_dir>/checkpoint/position-<epoch>.json   (a checkpoint taken inside its epoch)
+    <artifact_dir>/checkpoint/checkpoints.json        (the complete epochs: checkpoint_index.py)
     <artifact_dir>/{train,valid}/epoch-<N>/<Metric>.log
 """
 
@@ -29,16 +30,18 @@ from typing import Any
 
 from ..dataset.dataloader import DataLoader
 from ..device import device as resolve_device
-from ..errors import ConfigError
+from ..errors import ConfigError, RecordError
 from ..optim.optimizer import Optimizer
 from ..optim.scheduler import LrScheduler, as_scheduler
 from ..record import FileRecorder
+from .artifacts import remove_temporaries
 from .checkpoint import (
     CheckpointingStrategy,
     FileCheckpointer,
     KeepLastNCheckpoints,
     PositionFile,
 )
+from .checkpoint_index import CheckpointIndex
 from .epoch import EpochRunner, loader_length
 from .interrupt import Interrupter, SigintHandler
 from .logger import FileApplicationLoggerInstaller, FileMetricLogger, MetricLogger, epoch_value
@@ -51,6 +54,8 @@ log = logging.getLogger("pyrite.train")
 #: called after each checkpoint is written: (epoch, steps of it the checkpoint holds or None
 #: for a whole epoch)
 CheckpointCallback = Callable[[int, int | None], None]
+#: `LearnerBuilder.checkpoint()` without an epoch: resume from the newest complete one
+NEWEST = -1
 
 
 class LearnerBuilder:
@@ -67,7 +72,7 @@ class LearnerBuilder:
         self._strategies: list[CheckpointingStrategy] = [KeepLastNCheckpoints(2)]
         self._num_epochs = 1
         self._devices: list[Any] = []
-        self._checkpoint: int | None = None
+        self._checkpoint: int | None = None  # NEWEST: the newest complete one
         self._checkpoint_every: int | None = None
         self._on_checkpoint: list[CheckpointCallback] = []
         self._app_logger: Any = FileApplicationLoggerInstaller(
@@ -165,11 +170,13 @@ class LearnerBuilder:
         self._strategies = list(strategies)
         return self
 
-    def checkpoint(self, epoch: int) -> LearnerBuilder:
-        """Resume from the checkpoint of `epoch`: training continues at epoch + 1, or with
-        the next step of `epoch` when its checkpoint was taken inside it (a stop, or
-        `checkpoint_every`)."""
-        self._checkpoint = epoch
+    def checkpoint(self, epoch: int | None = None) -> LearnerBuilder:
+        """Resume from the checkpoint of `epoch` (None: the newest complete one, or from the
+        start when there is none): training continues at epoch + 1, or with the next step of
+        `epoch` when its checkpoint was taken inside it (a stop, or `checkpoint_every`). An
+        epoch whose checkpoint a crash left incomplete is refused, naming the newest complete
+        one (see checkpoint_index.py)."""
+        self._checkpoint = NEWEST if epoch is None else epoch
         return self
 
     def checkpoint_every(self, steps: int) -> LearnerBuilder:
@@ -243,6 +250,7 @@ class Learner:
             self.checkpointers = {name: FileCheckpointer(folder, builder._recorder, name)
                                   for name in ("model", "optim", "scheduler")}
             self.positions = PositionFile(folder)
+            self.index = CheckpointIndex(folder, builder._recorder.extension)
 
     # ---- checkpoints -------------------------------------------------------------------------
     def _save_checkpoint(self, epoch: int, steps: int | None = None,
@@ -251,15 +259,19 @@ class Learner:
         if self.checkpointers is None or self.positions is None:
             return
         cp = self.checkpointers
-        # the position goes first and is cleared last: a crash in between leaves a
-        # checkpoint that claims fewer steps than it holds, never more
+        # the epoch leaves the index first and joins it last, once all its files are written:
+        # a crash in between leaves it incomplete, and a resume takes an older one
+        self.index.withdraw(epoch)
+        files = []
         if steps is not None:
-            self.positions.save(epoch, steps, iterations)
-        cp["model"].save(epoch, self.model.into_record())
-        cp["optim"].save(epoch, self.optim.to_record())
-        cp["scheduler"].save(epoch, self.scheduler.to_record())
+            files.append(self.positions.save(epoch, steps, iterations).name)
+        files.append(cp["model"].save(epoch, self.model.into_record()).name)
+        files.append(cp["optim"].save(epoch, self.optim.to_record()).name)
+        files.append(cp["scheduler"].save(epoch, self.scheduler.to_record()).name)
         if steps is None:
             self.positions.delete(epoch)
+        self.index.publish(epoch, files)
+        if steps is None:
             log.info("checkpoint: saved epoch %d in %s", epoch, cp["model"].directory)
         else:
             log.info("checkpoint: saved epoch %d at step %d/%s in %s", epoch, steps,
@@ -270,6 +282,7 @@ class Learner:
             keep |= strategy.keep(epochs, self._read_metric)
         for old in epochs:
             if old not in keep:
+                self.index.withdraw(old)
                 for checkpointer in cp.values():
                     checkpointer.delete(old)
                 self.positions.delete(old)
@@ -289,6 +302,13 @@ class Learner:
     def _restore_checkpoint(self, epoch: int) -> None:
         assert self.checkpointers is not None  # build() checked
         cp = self.checkpointers
+        complete = self.index.complete()
+        if epoch not in complete:
+            newest = f"; resume from epoch {complete[-1]}, the newest complete one" \
+                if complete else "; there is no complete checkpoint to resume from"
+            raise RecordError(f"{cp['model'].directory}: the checkpoint of epoch {epoch} is "
+                              f"missing or incomplete (complete epochs: {complete or 'none'})"
+                              f"{newest}")
         source = str(cp["model"].path(epoch))
         self.model = self.model.load_record(cp["model"].restore(epoch), source=source)
         self.optim.load_record(cp["optim"].restore(epoch))
@@ -312,6 +332,8 @@ class Learner:
         self.artifact_dir.mkdir(parents=True, exist_ok=True)
         if self.app_logger is not None:
             self.app_logger.install()
+        for path in remove_temporaries(self.artifact_dir):  # what a kill -9 left
+            log.info("checkpoint: removed %s, left by an interrupted write", path)
         try:
             with SigintHandler(self.interrupter):
                 return self._fit(train_loader, valid_loader)
@@ -324,6 +346,16 @@ class Learner:
 
     def _resume_point(self) -> tuple[int, int]:
         """(first epoch, training steps of it already done) after restoring the checkpoint."""
+        if self.resume_from == NEWEST:
+            newest = self.index.newest()
+            if newest is None:
+                log.info("checkpoint: no complete checkpoint in %s; starting from epoch 1",
+                         self.index.directory)
+                self.resume_from = None
+            else:
+                log.info("checkpoint: resuming from epoch %d, the newest complete checkpoint",
+                         newest)
+                self.resume_from = newest
         if self.resume_from is None:
             return 1, 0
         self._restore_checkpoint(self.resume_from)

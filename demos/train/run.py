@@ -108,14 +108,15 @@ def saved_run(folder: str | Path) -> dict[str, Any] | None:
     checkpoint: epoch, steps of that epoch it holds or None for all, global step, whether
     every epoch is done), or None when there is no checkpoint to resume from."""
     from pyrite.record import BinFileRecorder
-    from pyrite.train import FileCheckpointer
     from pyrite.train.checkpoint import PositionFile
+    from pyrite.train.checkpoint_index import CheckpointIndex
 
     folder = Path(folder)
     if not (folder / SETTINGS).exists():
         return None
     settings = TrainSettings.load(folder / SETTINGS)
-    epochs = FileCheckpointer(folder / "checkpoint", BinFileRecorder(), "model").epochs()
+    # complete epochs only: a kill -9 during a checkpoint leaves an incomplete one behind
+    epochs = CheckpointIndex(folder / "checkpoint", BinFileRecorder.extension).complete()
     if not epochs:
         return None
     epoch = epochs[-1]

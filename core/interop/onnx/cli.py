@@ -29,12 +29,12 @@ def _shapes(values: list[str] | None) -> dict[str, Sequence[int]] | None:
 def _run(args: argparse.Namespace) -> int:
     """Import (or check) the model; its errors are the `pyrite` command's one line, status 2."""
     from .codegen import import_onnx
-    from .registry import problems
+    from .registry import problems, summarised
 
     if args.check:
         from .reader import read
         found = problems(read(args.model))
-        for line in found:
+        for line in summarised(found):
             print(line)
         print(f"{args.model}: {'all operators supported' if not found else f'{len(found)} unsupported item(s)'}")  # noqa: E501
         return 1 if found else 0

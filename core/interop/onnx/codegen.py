@@ -119,10 +119,16 @@ def trace(graph: Graph, given: dict[str, Sequence[int]] | None = None, *,
         try:
             return model.execute(feeds)
         except Exception as exc:
+            said = str(exc).removeprefix(f"{graph.source}: ")
             raise OnnxError(f"{graph.source}: tracing the graph with zero inputs of the "
-                            f"declared shapes failed: {exc}") from exc
+                            f"declared shapes failed: {said}") from exc
 
     values, on_host = run(1)
+    missing = [v.name for v in graph.outputs if v.name not in values]
+    if missing:
+        raise OnnxError(f"{graph.source}: graph output(s) {', '.join(map(repr, missing[:5]))} "
+                        f"are produced by no node and are no input or initializer; the file "
+                        f"is corrupt")
     shapes = {n: tuple(v.shape) for n, v in values.items() if isinstance(v, Tensor)}
     static, fixed = set(on_host), set(shapes)
     symbolic = batch or any(not isinstance(d, int) or d <= 0 for v in graph.feeds

@@ -24,6 +24,8 @@ from .graph import Graph, Node, ValueInfo, onnx_dtype, type_name
 
 PathLike = str | os.PathLike[str]
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+#: the most dimensions an initializer may have (numpy's limit is 64; no model needs 32)
+MAX_RANK = 32
 #: the typed field that carries each element type's values when raw_data is empty
 _TYPED_FIELD = {1: "float_data", 2: "int32_data", 3: "int32_data", 5: "int32_data",
                 6: "int32_data", 7: "int64_data", 9: "int32_data", 10: "int32_data",
@@ -79,33 +81,70 @@ def from_proto(proto: Any, *, source: str = "<model>", folder: Path | None = Non
         opset = 1 if proto.ir_version < 3 else 0
     if opset == 0:
         raise OnnxError(f"{source}: the model imports no opset of the default ONNX domain")
+    _check_versions(proto, opset, source)
     g = proto.graph
     initializers: dict[str, TensorData] = {}
     for t in g.initializer:
-        initializers[t.name] = tensor_data(t, source=source, folder=folder)
+        initializers[_Text(source)(t.name)] = tensor_data(t, source=source, folder=folder)
     for s in g.sparse_initializer:
         raise OnnxError(f"{source}: sparse initializer {s.values.name!r} is not supported; "
                         f"densify it before importing")
-    nodes = [Node(op_type=n.op_type, inputs=list(n.input), outputs=list(n.output),
-                  name=n.name, attrs={a.name: attribute(a, source, folder) for a in n.attribute},
-                  domain=n.domain)
+    text = _Text(source)
+    nodes = [Node(op_type=text(n.op_type), inputs=text.all(n.input),
+                  outputs=text.all(n.output), name=text(n.name),
+                  attrs={text(a.name): attribute(a, source, folder) for a in n.attribute},
+                  domain=text(n.domain))
              for n in g.node]
-    meta = {p.key: p.value for p in proto.metadata_props}
-    return Graph(nodes=nodes, inputs=[_value_info(v) for v in g.input],
-                 outputs=[_value_info(v) for v in g.output], initializers=initializers,
-                 opset=opset, name=g.name or "model", source=source, doc=proto.doc_string,
-                 metadata=meta)
+    meta = {text(p.key): text(p.value) for p in proto.metadata_props}
+    return Graph(nodes=nodes, inputs=[_value_info(v, text) for v in g.input],
+                 outputs=[_value_info(v, text) for v in g.output], initializers=initializers,
+                 opset=opset, name=text(g.name) or "model", source=source,
+                 doc=text(proto.doc_string), metadata=meta)
 
 
-def _value_info(v: Any) -> ValueInfo:
+class _Text:
+    """A string field of the file as str: protobuf hands over bytes for a field that is not
+    valid UTF-8, which only a damaged or hand-made file has."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __call__(self, value: object) -> str:
+        if isinstance(value, str):
+            return value
+        raise OnnxError(f"{self.source}: a name or text field holds bytes that are not UTF-8 "
+                        f"({bytes(value)[:40]!r}...): the file is corrupt"
+                        if isinstance(value, (bytes, bytearray)) else
+                        f"{self.source}: a text field holds a {type(value).__name__}")
+
+    def all(self, values: Any) -> list[str]:
+        return [self(v) for v in values]
+
+
+def _check_versions(proto: Any, opset: int, source: str) -> None:
+    """Refuse IR versions and opsets that do not exist or are newer than the onnx package
+    knows: their operators might mean something else than what pyrite runs."""
+    onnx = _onnx()
+    newest_ir, newest_opset = int(onnx.IR_VERSION), int(onnx.defs.onnx_opset_version())
+    if not 1 <= proto.ir_version <= newest_ir:
+        raise OnnxError(f"{source}: ONNX IR version {proto.ir_version} is not one pyrite reads "
+                        f"(1 to {newest_ir}); the file is corrupt or from a newer ONNX: "
+                        f"re-export it with an older one")
+    if not 1 <= opset <= newest_opset:
+        raise OnnxError(f"{source}: ONNX opset {opset} is not one pyrite knows (1 to "
+                        f"{newest_opset}); re-export the model with opset {newest_opset} or "
+                        f"older")
+
+
+def _value_info(v: Any, text: _Text) -> ValueInfo:
     tt = v.type.tensor_type if v.type.HasField("tensor_type") else None
     if tt is None:
-        return ValueInfo(v.name, -1, None)  # a sequence, map or optional: reported by checks
+        return ValueInfo(text(v.name), -1, None)  # a sequence, map or optional: reported by checks
     shape: tuple[int | str | None, ...] | None = None
     if tt.HasField("shape"):
-        shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+        shape = tuple(d.dim_value if d.HasField("dim_value") else (text(d.dim_param) or None)
                       for d in tt.shape.dim)
-    return ValueInfo(v.name, int(tt.elem_type), shape)
+    return ValueInfo(text(v.name), int(tt.elem_type), shape)
 
 
 def attribute(a: Any, source: str, folder: Path | None) -> Any:
@@ -158,6 +197,9 @@ def tensor_data(t: Any, *, source: str, folder: Path | None) -> TensorData:
                         f"which pyrite cannot hold (supported: float16/32/64, int8/16/32/64, "
                         f"uint8, bool)")
     shape = tuple(int(d) for d in t.dims)
+    if len(shape) > MAX_RANK:
+        raise OnnxError(f"{source}: tensor {name!r} has {len(shape)} dimensions; pyrite holds "
+                        f"tensors of at most {MAX_RANK}")
     if any(d < 0 for d in shape):
         raise OnnxError(f"{source}: tensor {name!r} has a negative dimension {list(shape)}")
     count = math.prod(shape)
@@ -186,7 +228,8 @@ def tensor_data(t: Any, *, source: str, folder: Path | None) -> TensorData:
 
 
 def _external(t: Any, name: str, nbytes: int, source: str, folder: Path | None) -> bytes:
-    info = {e.key: e.value for e in t.external_data}
+    text = _Text(source)
+    info = {text(e.key): text(e.value) for e in t.external_data}
     location = info.get("location", "")
     if folder is None:
         raise OnnxError(f"{source}: tensor {name!r} keeps its data in an external file "
@@ -194,16 +237,26 @@ def _external(t: Any, name: str, nbytes: int, source: str, folder: Path | None) 
     if not location or os.path.isabs(location) or ".." in Path(location).parts:
         raise OnnxError(f"{source}: tensor {name!r}: external data path {location!r} leaves "
                         f"the model's folder; only relative paths inside it are allowed")
-    base = folder.resolve()
-    target = (folder / location).resolve()
-    if base not in target.parents:
-        raise OnnxError(f"{source}: tensor {name!r}: external data path {location!r} leaves "
-                        f"the model's folder (it resolves to {target})")
-    if not target.is_file():
-        raise OnnxError(f"{source}: tensor {name!r}: external data file {target} is missing")
-    offset = int(info.get("offset", "0") or 0)
-    length = int(info.get("length", str(nbytes)) or nbytes)
-    size = target.stat().st_size
+    shown = location if len(location) <= 80 else location[:80] + "..."
+    try:
+        base = folder.resolve()
+        target = (folder / location).resolve()
+        if base not in target.parents:
+            raise OnnxError(f"{source}: tensor {name!r}: external data path {shown!r} leaves "
+                            f"the model's folder (it resolves to {target})")
+        if not target.is_file():
+            raise OnnxError(f"{source}: tensor {name!r}: external data file {target} is "
+                            f"missing")
+        size = target.stat().st_size
+    except OSError as exc:  # a name too long, a loop of links, no permission
+        raise OnnxError(f"{source}: tensor {name!r}: external data path {shown!r} cannot be "
+                        f"read ({exc.strerror or exc})") from exc
+    try:
+        offset = int(info.get("offset", "0") or 0)
+        length = int(info.get("length", str(nbytes)) or nbytes)
+    except ValueError as exc:
+        raise OnnxError(f"{source}: tensor {name!r}: external data offset or length is not an "
+                        f"integer") from exc
     if length != nbytes or offset < 0 or offset + length > size:
         raise OnnxError(f"{source}: tensor {name!r}: external data {location!r} bytes "
                         f"[{offset}, {offset + length}) do not hold the declared {nbytes} "

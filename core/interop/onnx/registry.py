@@ -147,14 +147,30 @@ def problems(graph: Graph) -> list[str]:
     return out
 
 
+#: the problems a message lists before it only counts the rest
+SHOWN = 20
+
+
+def summarised(lines: list[str], shown: int = SHOWN) -> list[str]:
+    """The first `shown` lines, then one that counts the rest (800,000 unsupported nodes make
+    a readable message, not 800,000 lines).
+
+    >>> summarised(["a", "b", "c"], shown=2)
+    ['a', 'b', '... and 1 more']
+    """
+    if len(lines) <= shown:
+        return lines
+    return [*lines[:shown], f"... and {len(lines) - shown} more"]
+
+
 def check(graph: Graph) -> None:
     """Raise OnnxError listing every unsupported op, attribute and dtype of `graph` at once."""
     found = problems(graph)
     if found:
-        lines = "\n  ".join(found)
+        lines = "\n  ".join(summarised(found))
         raise OnnxError(f"{graph.source}: {len(found)} unsupported item(s); nothing was run:"
                         f"\n  {lines}")
 
 
 __all__ = ["CONTEXT", "OPS", "OpSpec", "check", "keywords", "moved_attributes", "op",
-           "problems", "spec", "supported"]
+           "problems", "spec", "summarised", "supported"]

@@ -236,6 +236,13 @@ class OnnxModel(Module):
                 result = call(spec, node, args, graph.opset, hostdev if host else dev)
             except PyriteError as exc:
                 raise type(exc)(f"{graph.source}: {node.label(graph.opset)}: {exc}") from exc
+            except (TypeError, ValueError, IndexError, KeyError, ArithmeticError,
+                    AttributeError, RecursionError, MemoryError) as exc:
+                # what the file got wrong (a missing input, an attribute of the wrong type)
+                # reaches an op function as a Python error: name the node, not a traceback
+                raise OnnxError(f"{graph.source}: {node.label(graph.opset)}: the node's inputs "
+                                f"or attributes do not fit the operator "
+                                f"({type(exc).__name__}: {str(exc)[:300]})") from exc
             results = list(result) if isinstance(result, (list, tuple)) else [result]
             for name, value in zip(node.outputs, results, strict=False):
                 if name:

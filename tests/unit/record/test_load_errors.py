@@ -18,6 +18,7 @@ from pyrite.record import (
     NamedMpkGzFileRecorder,
     PrettyJsonFileRecorder,
 )
+from pyrite.record.checksum import checksum_text
 
 FILE_RECORDERS = [NamedMpkFileRecorder, NamedMpkGzFileRecorder, BinFileRecorder,
                   BinGzFileRecorder, PrettyJsonFileRecorder, JsonGzFileRecorder]
@@ -154,13 +155,18 @@ def edited_json(tmp_path, edit):
     path = PrettyJsonFileRecorder().save(RECORD, tmp_path / "model")
     content = json.loads(path.read_text())
     edit(content)
+    meta = content["metadata"]
+    if isinstance(meta, dict) and "checksum" in meta:  # signed again, as a deliberate edit is
+        rest = {k: v for k, v in meta.items() if k != "checksum"}
+        meta["checksum"] = checksum_text(*(json.dumps(part, separators=(",", ":")).encode()
+                                           for part in (rest, content["item"])))
     path.write_text(json.dumps(content))
     return path
 
 
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda c: c["metadata"].update(format_version=99),
-     "json format version 99 was written by pyrite .*; this pyrite .* reads up to version 1: "
+     "json format version 99 was written by pyrite .*; this pyrite .* reads up to version 2: "
      "upgrade pyrite"),
     (lambda c: c["metadata"].update(format="bin"),
      "expected a pyrite JSON record, found metadata saying format 'bin'"),
@@ -194,6 +200,8 @@ def test_messagepack_tensor_with_wrong_byte_count(tmp_path):
     path = NamedMpkFileRecorder().save({"w": TensorData([1.0, 2.0])}, tmp_path / "m")
     content = msgpack.unpackb(path.read_bytes())
     content["item"]["w"]["bytes"] = struct.pack("<f", 1.0)
+    del content["metadata"]["checksum"]  # a version-1 file has none, so its tensors are checked
+    content["metadata"]["format_version"] = 1
     path.write_bytes(msgpack.packb(content))
     with pytest.raises(RecordError) as err:
         NamedMpkFileRecorder().load(path)

@@ -101,7 +101,8 @@ def test_metadata_is_stored_and_read_back(cls, tmp_path):
     _, meta = roundtrip(cls(HalfPrecision()), {"x": 1}, tmp_path, item_type="Mnist")
     fmt = {NamedMpkFileRecorder: "named-mpk", NamedMpkGzFileRecorder: "named-mpk",
            PrettyJsonFileRecorder: "json", JsonGzFileRecorder: "json"}.get(cls, "bin")
-    assert meta == RecordMetadata(format=fmt, format_version=1, precision=HalfPrecision(),
+    version = 1 if fmt == "bin" else 2  # version 2 added the checksum to mpk and json
+    assert meta == RecordMetadata(format=fmt, format_version=version, precision=HalfPrecision(),
                                   pyrite_version=importlib.metadata.version("pyrite"),
                                   item_type="Mnist")
     _, meta = roundtrip(cls(), {"x": 1}, tmp_path)
@@ -113,10 +114,12 @@ def test_metadata_is_in_the_file_for_any_reader(tmp_path):
     path = NamedMpkFileRecorder(DoublePrecision()).save({"w": TensorData([1.0])},
                                                       tmp_path / "m", item_type="Net")
     raw = msgpack.unpackb(path.read_bytes())
-    assert raw["metadata"] == {"format": "named-mpk", "format_version": 1,
+    checksum = raw["metadata"].pop("checksum")
+    assert raw["metadata"] == {"format": "named-mpk", "format_version": 2,
                                "pyrite_version": importlib.metadata.version("pyrite"),
                                "precision": "double", "float_dtype": "f64", "int_dtype": "i64",
                                "item_type": "Net"}
+    assert checksum.startswith("crc32:") and len(checksum) == len("crc32:") + 8
     assert raw["item"] == {"w": {"dtype": "f64", "shape": [1],
                                  "bytes": struct.pack("<d", 1.0)}}
 

@@ -50,7 +50,7 @@ def test_fit_trains_and_writes_the_artifact_layout(tmp_path: Path, tiny: Any,
     assert ("Train", "LearningRate") not in rows  # not numeric: logged, not summarised
     files = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert files == sorted([
-        "experiment.log",
+        "experiment.log", "checkpoint/checkpoints.json",
         "checkpoint/model-2.mpk", "checkpoint/optim-2.mpk", "checkpoint/scheduler-2.mpk",
         "checkpoint/model-3.mpk", "checkpoint/optim-3.mpk", "checkpoint/scheduler-3.mpk",
         *[f"train/epoch-{e}/{m}.log" for e in (1, 2, 3) for m in ("Accuracy", "Loss",
@@ -84,7 +84,8 @@ def test_resume_from_a_missing_checkpoint_says_which_exist(tmp_path: Path, tiny:
                                                            loaders: tuple) -> None:
     builder(tmp_path, epochs=1).build(tiny(), AdamConfig().init(), 0.1).fit(*loaders)
     learner = builder(tmp_path).checkpoint(5).build(tiny(), AdamConfig().init(), 0.1)
-    with pytest.raises(RecordError, match=r"no model checkpoint for epoch 5.*\[1\]"):
+    with pytest.raises(RecordError, match=r"the checkpoint of epoch 5 is missing or incomplete "
+                                          r"\(complete epochs: \[1\]\); resume from epoch 1"):
         learner.fit(*loaders)
     with pytest.raises(ConfigError, match="with_file_checkpointer"):
         LearnerBuilder(tmp_path).checkpoint(1).build(tiny(), AdamConfig().init(), 0.1)

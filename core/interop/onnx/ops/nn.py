@@ -11,6 +11,7 @@ from ....creation import arange, full, tensor
 from ....creation import seed as reseed
 from ....distribution import Uniform
 from ....dtype import DType, Kind
+from ....errors import OnnxError
 from ....nn import functional as F
 from ....tensor import Tensor
 from ..registry import op
@@ -35,7 +36,7 @@ def auto_pads(auto_pad: str, size: Sequence[int], kernel: Sequence[int],
     if auto_pad == "VALID":
         return [(0, 0)] * n
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        raise ValueError(f"auto_pad {auto_pad!r} is not one of NOTSET, SAME_UPPER, "
+        raise OnnxError(f"auto_pad {auto_pad!r} is not one of NOTSET, SAME_UPPER, "
                          f"SAME_LOWER, VALID")
     out = []
     for s, k, st, d in zip(size, kernel, strides, dilations, strict=True):
@@ -111,6 +112,15 @@ def _bias(y: Tensor, b: Tensor | None) -> Tensor:
     return y + b.cast(y.dtype).reshape([-1] + [1] * (y.ndim - 2))
 
 
+def _check_kernel(kernel_shape: Sequence[int] | None, w: Tensor) -> None:
+    """The attribute, when given, must say what the weight's shape says (ONNX infers it from
+    the weight; a file where they disagree is corrupt or hand-edited)."""
+    if kernel_shape is not None and list(kernel_shape) != list(w.shape[2:]):
+        raise OnnxError(f"kernel_shape {list(kernel_shape)} disagrees with the weight's "
+                        f"spatial shape {list(w.shape[2:])} (weight {list(w.shape)}); the "
+                        f"file is corrupt")
+
+
 @op("Conv")
 def conv(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: str = "NOTSET",
          dilations: Sequence[int] | None = None, group: int = 1,
@@ -118,6 +128,7 @@ def conv(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: str = "NOTS
          strides: Sequence[int] | None = None) -> Tensor:
     """N-d convolution, ONNX layout: x (N, C, *), w (M, C/group, *k)."""
     n = w.ndim - 2
+    _check_kernel(kernel_shape, w)
     kernel = list(kernel_shape or w.shape[2:])
     st = list(strides or [1] * n)
     dl = list(dilations or [1] * n)
@@ -164,6 +175,7 @@ def conv_transpose(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: s
                    strides: Sequence[int] | None = None) -> Tensor:
     """N-d transposed convolution, ONNX layout: w (C, M/group, *k)."""
     n = w.ndim - 2
+    _check_kernel(kernel_shape, w)
     st = list(strides or [1] * n)
     dl = list(dilations or [1] * n)
     extra = list(output_padding or [0] * n)
