@@ -47,6 +47,7 @@ def _close_dashboard(server: Any, linger_s: float | None) -> None:
 
 @reports_config_errors("pyrite train mnist")
 def _run_train(args: argparse.Namespace) -> int:
+    from pyrite.errors import ConfigError
     from pyrite.record import BinFileRecorder
     from pyrite.train.artifacts import check_artifact_dir
 
@@ -62,11 +63,16 @@ def _run_train(args: argparse.Namespace) -> int:
         config = config.with_learning_rate(args.lr)
     if args.seed is not None:
         config = config.with_seed(args.seed)
+    if args.workers is not None and args.dashboard:
+        raise ConfigError("--dashboard with --workers is not supported yet: the workers' "
+                          "metrics reach the driver as rank 0's output only")
     dashboard = _start_dashboard(args) if args.dashboard else None
     renderers = [] if dashboard is None else [dashboard.renderer()]
     try:
         model = train(args.artifacts, config, args.device, resume=args.resume,
-                      limit=args.limit, renderers=renderers)
+                      limit=args.limit, renderers=renderers,
+                      checkpoint_every=args.checkpoint_every, workers=args.workers,
+                      ray_address=args.ray_address)
     except BaseException:
         if dashboard is not None:  # the page has the error; nobody waits for it
             dashboard.stop()
@@ -120,6 +126,17 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                                                           "autodiff<numpy>"))
     train.add_argument("--limit", type=int, metavar="N",
                        help="train and validate on the first N digits of each split only")
+    train.add_argument("--checkpoint-every", type=int, metavar="STEPS",
+                       help="also checkpoint every STEPS steps inside an epoch (default: at "
+                       "each epoch's end; 100 with --workers)")
+    scale = train.add_argument_group("several workers (pyrite[distributed], docs/distributed.md)")
+    scale.add_argument("--workers", type=int, metavar="N",
+                       help="train data-parallel on N Ray workers: CPU workers on numpy, or one "
+                       "GPU each with --device webgpu; a worker that dies is restarted from the "
+                       "last checkpoint")
+    scale.add_argument("--ray-address", metavar="ADDR",
+                       help="HOST:PORT of a running Ray cluster (`ray start --head`); default: "
+                       "start a local one for the run")
     live = train.add_argument_group("live dashboard")
     live.add_argument("--dashboard", action="store_true",
                       help="serve a live dashboard of the run in the browser (its URL is "

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import KW_ONLY
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyrite
-from pyrite.dataset import DataLoaderBuilder, Dataset, MnistDataset, PartialDataset
+from pyrite.dataset import DataLoader, DataLoaderBuilder, Dataset, MnistDataset, PartialDataset
+from pyrite.distributed.worker import Run, WorkerContext
 from pyrite.module import Config
 from pyrite.optim import AdamConfig
 from pyrite.record import BinFileRecorder, HalfPrecision
@@ -25,6 +27,7 @@ from pyrite.train import (
     CpuMemory,
     CpuUse,
     EventRenderer,
+    Learner,
     LearnerBuilder,
     LearningRate,
     Loss,
@@ -70,12 +73,16 @@ def _first(dataset: Dataset[Any], limit: int | None) -> Dataset[Any]:
 
 def train(artifact_dir: str | Path, config: TrainingConfig,
           device: str = "autodiff<numpy>", *, resume: int | None = None,
-          limit: int | None = None, renderers: Sequence[Renderer] = ()) -> Model:
+          limit: int | None = None, renderers: Sequence[Renderer] = (),
+          checkpoint_every: int | None = None, workers: int | None = None,
+          ray_address: str | None = None) -> Model:
     """Train on MNIST's 60,000 training digits, validating on the 10,000 test digits (as the
     book does, for simplicity). `resume=N` continues from checkpoint N instead of starting over;
     `limit=N` uses the first N digits of each split. `renderers` show progress beside the
     default view; an `EventRenderer` among them first gets the run's `start` event, and reports
-    a stopped run as stopped.
+    a stopped run as stopped. `workers=N` trains data-parallel on N Ray workers (at
+    `ray_address`, else a local cluster), restarted from the last checkpoint when one dies
+    (`checkpoint_every` steps inside an epoch, default 100 there).
     """
     artifact_dir = Path(artifact_dir)
     if resume is None:
@@ -83,6 +90,24 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
     else:  # the folder must be a run's: its files are kept, the run goes on writing them
         prepare_artifact_dir(artifact_dir, ARTIFACT_FILES, clear=False)
     config.save(artifact_dir / "config.json")
+    if workers is not None:
+        return _train_on_workers(artifact_dir, config, device, workers, ray_address,
+                                 resume=resume, limit=limit,
+                                 checkpoint_every=checkpoint_every or 100)
+    learner, train_loader, valid_loader = build_learner(
+        artifact_dir, config, device, resume=resume, limit=limit, renderers=renderers,
+        checkpoint_every=checkpoint_every)
+    model: Model = learner.fit(train_loader, valid_loader)
+    model.save_file(artifact_dir / "model", BinFileRecorder())
+    return model
+
+
+def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
+                  resume: int | None, limit: int | None, renderers: Sequence[Renderer] = (),
+                  checkpoint_every: int | None = None
+                  ) -> tuple[Learner, DataLoader[Any, Any], DataLoader[Any, Any]]:
+    """The guide's Learner on `device` (seeded with the config's seed) and its train and
+    valid loaders: what `train` runs, in one process or on each Ray worker."""
     ad = pyrite.device(device)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
     inner = ad.inner if ad.is_autodiff else ad  # type: ignore[attr-defined]
@@ -104,6 +129,8 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
                .summary())
     if resume is not None:
         builder = builder.checkpoint(resume)
+    if checkpoint_every is not None:
+        builder = builder.checkpoint_every(checkpoint_every)
     if renderers:
         builder = builder.renderer(MultiRenderer(default_renderer(), *renderers))
         run = {"device": device, "batch_size": config.batch_size,
@@ -118,7 +145,30 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
                 renderer.sink(start_event(config.num_epochs, run, "mnist: the Burn guide's CNN"))
     learner = builder.build(config.model.init(ad), config.optimizer.init(),
                             config.learning_rate)
-    model: Model = learner.fit(train_loader, valid_loader)
+    return learner, train_loader, valid_loader
+
+
+def _worker_run(artifact_dir: Path, config: TrainingConfig, resume: int | None,
+                limit: int | None, checkpoint_every: int, context: WorkerContext) -> Run:
+    """One Ray worker's guide Learner, on the device the worker owns."""
+    learner, train_loader, valid_loader = build_learner(
+        artifact_dir, config, f"autodiff<{context.device}>", resume=resume, limit=limit,
+        checkpoint_every=checkpoint_every)
+    return Run(learner, train_loader, valid_loader)
+
+
+def _train_on_workers(artifact_dir: Path, config: TrainingConfig, device: str, workers: int,
+                      ray_address: str | None, *, resume: int | None, limit: int | None,
+                      checkpoint_every: int) -> Model:
+    """`train` on Ray workers: CPU workers on numpy, GPU workers on webgpu (`device` says
+    which); the driver saves rank 0's final model as `model.bin`."""
+    from pyrite.distributed import fit
+
+    kind = "webgpu" if "webgpu" in device else "numpy"
+    setup = partial(_worker_run, artifact_dir, config, resume, limit, checkpoint_every)
+    record = fit(setup, workers, device=kind, address=ray_address)
+    ad = pyrite.device(device)
+    model: Model = config.model.init(ad).load_record(record)
     model.save_file(artifact_dir / "model", BinFileRecorder())
     return model
 
