@@ -65,6 +65,7 @@ def _connect(address: str | None, cpus: int) -> bool:
         _check_address(address)
         ray.init(address=address, log_to_driver=True)
         return False
+    # a local cluster: this machine's CPUs, no dashboard, a small object store
     ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=True,
              object_store_memory=256 * 1024 * 1024)
     return True

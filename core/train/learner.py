@@ -270,6 +270,10 @@ class Learner:
         if self.checkpointers is None or self.positions is None or not self.writes_checkpoints:
             return
         cp = self.checkpointers
+        for logger in self.loggers:  # a killed process keeps the lines up to the checkpoint
+            flush = getattr(logger, "flush", None)
+            if flush is not None:
+                flush()
         # the position goes first and is cleared last: a crash in between leaves a
         # checkpoint that claims fewer steps than it holds, never more
         if steps is not None:

@@ -123,7 +123,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--resume", type=int, metavar="EPOCH",
                        help="continue from the checkpoint of EPOCH in the artifact directory")
     train.add_argument("--device", default=os.environ.get("PYRITE_TRAIN_DEVICE",
-                                                          "autodiff<numpy>"))
+                                                          "autodiff<numpy>"),
+                       help="the training device (default autodiff<numpy>); several, "
+                       "comma-separated (webgpu:0,webgpu:1), train data-parallel in this "
+                       "process")
     train.add_argument("--limit", type=int, metavar="N",
                        help="train and validate on the first N digits of each split only")
     train.add_argument("--checkpoint-every", type=int, metavar="STEPS",

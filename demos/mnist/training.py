@@ -18,7 +18,7 @@ from typing import Any
 
 import pyrite
 from pyrite.dataset import DataLoader, DataLoaderBuilder, Dataset, MnistDataset, PartialDataset
-from pyrite.distributed.worker import Run, WorkerContext
+from pyrite.distributed.worker import Run, Setup, WorkerContext
 from pyrite.module import Config
 from pyrite.optim import AdamConfig
 from pyrite.record import BinFileRecorder, HalfPrecision
@@ -104,27 +104,31 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
 
 def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
                   resume: int | None, limit: int | None, renderers: Sequence[Renderer] = (),
-                  checkpoint_every: int | None = None
+                  checkpoint_every: int | None = None,
+                  data: tuple[Dataset[Any], Dataset[Any]] | None = None
                   ) -> tuple[Learner, DataLoader[Any, Any], DataLoader[Any, Any]]:
     """The guide's Learner on `device` (seeded with the config's seed) and its train and
-    valid loaders: what `train` runs, in one process or on each Ray worker."""
-    ad = pyrite.device(device)
+    valid loaders: what `train` runs, in one process or on each Ray worker. Several devices,
+    comma-separated ("numpy:0,numpy:1"), train data-parallel; the first holds the model.
+    `data`: (train, valid) datasets of MNIST's item layout instead of MNIST's own."""
+    first, *more = [name.strip() for name in device.split(",")]
+    ad = pyrite.device(first)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
     inner = ad.inner if ad.is_autodiff else ad  # type: ignore[attr-defined]
 
     train_loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
-                    .build(_first(MnistDataset.train(), limit)))
+                    .build(_first(data[0] if data else MnistDataset.train(), limit)))
     valid_loader = (DataLoaderBuilder(MnistBatcher(inner)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
-                    .build(_first(MnistDataset.test(), limit)))
+                    .build(_first(data[1] if data else MnistDataset.test(), limit)))
 
     builder = (LearnerBuilder(artifact_dir)
                .metric_train_numeric(Accuracy()).metric_valid_numeric(Accuracy())
                .metric_train_numeric(Loss()).metric_valid_numeric(Loss())
                .metric_train(LearningRate()).metric_train(CpuUse()).metric_train(CpuMemory())
                .with_file_checkpointer(BinFileRecorder())
-               .devices([ad])
+               .devices([ad, *more])
                .num_epochs(config.num_epochs)
                .summary())
     if resume is not None:
@@ -157,6 +161,13 @@ def _worker_run(artifact_dir: Path, config: TrainingConfig, resume: int | None,
     return Run(learner, train_loader, valid_loader)
 
 
+def worker_setup(artifact_dir: Path, config: TrainingConfig, *, resume: int | None = None,
+                 limit: int | None = None, checkpoint_every: int = 100) -> Setup:
+    """The guide as a `pyrite.distributed.fit` setup (the artifact folder made ready already:
+    `train` does that, or `create_artifact_dir`)."""
+    return partial(_worker_run, artifact_dir, config, resume, limit, checkpoint_every)
+
+
 def _train_on_workers(artifact_dir: Path, config: TrainingConfig, device: str, workers: int,
                       ray_address: str | None, *, resume: int | None, limit: int | None,
                       checkpoint_every: int) -> Model:
@@ -165,9 +176,10 @@ def _train_on_workers(artifact_dir: Path, config: TrainingConfig, device: str, w
     from pyrite.distributed import fit
 
     kind = "webgpu" if "webgpu" in device else "numpy"
-    setup = partial(_worker_run, artifact_dir, config, resume, limit, checkpoint_every)
+    setup = worker_setup(artifact_dir, config, resume=resume, limit=limit,
+                         checkpoint_every=checkpoint_every)
     record = fit(setup, workers, device=kind, address=ray_address)
-    ad = pyrite.device(device)
+    ad = pyrite.device(device.split(",")[0])
     model: Model = config.model.init(ad).load_record(record)
     model.save_file(artifact_dir / "model", BinFileRecorder())
     return model

@@ -84,3 +84,23 @@ def test_bad_devices_fail_at_once(tmp_path: Path) -> None:
         guide(["numpy:0", "numpy:0"], tmp_path / "c")
     with pytest.raises(ConfigError, match="at least one device"):
         LearnerBuilder(tmp_path).devices([])
+
+
+@pytest.mark.slow
+def test_with_dropout_one_epoch_on_two_devices_reaches_one_devices_accuracy(
+        tmp_path: Path) -> None:
+    """The committed guide config (dropout 0.5), one epoch of the 60,000 digits: two numpy
+    devices (per-device dropout streams) validate within 0.5 points of one device."""
+    from pyrite.demos.mnist.predict import CONFIG
+    from pyrite.demos.mnist.training import TrainingConfig, train
+
+    config = TrainingConfig.load(CONFIG).with_num_epochs(1)
+    accuracy = {}
+    for devices in ("autodiff<numpy>", "autodiff<numpy:0>,numpy:1"):
+        folder = tmp_path / str(len(accuracy))
+        train(folder, config, devices)
+        lines = (folder / "valid/epoch-1/Accuracy.log").read_text().splitlines()
+        right = sum(float(v) * int(n) for v, n in (line.split(",") for line in lines))
+        accuracy[devices] = right / sum(int(line.split(",")[1]) for line in lines)
+    one, two = accuracy.values()
+    assert abs(one - two) <= 0.5, accuracy
