@@ -73,7 +73,9 @@ def run_devices(devices: str, args: argparse.Namespace, data: tuple[Any, Any]) -
         create_artifact_dir(folder)
         limit = args.steps * config.batch_size
         load = os.getloadavg()
-        learner, train_loader, _ = build_learner(folder, config, devices, resume=None,
+        first, *more = devices.split(",")  # the model's device records gradients
+        names = ",".join([f"autodiff<{first}>", *more])
+        learner, train_loader, _ = build_learner(folder, config, names, resume=None,
                                                  limit=limit, data=data)
         learner.fit(train_loader, None)
         speed = _speed(folder)

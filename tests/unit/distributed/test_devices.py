@@ -104,3 +104,35 @@ def test_with_dropout_one_epoch_on_two_devices_reaches_one_devices_accuracy(
         accuracy[devices] = right / sum(int(line.split(",")[1]) for line in lines)
     one, two = accuracy.values()
     assert abs(one - two) <= 0.5, accuracy
+
+
+def test_a_sharded_loader_gives_each_rank_its_slice_of_every_batch() -> None:
+    from pyrite.dataset import DataLoader, InMemDataset
+    from pyrite.distributed import ShardedDataLoader
+
+    loader = DataLoader(InMemDataset(list(range(23))), list, batch_size=8, shuffle=True, seed=5)
+    whole = list(loader)
+    loader.set_epoch(0)
+    ranks = [list(ShardedDataLoader(loader, r, 3)) for r in range(3)]
+    assert [sum(parts, []) for parts in zip(*ranks, strict=True)] == whole
+    assert [len(b) for b in ranks[0]] == [3, 3, 3] and [len(b) for b in ranks[2]] == [2, 2, 2]
+    resumed = ShardedDataLoader(loader, 1, 3)
+    resumed.set_epoch(0, skip=2)
+    assert list(resumed) == ranks[1][2:]
+    with pytest.raises(ConfigError, match="cannot give each of 9 workers an item"):
+        ShardedDataLoader(loader, 0, 9)
+
+
+def test_webgpu_devices_are_named_by_adapter_index() -> None:
+    webgpu = pytest.importorskip("pyrite.webgpu")
+    try:
+        found = webgpu.adapters()
+    except BackendUnavailable as exc:
+        pytest.skip(f"webgpu: {exc}")
+    first = pyrite.device("webgpu:0")
+    assert first.name == "webgpu:0" and pyrite.device("autodiff<webgpu:0>").inner is first
+    with pytest.raises(BackendUnavailable, match=f"webgpu:{len(found)}: wgpu lists "
+                       f"{len(found)} adapter"):
+        pyrite.device(f"webgpu:{len(found)}")
+    from pyrite.info import report_backends
+    assert "(webgpu:0)" in report_backends()
