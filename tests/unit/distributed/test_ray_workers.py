@@ -148,6 +148,26 @@ def test_more_workers_than_devices_fail_at_once(cluster: str, config: Path,
         fit(setup, 2, device="webgpu")
 
 
+def test_the_reducer_sums_in_rank_order_and_a_missing_rank_times_out(cluster: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyrite import TensorData
+    from pyrite.distributed.reducer import RayCollective, Reducer
+    from pyrite.errors import WorkerError
+
+    reducer = ray.remote(num_cpus=0)(Reducer).remote(2)
+    ranks = [RayCollective(reducer, r, 2, timeout_s=30) for r in (0, 1)]
+    with ThreadPoolExecutor(2) as pool:
+        sums = list(pool.map(lambda c: c.all_reduce([TensorData([1.0 + c.rank, 2.0])]), ranks))
+        gathered = list(pool.map(lambda c: c.gather([TensorData([float(c.rank)])]), ranks))
+    assert [s[0].to_list() for s in sums] == [[3.0, 4.0], [3.0, 4.0]]
+    assert [[v.to_list() for v in g] for g in gathered[1]] == [[[0.0]], [[1.0]]]
+    alone = RayCollective(reducer, 0, 2, timeout_s=1)
+    with pytest.raises(WorkerError, match=r"sum #1: rank 0 waited 1 s for the other 1 rank"):
+        alone.all_reduce([TensorData([1.0])])
+    ray.kill(reducer)
+
+
 def test_an_unreachable_ray_address_fails_in_one_line(config: Path, tmp_path: Path) -> None:
     start = time.monotonic()
     out = command("--config", str(config), "--workers", "2", "--ray-address", "127.0.0.1:9",
