@@ -79,9 +79,8 @@ def assert_same(a: Path, b: Path, rtol: float = 1e-6) -> None:
 
 
 def command(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
     return subprocess.run([sys.executable, "-m", "pyrite.demos.mnist", "train", "mnist",
-                           *args], capture_output=True, text=True, env=env, timeout=300)
+                           *args], capture_output=True, text=True, timeout=300)
 
 
 def test_two_workers_through_the_command_equal_one_process(
