@@ -100,7 +100,8 @@ def fit(setup: Setup, workers: int, *, device: str = "numpy", address: str | Non
         raise ConfigError(f"pyrite.distributed.fit: device {device!r}: workers own a 'numpy' "
                           f"(CPU) or 'webgpu' (one GPU each) device")
     gpu = device == "webgpu"
-    started = _connect(address, max(workers * cpus_per_worker, os.cpu_count() or 1))
+    # a local cluster gets this machine's CPUs, so asking for more workers than it has fails
+    started = _connect(address, os.cpu_count() or 1)
     try:
         _check_resources(workers, gpu, cpus_per_worker)
         restarts = 0
