@@ -86,10 +86,16 @@ class TrainWorker:
                               f"{type(run.train).__name__}; workers shard a pyrite DataLoader")
         if resume_latest:
             ln.resume_from = latest_checkpoint(ln)
-            if ctx.rank == 0:
-                print(f"pyrite.distributed: resuming from checkpoint {ln.resume_from}"
-                      if ln.resume_from is not None else
-                      "pyrite.distributed: no checkpoint yet, starting over", flush=True)
+            if ctx.rank == 0 and ln.resume_from is not None:
+                print(f"pyrite.distributed: resuming from checkpoint {ln.resume_from}",
+                      flush=True)
+            elif ctx.rank == 0:
+                print("pyrite.distributed: no checkpoint yet, starting over", flush=True)
+                for logger in ln.loggers:  # what the failed attempt logged goes
+                    rewind = getattr(logger, "rewind", None)
+                    if rewind is not None:
+                        rewind(1, "train", 0)
+                        rewind(1, "valid", 0)
         ln.parallel = DataParallel(ln.model.devices()[:1],
                                    RayCollective(reducer, ctx.rank, ctx.world_size, timeout_s))
         if ctx.rank != 0:
