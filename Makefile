@@ -39,7 +39,7 @@ web-bundle: venv browser-deps
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip setuptools wheel
-	$(BIN)/pip install -q -e ".[dev,webgpu,server,data]"
+	$(BIN)/pip install -q -e ".[dev,webgpu,server,data,distributed]"
 	touch $@
 
 # Set-up installs Vulkan on the CPU, Pyodide and Chromium, so a missing WebGPU adapter, Pyodide

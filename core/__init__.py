@@ -35,7 +35,13 @@ from .creation import (
     zeros,
 )
 from .data import TensorData
-from .device import backend_names, device, register_backend, register_decorator
+from .device import (
+    backend_names,
+    device,
+    register_backend,
+    register_decorator,
+    register_indexed_backend,
+)
 from .display import PrintOptions, check_closeness, set_print_options
 from .distribution import Bernoulli, Default, Distribution, Normal, Uniform
 from .dtype import Bool, DType, Float, Int, Kind
@@ -55,6 +61,7 @@ from .tensor import Tensor, from_data
 __version__ = "0.1.0"
 
 register_backend("numpy", NumpyBackend)
+register_indexed_backend("numpy", lambda index: NumpyBackend(name=f"numpy:{index}"))
 register_decorator("autodiff", Autodiff)
 
 
@@ -78,6 +85,7 @@ __all__ = [
     "Uniform", "activation", "arange", "arange_step", "backend_names", "cartesian_grid", "cat",
     "check_closeness", "device", "diag_mask", "empty", "eye", "from_data", "from_floats",
     "from_ints", "full", "int_random", "one_hot", "ones", "random", "register_backend",
-    "register_decorator", "seed", "set_print_options", "stack", "tensor", "tril_mask",
+    "register_decorator", "register_indexed_backend", "seed", "set_print_options", "stack",
+    "tensor", "tril_mask",
     "triu_mask", "zeros",
 ]

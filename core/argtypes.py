@@ -167,6 +167,17 @@ def device_arg(text: str) -> str:
     return text.strip()
 
 
+def devices_arg(text: str) -> str:
+    """An argparse `type=` for a `--device` that may list several devices, comma-separated
+    (`numpy:0,numpy:1`: data-parallel training), each one a device this installation knows."""
+    names = [name.strip() for name in text.split(",")]
+    for name in names:
+        found = device_problem(name)
+        if found is not None:
+            raise argparse.ArgumentTypeError(found)
+    return ",".join(names)
+
+
 def device_help(default: str, what: str = "device to run on") -> str:
     """`--device`'s help: what it does, the devices that exist here and the default."""
     return (f"{what}: {', '.join(device_names())}, or decorated as autodiff<NAME> "
@@ -191,5 +202,5 @@ def folder_arg(text: str) -> Path:
 
 
 __all__ = ["COUNT", "EPOCHS", "LEARNING_RATE", "PORT", "RUN_FIELDS", "SECONDS", "SEED", "Range",
-           "check_fields", "device_arg",
-           "device_help", "device_names", "device_problem", "folder_arg", "path_arg"]
+           "check_fields", "device_arg", "device_help", "device_names", "device_problem",
+           "devices_arg", "folder_arg", "path_arg"]

@@ -2,6 +2,9 @@
 
 A device in pyrite is a backend instance (`numpy`, `webgpu`, `autodiff<numpy>`, ...). Backends
 register a factory under a name; `device("autodiff<numpy>")` builds the decorator stack.
+A backend that can have several devices in one process also registers an indexed factory:
+`numpy:0`, `numpy:1` are separate numpy devices (for data-parallel tests on any machine),
+`webgpu:1` is the WebGPU device on adapter 1 of `pyrite info backends`.
 """
 
 from __future__ import annotations
@@ -14,12 +17,33 @@ from .errors import BackendUnavailable
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _DECORATORS: dict[str, Callable[[Backend], Backend]] = {}
+_INDEXED: dict[str, Callable[[int], Backend]] = {}
 _INSTANCES: dict[str, Backend] = {}
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Make `device(name)` build a backend with `factory` (called once, on first use)."""
     _FACTORIES[name] = factory
+
+
+def register_indexed_backend(name: str, factory: Callable[[int], Backend]) -> None:
+    """Make `device("name:N")` build a backend with `factory(N)`; its name must be "name:N"."""
+    _INDEXED[name] = factory
+
+
+def _indexed(name: str) -> Backend | None:
+    """The device `base:N` from its indexed factory, None when `name` is not of that form."""
+    base, sep, index = name.rpartition(":")
+    if not sep or not index.isdigit():
+        return None
+    if base not in _INDEXED:
+        from importlib.metadata import entry_points
+        for ep in entry_points(group="pyrite.backends", name=base):
+            ep.load()  # importing the backend's package registers its indexed factory (webgpu)
+    factory = _INDEXED.get(base)
+    if factory is None:
+        return None
+    return factory(int(index))
 
 
 def register_decorator(name: str, wrap: Callable[[Backend], Backend]) -> None:
@@ -79,6 +103,8 @@ def device(spec: str | Backend | None = None) -> Backend:
             raise BackendUnavailable(f"device: unknown decorator {outer!r} in {name!r}; "
                                      f"known: {', '.join(sorted(_DECORATORS))}")
         built = wrap(device(inner))
+    elif (indexed := _indexed(name)) is not None:
+        built = indexed
     else:
         factory = _FACTORIES.get(name)
         if factory is None:
@@ -87,7 +113,8 @@ def device(spec: str | Backend | None = None) -> Backend:
         if factory is None:
             raise BackendUnavailable(f"device: unknown device {name!r}; known: "
                                      f"{', '.join(backend_names())} "
-                                     f"(decorate as 'autodiff<numpy>')")
+                                     f"(decorate as 'autodiff<numpy>'; several devices of one "
+                                     f"backend as 'numpy:0', 'webgpu:1')")
         built = factory()
     _INSTANCES[name] = built
     return built

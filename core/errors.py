@@ -77,6 +77,11 @@ class DeviceLostError(PyriteError, RuntimeError):
     its tensors are gone; build a new backend and reload what was saved."""
 
 
+class WorkerError(PyriteError, RuntimeError):
+    """A training worker of `pyrite.distributed` died, or a collective waited past its timeout
+    for the other ranks: names the rank, what was waited for and how long."""
+
+
 class OnnxError(PyriteError, ValueError):
     """An ONNX file pyrite cannot read or run: names the file, and the node where one is at
     fault (its name, op type and opset)."""

@@ -56,7 +56,9 @@ class WebGpu(Backend):
     int_dtype = DType.I32
 
     def __init__(self, adapter: str | None = None, *, runtime: Runtime | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, name: str | None = None) -> None:
+        if name is not None:  # "webgpu:1": the device on one adapter of several
+            self.name = name
         self._adapter_choice = adapter
         self._given_runtime = runtime
         self._runtime = runtime
@@ -101,7 +103,7 @@ class WebGpu(Backend):
             return found
         for row in adapters():
             limits = row["limits"]
-            found[f"adapter #{row['index']}"] = (
+            found[f"adapter #{row['index']} (webgpu:{row['index']})"] = (
                 f"{row['name']} ({row['adapter_type']}, {row['backend']}), "
                 f"shader-f16: {row['shader_f16']}, max buffer: "
                 f"{limits['max-buffer-size']} bytes")  # type: ignore[index]

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import config
 from ..backend.base import Backend
-from ..device import register_backend, register_decorator
+from ..device import register_backend, register_decorator, register_indexed_backend
 from ..quantization.kernels import register_int_kernels
 from .backend import WebGpu
 
@@ -34,6 +34,23 @@ def create() -> Backend:
     return default(backend)
 
 
+def create_indexed(index: int) -> Backend:
+    """The "webgpu:N" device: as "webgpu", on adapter N of wgpu's enumeration (the index
+    `pyrite info backends` shows); an index with no adapter fails here, naming it."""
+    from ..errors import BackendUnavailable
+    from .backend import WebGpu
+    from .native import list_adapters
+
+    found = len(list_adapters())
+    if index >= found:
+        raise BackendUnavailable(f"webgpu:{index}: wgpu lists {found} adapter(s) here, "
+                                 f"webgpu:0 to webgpu:{found - 1}; `pyrite info backends` "
+                                 f"shows them")
+    backend = WebGpu(str(index), name=f"webgpu:{index}")
+    backend.kernels  # noqa: B018 - build the runtime now
+    return default(backend)
+
+
 def fusion(inner: Backend) -> Backend:
     """`fusion<webgpu>`: ops recorded lazily and fused into generated kernels."""
     from .fusion import Fusion
@@ -45,6 +62,7 @@ def register() -> None:
     """Register the "webgpu" device and the "fusion" decorator; the adapter is requested when
     the device is first asked for."""
     register_backend("webgpu", create)
+    register_indexed_backend("webgpu", create_indexed)
     register_decorator("fusion", fusion)
     register_int_kernels(WebGpu, _int_kernels)
 

@@ -45,7 +45,9 @@ class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
 
     name = "numpy"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, *, name: str | None = None) -> None:
+        if name is not None:  # "numpy:1": one of several numpy devices (pyrite.device)
+            self.name = name
         np = self.np = _import_numpy()
         self._rng = np.random.default_rng(seed)
         self._dtypes = {np.dtype(d.np_name): d for d in DType}

@@ -97,7 +97,9 @@ class EpochRunner:
         self.iteration, self.iterations, self.stopped_early = skip, total, False
         for iteration, batch in enumerate(loader, skip + 1):
             lr = ln.scheduler.step()
-            if accumulator is None:
+            if ln.parallel is not None:  # several devices or processes (pyrite.distributed)
+                model, item = ln.parallel.step(model, batch, lr, ln.optim)
+            elif accumulator is None:
                 model, item = self._train_step(model, batch, lr, ln.optim)
             else:
                 out = _train_output(model, batch)

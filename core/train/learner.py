@@ -144,10 +144,16 @@ class LearnerBuilder:
         return self
 
     def devices(self, devices: list[Any]) -> LearnerBuilder:
-        """The device to train on (one; a plain backend is wrapped in autodiff<...>)."""
-        if len(devices) > 1:
-            raise ConfigError(f"LearnerBuilder.devices: training on several devices at once is "
-                              f"not supported yet; got {len(devices)}, pass one")
+        """The devices to train on (a plain backend is wrapped in autodiff<...>). Several train
+        data-parallel (`pyrite.distributed.DataParallel`): each step's batch is cut into one
+        slice per device, the gradients summed, every replica stepped alike; the model lives
+        on the first, where validation runs."""
+        if not devices:
+            raise ConfigError("LearnerBuilder.devices: give at least one device")
+        names = [d if isinstance(d, str) else d.name for d in devices]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"LearnerBuilder.devices: a device is named twice in {names}; "
+                              f"each replica needs its own device ('numpy:0', 'numpy:1')")
         self._devices = list(devices)
         return self
 
@@ -211,13 +217,22 @@ class LearnerBuilder:
             if not callable(getattr(model, name, None)):
                 raise ConfigError(f"LearnerBuilder.build: {type(model).__name__} has no "
                                   f"{name}(batch) method; see pyrite.train.TrainOutput")
-        if self._devices:
-            target = resolve_device(self._devices[0])
-            if not target.is_autodiff:
-                target = resolve_device(f"autodiff<{target.name}>")
-            if model.devices() != [target]:
-                model = model.fork(target)
-        return Learner(self, model, optim, as_scheduler(lr_scheduler))
+        targets = [_autodiff(d) for d in self._devices]
+        if targets and model.devices() != targets[:1]:
+            model = model.fork(targets[0])
+        learner = Learner(self, model, optim, as_scheduler(lr_scheduler))
+        if len(targets) > 1:
+            if self._grad_accumulation is not None:
+                raise ConfigError("LearnerBuilder: grad_accumulation with several devices is not "
+                                  "supported yet; raise the batch size instead")
+            from ..distributed.parallel import DataParallel
+            learner.parallel = DataParallel(targets)
+        return learner
+
+
+def _autodiff(spec: Any) -> Any:
+    target = resolve_device(spec)
+    return target if target.is_autodiff else resolve_device(f"autodiff<{target.name}>")
 
 
 class Learner:
@@ -243,6 +258,10 @@ class Learner:
         self.summary: LearnerSummary | None = None
         self.checkpoint_every = builder._checkpoint_every
         self.on_checkpoint = list(builder._on_checkpoint)
+        #: the data-parallel step over several devices or processes (pyrite.distributed)
+        self.parallel: Any = None
+        #: whether this process writes checkpoints (only rank 0 of several processes does)
+        self.writes_checkpoints = True
         self.checkpointers: dict[str, FileCheckpointer] | None = None
         self.positions: PositionFile | None = None
         if builder._recorder is not None:
@@ -256,9 +275,13 @@ class Learner:
     def _save_checkpoint(self, epoch: int, steps: int | None = None,
                          iterations: int | None = None) -> None:
         """Checkpoint `epoch`: whole, or (`steps`) its first `steps` of `iterations` steps."""
-        if self.checkpointers is None or self.positions is None:
+        if self.checkpointers is None or self.positions is None or not self.writes_checkpoints:
             return
         cp = self.checkpointers
+        for logger in self.loggers:  # a killed process keeps the lines up to the checkpoint
+            flush = getattr(logger, "flush", None)
+            if flush is not None:
+                flush()
         # the epoch leaves the index first and joins it last, once all its files are written:
         # a crash in between leaves it incomplete, and a resume takes an older one
         self.index.withdraw(epoch)

@@ -71,8 +71,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.@+-]+")
 class FileMetricLogger:
     """Writes `<directory>/<split>/epoch-<N>/<Metric>.log`, one `value,count` line per update.
 
-    Files are appended to and flushed at the end of each epoch; a resumed run adds its epochs
-    beside the earlier ones.
+    Files are appended to and flushed at each checkpoint and the end of each epoch; a resumed
+    run adds its epochs beside the earlier ones.
     """
 
     def __init__(self, directory: str | Path) -> None:
@@ -94,6 +94,12 @@ class FileMetricLogger:
     def end_epoch(self, epoch: int) -> None:
         for key in [k for k in self._files if k[1] == epoch]:
             self._files.pop(key).close()
+
+    def flush(self) -> None:
+        """Write out what is buffered (the Learner calls it before each checkpoint, so a
+        process killed after it leaves at least the checkpoint's lines to rewind to)."""
+        for f in self._files.values():
+            f.flush()
 
     def read(self, name: str, epoch: int, split: Split) -> list[tuple[float, int]]:
         f = self._files.get((split, epoch, name))

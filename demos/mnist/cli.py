@@ -24,6 +24,7 @@ from pyrite.argtypes import (
     Range,
     device_arg,
     device_help,
+    devices_arg,
     folder_arg,
     path_arg,
 )
@@ -60,6 +61,7 @@ TEST_INDEX = Range(0, 9_999, integer=True)  # the MNIST test set's 10,000 images
 
 
 def _run_train(args: argparse.Namespace) -> int:
+    from pyrite.errors import ConfigError
     from pyrite.record import BinFileRecorder
     from pyrite.train.artifacts import check_artifact_dir
 
@@ -75,11 +77,16 @@ def _run_train(args: argparse.Namespace) -> int:
         config = config.with_learning_rate(args.lr)
     if args.seed is not None:
         config = config.with_seed(args.seed)
+    if args.workers is not None and args.dashboard:
+        raise ConfigError("--dashboard with --workers is not supported yet: the workers' "
+                          "metrics reach the driver as rank 0's output only")
     dashboard = _start_dashboard(args) if args.dashboard else None
     renderers = [] if dashboard is None else [dashboard.renderer()]
     try:
         model = train(args.artifacts, config, args.device, resume=args.resume,
-                      limit=args.limit, renderers=renderers, dataset=args.dataset)
+                      limit=args.limit, renderers=renderers, dataset=args.dataset,
+                      checkpoint_every=args.checkpoint_every, workers=args.workers,
+                      ray_address=args.ray_address)
     except BaseException:
         if dashboard is not None:  # the page has the error; nobody waits for it
             dashboard.stop()
@@ -142,9 +149,11 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                        help="continue from the checkpoint of EPOCH in the artifact directory "
                        "(default: start afresh)")
     default_device = os.environ.get("PYRITE_TRAIN_DEVICE", "autodiff<numpy>")
-    train.add_argument("--device", default=default_device, type=device_arg,
+    train.add_argument("--device", default=default_device, type=devices_arg,
                        help=device_help(default_device, "device to train on (an autodiff "
-                                        "one; PYRITE_TRAIN_DEVICE sets the default)"))
+                                        "one; PYRITE_TRAIN_DEVICE sets the default); several, "
+                                        "comma-separated (webgpu:0,webgpu:1), train "
+                                        "data-parallel in this process"))
     train.add_argument("--limit", type=COUNT.arg, metavar="N",
                        help="train and validate on the first N digits of each split only "
                        "(default: all of them)")
@@ -152,6 +161,17 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                        help="train on other digits: hf:NAME[:SUBSET] (a Hugging Face dataset), "
                             "a .parquet file or folder, FILE.db:TABLE or a .pyds pack; the rows "
                             "need an 'image' (28x28) and a 'label' (0-9) column (default: MNIST)")
+    train.add_argument("--checkpoint-every", type=COUNT.arg, metavar="STEPS",
+                       help="also checkpoint every STEPS steps inside an epoch (default: at "
+                       "each epoch's end; 100 with --workers)")
+    scale = train.add_argument_group("several workers (pyrite[distributed], docs/distributed.md)")
+    scale.add_argument("--workers", type=COUNT.arg, metavar="N",
+                       help="train data-parallel on N Ray workers: CPU workers on numpy, or one "
+                       "GPU each with --device webgpu; a worker that dies is restarted from the "
+                       "last checkpoint (default: no workers, this process trains)")
+    scale.add_argument("--ray-address", metavar="ADDR",
+                       help="HOST:PORT of a running Ray cluster (`ray start --head`); default: "
+                       "start a local one for the run")
     live = train.add_argument_group("live dashboard")
     live.add_argument("--dashboard", action="store_true",
                       help="serve a live dashboard of the run in the browser (its URL is "

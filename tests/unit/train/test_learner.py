@@ -186,5 +186,5 @@ def test_summary_is_printed(tmp_path: Path, tiny: Any, loaders: tuple,
 def test_builder_checks_the_model(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="train_step"):
         LearnerBuilder(tmp_path).build(object(), AdamConfig().init(), 0.1)
-    with pytest.raises(ConfigError, match="several devices"):
+    with pytest.raises(ConfigError, match="named twice"):
         LearnerBuilder(tmp_path).devices(["numpy", "numpy"])
