@@ -1,7 +1,8 @@
 // matmul_weight_only.wgsl: c (m, n) = x (m, k) @ dequantize(w) (k, n) for a weight kept packed
 // (pack_int.wgsl: BITS-bit values, 32 / BITS a u32 word along k, stored transposed as (n, kw)
 // words). Each workgroup computes a 64 x 64 tile of c, each invocation 4 x 4 outputs (rows
-// ty + 16 i, columns tx + 16 j, so neighbours read neighbouring words); per step
+// 4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3) in four named vec4 registers (arrays of
+// accumulators get spilled); both tiles are k-major vec4s of four rows (columns); per step
 // of 32 values of k the workgroup unpacks and dequantizes the weight tile into workgroup memory,
 // (q - offset) * scale with the params of the value's block (block `kk / block` along k, one
 // (scale, offset) per (block, column); per-tensor and per-channel params arrive expanded to
@@ -20,9 +21,19 @@
 const BITS: u32 = {{ bits }}u;
 const PER_WORD: i32 = 32 / {{ bits }};
 const WORDS: i32 = 32 / PER_WORD;  // words of one column per step of 32 values
-var<workgroup> tile_x: array<array<f32, 32>, 64>;  // [row][kk]: 8 KiB
-var<workgroup> tile_w: array<array<f32, 64>, 32>;  // [kk][col]: 8 KiB, 16 KiB in all (the
+var<workgroup> tile_x: array<vec4<f32>, 512>;  // [kk][row / 4]: 8 KiB
+var<workgroup> tile_w: array<vec4<f32>, 512>;  // [kk][col / 4]: 8 KiB, 16 KiB in all (the
 // default limit of workgroup storage)
+
+fn store4(row: i32, col: i32, m: i32, n: i32, v: vec4<f32>) {
+  if (row < m) {
+    let base = row * n + col;
+    if (col < n) { c[base] = v.x; }
+    if (col + 1 < n) { c[base + 1] = v.y; }
+    if (col + 2 < n) { c[base + 2] = v.z; }
+    if (col + 3 < n) { c[base + 3] = v.w; }
+  }
+}
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -36,7 +47,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let tx = i32(lid.x);
   let ty = i32(lid.y);
   let flat = ty * 16 + tx;
-  var acc: array<array<f32, 4>, 4>;
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  var acc2 = vec4<f32>(0.0);
+  var acc3 = vec4<f32>(0.0);
   for (var k0 = 0; k0 < k; k0 += 32) {
     // x: 64 rows x 32 values, 8 per invocation
     for (var l = 0; l < 8; l++) {
@@ -47,7 +61,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       if (row0 + r < m && k0 + kk < k) {
         v = x[(row0 + r) * k + k0 + kk];
       }
-      tile_x[r][kk] = v;
+      tile_x[kk * 16 + r / 4][r % 4] = v;
     }
     // w: 64 columns x WORDS words, each word unpacked into PER_WORD values
     for (var slot = flat; slot < 64 * WORDS; slot += 256) {
@@ -67,32 +81,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
           let p = (kt / block) * n + gcol;
           v = f32(q - offset[p]) * scale[p];
         }
-        tile_w[j * PER_WORD + t][col] = v;
+        tile_w[(j * PER_WORD + t) * 16 + col / 4][col % 4] = v;
       }
     }
     workgroupBarrier();
     for (var kk = 0; kk < 32; kk++) {
-      var xs: array<f32, 4>;
-      var ws: array<f32, 4>;
-      for (var i = 0; i < 4; i++) {
-        xs[i] = tile_x[ty + 16 * i][kk];
-        ws[i] = tile_w[kk][tx + 16 * i];
-      }
-      for (var i = 0; i < 4; i++) {
-        for (var j = 0; j < 4; j++) {
-          acc[i][j] = fma(xs[i], ws[j], acc[i][j]);
-        }
-      }
+      let xs = tile_x[kk * 16 + ty];
+      let ws = tile_w[kk * 16 + tx];
+      acc0 = fma(vec4<f32>(xs.x), ws, acc0);
+      acc1 = fma(vec4<f32>(xs.y), ws, acc1);
+      acc2 = fma(vec4<f32>(xs.z), ws, acc2);
+      acc3 = fma(vec4<f32>(xs.w), ws, acc3);
     }
     workgroupBarrier();
   }
-  for (var i = 0; i < 4; i++) {
-    let row = row0 + ty + 16 * i;
-    for (var j = 0; j < 4; j++) {
-      let col = col0 + tx + 16 * j;
-      if (row < m && col < n) {
-        c[row * n + col] = acc[i][j];
-      }
-    }
-  }
+  store4(row0 + 4 * ty, col0 + 4 * tx, m, n, acc0);
+  store4(row0 + 4 * ty + 1, col0 + 4 * tx, m, n, acc1);
+  store4(row0 + 4 * ty + 2, col0 + 4 * tx, m, n, acc2);
+  store4(row0 + 4 * ty + 3, col0 + 4 * tx, m, n, acc3);
 }
