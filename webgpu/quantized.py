@@ -43,6 +43,33 @@ _PROBE = """@group(0) @binding(0) var<storage, read_write> o: array<i32>;
 _HAS_DOT4: dict[int, bool] = {}
 #: outputs (m * n) from which the int8 GEMM uses 128 x 128 tiles (64 of them at least)
 LARGE_PRODUCT = 512 * 512
+#: words of k (4 values each) per step of the int8 GEMM: 2 buffers of 2 tiles of 16 * 8 * 8
+#: words = 16 KiB, WebGPU's default limit
+INT8_KT = 8
+
+
+def int8_blocks(r: int) -> dict[str, str]:
+    """The acc_* and prefetch_* code of matmul_int8.wgsl for R x R blocks: registers
+    acc{row}_{h} (vec4<i32>: columns of 4-column group h), row = 4 g + lane of row group g;
+    pa{l} / pb{l}, the words flat + 256 l of the next step's tiles."""
+    groups = range(r // 4)
+    loads = range(16 * r * INT8_KT // 256)
+    prefetch = {
+        "prefetch_decl": " ".join(f"var pa{i} = 0u; var pb{i} = 0u;" for i in loads),
+        "prefetch_load": " ".join(f"pa{i} = load_a(row0, k0, flat + {256 * i}u, m, kw); "
+                                  f"pb{i} = load_b(col0, k0, flat + {256 * i}u, n, kw);"
+                                  for i in loads),
+        "prefetch_store": " ".join(f"put(buf, flat + {256 * i}u, pa{i}, pb{i});" for i in loads)}
+    decl = " ".join(f"var acc{4 * g + i}_{h} = vec4<i32>(0);"
+                    for g in groups for i in range(4) for h in groups)
+    step = [f"let xa{g} = tile_a[base + w * ROW + ty + {16 * g}u];" for g in groups]
+    step += [f"let yb{h} = tile_b[base + w * ROW + tx + {16 * h}u];" for h in groups]
+    step += [f"acc{4 * g + i}_{h} += dot4x4(xa{g}.{e}, yb{h});"
+             for g in groups for i, e in enumerate("xyzw") for h in groups]
+    store = [f"store4(row0 + 4u * (ty + {16 * g}u) + {i}u, col0 + 4u * (tx + {16 * h}u), m, n, "
+             f"acc{4 * g + i}_{h});" for g in groups for i in range(4) for h in groups]
+    return {"acc_decl": decl, "acc_step": "\n      ".join(step),
+            "acc_store": "\n  ".join(store), **prefetch}
 
 
 def has_packed_dot(k: Kernels) -> bool:
@@ -108,9 +135,10 @@ class WebGpuIntKernels:
         # 8 x 8 blocks once there are enough 128 x 128 tiles to fill a GPU, else 4 x 4
         r = 8 if m * n >= LARGE_PRODUCT else 4
         key = KernelKey("matmul_int8", "packed" if self.packed else "portable", (DType.I32,), 0,
-                        (r,))
+                        (r, INT8_KT))
         pipeline = self.k.cached(key) or self.k.pipeline(key, render(
-            "matmul_int8.wgsl", enable="", dot=PACKED_DOT if self.packed else PORTABLE_DOT, r=r))
+            "matmul_int8.wgsl", enable="", dot=PACKED_DOT if self.packed else PORTABLE_DOT,
+            r=r, kt=INT8_KT, **int8_blocks(r)))
         tile = 16 * r
         if m * n:
             self.k.launch(pipeline, [self.k.meta([m, n, kw]), a.block.buffer, b.block.buffer,
@@ -136,7 +164,7 @@ class WebGpuIntKernels:
                 xg = self.k.copy(xg)
             self.k.launch(pipeline, [meta, xg.block.buffer, packed.block.buffer,
                                      scale.block.buffer, offset.block.buffer, out.block.buffer],
-                          (-(-n // 64), -(-m // 64), 1))
+                          (-(-n // 128), -(-m // 128), 1))
         return self._tensor(out, Kind.FLOAT)
 
     def _weight_only_operand(self, w: QuantizedTensor,

@@ -72,7 +72,10 @@ def test_int8_accumulators_are_exact(backend: pyrite.Backend) -> None:
     np.testing.assert_array_equal(got, a @ qb.values.numpy().astype(np.int64))
 
 
-@pytest.mark.parametrize("shape", [(33, 77, 70), (520, 77, 530)], ids=["4x4", "8x8-blocks"])
+@pytest.mark.parametrize("shape", [(33, 77, 70), (520, 77, 530), (130, 1030, 67), (1, 3, 2),
+                                   (515, 203, 517)],
+                         ids=["4x4", "8x8-blocks", "ragged-long-k", "k-below-a-word",
+                              "8x8-ragged"])
 def test_webgpu_portable_dot_product_agrees(device_named: object,
                                             shape: tuple[int, int, int]) -> None:
     backend = device_named("webgpu")  # type: ignore[operator]
@@ -84,6 +87,17 @@ def test_webgpu_portable_dot_product_agrees(device_named: object,
     for packed in (False, True):
         kernels = WebGpuIntKernels(backend, packed=packed)
         np.testing.assert_array_equal(kernels.int8_matmul(qx.values, qw).numpy(), want)
+
+
+@pytest.mark.parametrize("shape", [(70, 101, 130), (3, 5, 2)], ids=["ragged", "tiny"])
+def test_webgpu_int4_weight_only_ragged(device_named: object, shape: tuple[int, int, int]) -> None:
+    """M, N and K not multiples of the 64 x 64 tile or of the 32 values of a k step."""
+    backend = device_named("webgpu")  # type: ignore[operator]
+    x, w = _operands(*shape)
+    qw = tensor(w, device=backend).quantize_dynamic(S.PerBlock(T.QInt4, 32))
+    got = (tensor(x, device=backend) @ qw).numpy()
+    want = x.astype(np.float64) @ qw.dequantize().numpy().astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_autodiff_devices_take_the_differentiable_float_path() -> None:
