@@ -55,11 +55,6 @@ def user_decoders(who: str, columns: Sequence[str], image_columns: Iterable[str]
     return decoders
 
 
-def columns_to_tuples(table: Any) -> list[tuple[Any, ...]]:
-    """The rows of an Arrow table as tuples of Python values (one conversion per column)."""
-    return list(zip(*(column.to_pylist() for column in table.columns), strict=True))
-
-
 class ArrowDataset(Dataset[Row]):
     """The rows of `table` (a `pyarrow.Table`) as dicts `{column: value}`.
 
@@ -80,13 +75,12 @@ class ArrowDataset(Dataset[Row]):
         self.decoders = {k: v for k, v in (decoders or {}).items() if k in self.columns}
         self.decoders.update(user_decoders(who, self.columns, image_columns, audio_columns))
         self._cols = [self.table.column(c) for c in self.columns]
-        self._rows = BlockRows(self.table.num_rows, self._convert, self._one, self._make)
+        # blocks hold the dicts pyarrow makes; each read returns a copy (BlockRows' default)
+        self._rows = BlockRows(self.table.num_rows, self._convert, self._one)
 
-    def _convert(self, start: int, stop: int) -> list[tuple[Any, ...]]:
-        return columns_to_tuples(self.table.slice(start, stop - start))
-
-    def _make(self, values: tuple[Any, ...]) -> Row:
-        return dict(zip(self.columns, values, strict=True))
+    def _convert(self, start: int, stop: int) -> list[Row]:
+        rows: list[Row] = self.table.slice(start, stop - start).to_pylist()
+        return rows
 
     def _one(self, index: int) -> Row:
         return {c: col[index].as_py() for c, col in zip(self.columns, self._cols, strict=True)}

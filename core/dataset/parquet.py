@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
-from .arrow import check_columns, columns_to_tuples, need_pyarrow, user_decoders
+from .arrow import check_columns, need_pyarrow, user_decoders
 from .base import Dataset
 from .blocks import BlockRows, Row
 from .columns import apply, decoders_for_schema
@@ -89,7 +89,7 @@ class ParquetDataset(Dataset[Row]):
                               for fi, gi in self.groups)
         self._tables: OrderedDict[int, Any] = OrderedDict()  # group -> pyarrow.Table
         self._lock = threading.Lock()
-        self._rows = BlockRows(self.offsets[-1], self._convert, self._one, self._make)
+        self._rows = BlockRows(self.offsets[-1], self._convert, self._one)
 
     def _group(self, g: int) -> pa.Table:
         with self._lock:
@@ -106,18 +106,15 @@ class ParquetDataset(Dataset[Row]):
                 total -= old.nbytes
             return table
 
-    def _convert(self, start: int, stop: int) -> list[tuple[Any, ...]]:
-        rows: list[tuple[Any, ...]] = []
+    def _convert(self, start: int, stop: int) -> list[Row]:
+        rows: list[Row] = []
         while start < stop:
             g = bisect.bisect_right(self.offsets, start) - 1
             first, end = self.offsets[g], self.offsets[g + 1]
             upto = min(stop, end)
-            rows.extend(columns_to_tuples(self._group(g).slice(start - first, upto - start)))
+            rows.extend(self._group(g).slice(start - first, upto - start).to_pylist())
             start = upto
         return rows
-
-    def _make(self, values: tuple[Any, ...]) -> Row:
-        return dict(zip(self.columns, values, strict=True))
 
     def _one(self, index: int) -> Row:
         g = bisect.bisect_right(self.offsets, index) - 1
