@@ -42,7 +42,7 @@ import pyrite
 from pyrite import config
 from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
-from . import compress, example, pyodide_dist
+from . import compress, example, pyodide_dist, snapshot
 from .pyodide_dist import PYODIDE_DIR, page_wheel
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +53,8 @@ _SHIPPED_SUFFIXES = {".py", ".wgsl", ".json"}
 _SKIP_FILES = {"package.json", "package-lock.json"}
 #: the host's tooling in pyrite.wasm (building and exporting the bundle): no use in a page
 _HOST_ONLY = {f"pyrite/wasm/{name}.py" for name in
-              ("__main__", "build", "cli", "compress", "example", "export", "pyodide_dist")}
+              ("__main__", "build", "cli", "compress", "example", "export", "pyodide_dist",
+               "snapshot")}
 _ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
 #: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
 #: file names; fetched once from PyPI into the cache folder
@@ -244,7 +245,7 @@ def _swap(stage: Path, out: Path) -> None:
 
 
 def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
-          pyodide_dir: Path | None = None) -> dict[str, object]:
+          pyodide_dir: Path | None = None, with_snapshot: bool = False) -> dict[str, object]:
     """Write the web bundle into `out` (replacing an older one whole and atomically: the
     folder is pyrite's, as `pyrite serve`'s is; `export-web` builds into a new folder and moves
     the files into the user's) and return its manifest.
@@ -254,7 +255,9 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     ones for an unknown name, or saying where to put a chosen model's files, before anything
     is written); `pyodide_dir`: the Pyodide runtime to copy from
     (default the npm package); `cache`: where fetched page wheels are kept (default
-    `default_cache()`; compressed copies of large files are kept beside it, in `compressed/`).
+    `default_cache()`; compressed copies of large files are kept beside it, in `compressed/`,
+    and snapshots in `snapshots/`); `with_snapshot`: ship a Python memory snapshot made under
+    Node (snapshot.py), which a first visit restores instead of booting Python.
     """
     from pyrite.demos import registry
 
@@ -277,6 +280,15 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             wheels.append({"name": name, **vars(_place(stage, "wheels", dep.name,
                                                        dep.read_bytes(), False))})
         wheels.append({"name": "pyrite", **vars(built[0])})
+        shipped_snapshot: dict[str, object] | None = None
+        if with_snapshot:  # keyed by what it holds: this Pyodide and these wheels
+            made = snapshot.make([stage / str(w["path"]) for w in wheels], pyodide_dir,
+                                 cache.with_name("snapshots"))
+            shipped_snapshot = {**vars(_place(stage, "snapshot", snapshot.NAME, made.packed,
+                                              True)),
+                                "memory": made.memory, "trampoline": made.trampoline,
+                                "for": {"pyodide": pyodide_dist.version(pyodide_dir),
+                                        "wheels": [w["sha256"] for w in wheels]}}
         shipped: dict[str, object] = {}
         for name in names:
             if name in unavailable:
@@ -306,6 +318,8 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             # to put them (the demo pages say so)
             "unavailable": unavailable,
         }
+        if shipped_snapshot is not None:
+            manifest["snapshot"] = shipped_snapshot
         compress.precompress(stage, cache.with_name("compressed"))
         # every file but the manifest and its copies, the compressed ones included: what a
         # later `export-web` into the same folder may replace (a file changed since is kept)

@@ -15,11 +15,7 @@
 import {
   cacheFetchesOf, cachedFetch, fetchManifest, prune, readSnapshot, snapshotKey, storeSnapshot,
 } from "./cache.js";
-
-// What a snapshot holds already imported (pure Python: no JS object is touched on import).
-const PRELOAD = "import pyrite, pyrite.webgpu, pyrite.webgpu.browser, pyrite.wasm.page, pyrite.wasm.display\n"
-  + "from pyrite.demos import registry\n"
-  + "for name in registry.names(): registry.get(name)";
+import { fixTrampoline, shippedSnapshot } from "./snapshot.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
@@ -64,8 +60,8 @@ self.addEventListener("unhandledrejection", (event) => fatal(event.reason));
 self.addEventListener("error", (event) => fatal(event.error || event.message));
 const progress = (stage, detail = {}) => post({ type: "progress", stage, ...detail });
 
-async function fetchChecked(url, sha256, label) {
-  const response = await cachedFetch(url, sha256);
+async function fetchChecked(url, sha256, label, fetcher = cachedFetch) {
+  const response = await fetcher(url, sha256);
   if (!response.ok) throw new Error(`${label}: ${url} answered ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
   if (sha256) {
@@ -181,6 +177,18 @@ async function load(config) {
       const k = manifest.models[name].kernels;
       return fetchChecked(new URL(k.path, base), k.sha256, `kernels of ${name}`);
     })).catch(() => null);
+  // A repeat visit starts Python from a memory snapshot of the first visit's Python (keyed by
+  // Pyodide's version and the wheels' hashes); a first visit from the bundle's own snapshot,
+  // when it ships one (export-web --snapshot), downloaded while the runtime is. Either holds
+  // Python with the wheels installed and pyrite.wasm.preload imported: Pyodide's boot and the
+  // imports (about 3.4 s here) become a restore (about 0.7 s, compiling the wasm included).
+  // One that cannot be restored is only warned about, and Python boots.
+  const snapshot = snapshotKey(base, manifest);
+  const restorable = readSnapshot(snapshot).then((saved) => (saved
+    ? { bytes: saved, from: "cache" }
+    // from the network, not the cache: the restored Python is kept as this origin's own
+    : shippedSnapshot(manifest, base, (url, sha, label) => fetchChecked(url, sha, label, (u) => fetch(u)))
+      .then((bytes) => (bytes ? { bytes, from: "bundle" } : null))));
   progress("pyodide", { version: manifest.pyodide.version });
   const indexURL = new URL(manifest.pyodide.url, base).href;
   // Pyodide fetches its runtime files itself: through the cache, keyed by their hashes
@@ -190,21 +198,22 @@ async function load(config) {
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
   if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
-  // A repeat visit starts Python from a memory snapshot of the first visit's Python, taken
-  // with the wheels installed and pyrite imported: Pyodide's boot and the imports (about 3.4 s
-  // here) become a restore (about 0.7 s, compiling the wasm included). Keyed by Pyodide's
-  // version and the wheels' hashes; one that cannot be made or restored is only warned about.
-  const snapshot = snapshotKey(base, manifest);
-  const saved = await readSnapshot(snapshot);
+  const saved = await restorable;
   if (saved) {
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved });
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes });
+      if (saved.from === "bundle") {
+        fixTrampoline(pyodide, manifest.snapshot.trampoline, saved.bytes);
+        storeSnapshot(snapshot, saved.bytes); // the next visit's, as a booted visit keeps one
+      }
     } catch (err) {
-      console.warn(`pyrite: the cached Python snapshot was refused, booting instead: ${err}`);
+      const which = saved.from === "cache" ? "cached" : "bundle's";
+      console.warn(`pyrite: the ${which} Python snapshot was refused, booting instead: ${err}`);
       pyodide = null;
     }
   }
   timings.snapshot = Boolean(pyodide);
+  timings.snapshotFrom = pyodide ? saved.from : null;
   if (!pyodide) pyodide = await loadPyodide({ ...options, _makeSnapshot: true });
   timings.pyodideMs = performance.now() - t0;
 
@@ -219,7 +228,7 @@ async function load(config) {
   }
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   if (!timings.snapshot) {
-    pyodide.runPython(PRELOAD);
+    pyodide.runPython("import pyrite.wasm.preload");
     try {
       storeSnapshot(snapshot, pyodide.makeMemorySnapshot());
     } catch (err) {
