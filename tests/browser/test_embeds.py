@@ -52,7 +52,8 @@ display(x @ x)
 
 
 def export(out: Path, *models: str) -> subprocess.CompletedProcess[str]:
-    args = [a for m in models for a in ("--model", m)]
+    """`export-web --out OUT --model M ...` (a name starting with -- is passed as an option)."""
+    args = [a for m in models for a in ((m,) if m.startswith("--") else ("--model", m))]
     return subprocess.run([sys.executable, "-m", "pyrite.wasm", "export-web", "--out", str(out),
                            *args], capture_output=True, text=True, timeout=300)
 
