@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from . import harness
-from .test_embeds import HOST, SUB, StaticServer, export, new_page  # noqa: F401 - a fixture
+from . import harness, test_embeds
+from .test_embeds import HOST, SUB, StaticServer, export
+
+new_page = test_embeds.new_page  # the same fixture: fresh contexts recording console errors
 
 pytestmark = [pytest.mark.skipif(harness.unavailable() is not None,
                                  reason=str(harness.unavailable())),
