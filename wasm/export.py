@@ -145,6 +145,9 @@ def _older_export(manifest: dict[str, Any]) -> dict[str, str | None]:
     pyodide = manifest.get("pyodide")
     for entry in pyodide.get("files", []) if isinstance(pyodide, dict) else []:
         add(entry)
+    if isinstance(pyodide, dict):
+        add(pyodide.get("stdlib"))  # the whole standard library, beside the trimmed one
+    add(manifest.get("snapshot"))
     for entry in manifest.get("wheels") or []:
         add(entry)
     models = manifest.get("models")
