@@ -46,7 +46,22 @@ self.pyriteStorage = {
     await this.syncfs(true);
   },
   sync() { return this.syncfs(false); },
+  // a flush nobody waits for (the autotune store's, pyrite/wasm/page_autotune.py): a failure
+  // only means the data lasts this visit
+  syncSoon() {
+    this.sync().catch((err) => console.warn(`pyrite: could not keep data in browser storage: ${err.message}`));
+  },
 };
+
+// The page's autotune store lives in a folder kept in IndexedDB: mounted (loading what a
+// former visit stored) before Python starts the device.
+async function mountTuneStore() {
+  try {
+    await self.pyriteStorage.mount(pyodide.runPython("from pyrite.wasm.page_autotune import FOLDER; FOLDER"));
+  } catch (err) {
+    console.warn(`pyrite: no browser storage for autotune choices (${err.message}): they last this visit only`);
+  }
+}
 
 // Failures outside any request (Pyodide's WebAssembly refused by a Content-Security-Policy
 // without 'wasm-unsafe-eval', say) would leave the page waiting: they end every request.
@@ -143,7 +158,7 @@ async function loadModel(name, fetched = null) {
 // is and only starts the device and the models.
 async function restart(config) {
   const t0 = performance.now();
-  const started = toJs(await page.start.callPromising(config.device));
+  const started = toJs(await page.start.callPromising(config.device, undefined, config.autotune ?? "cached"));
   const models = {};
   for (const name of config.models || []) models[name] = await loadModel(name);
   return { ...started, models, timings: { totalMs: performance.now() - t0 },
@@ -252,7 +267,9 @@ async function load(config) {
 
   progress("device", { device: config.device });
   const t2 = performance.now();
-  const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined));
+  await mountTuneStore();
+  const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined,
+    config.autotune ?? "cached"));
   timings.deviceMs = performance.now() - t2;
 
   const t3 = performance.now();
