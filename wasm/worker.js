@@ -242,9 +242,9 @@ async function load(config) {
     pyodide.unpackArchive(await wheels[i], "wheel");
   }
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
-  // the bundle's standard library is trimmed to what pyrite imports: the rest on demand
+  // the bundle's standard library is trimmed to what pyrite imports: the rest on demand (the
+  // URL and the left-out names passed as Python literals: JSON strings and lists are ones)
   const stdlib = manifest.pyodide.stdlib;
-  // (through runPython: a proxy held from here would keep the snapshot from being made)
   if (stdlib) {
     const args = [new URL(stdlib.path, base).href, stdlib.modules].map((a) => JSON.stringify(a));
     pyodide.runPython(`import pyrite.wasm.stdlib_fallback as s; s.install(${args.join(", ")})`);
