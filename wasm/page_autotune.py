@@ -19,7 +19,7 @@ from pathlib import Path
 from pyrite.webgpu.autotune import FileStore
 
 #: the folder the worker mounts on IndexedDB (worker.js: load)
-FOLDER = "/pyrite-storage/autotune"
+FOLDER = "/pyrite-autotune"  # beside, not inside, training.py's /pyrite-storage (a mount each)
 MODES = ("on", "cached", "off")
 
 
