@@ -136,8 +136,14 @@ PYRITE_PEERS = [Peer("pyrite-webgpu", "/bench/pyrite.html?device=webgpu", timeou
 # Embeds: the static site's bench pages are WEB at /bench/, pyrite's exported bundle is at
 # /tools/pyrite/; the peers' pages are the same as above.
 EMBED_PEERS = [Peer("pyrite-embed", "/bench/embed.html", timeout_s=300.0, needs="embed.html"),
+               Peer("pyrite-embed-snapshot", "/bench/embed.html?bundle=/tools/pyrite-snapshot/",
+                    timeout_s=300.0, needs="embed.html"),
                *PEERS]
 BUNDLE = "tools/pyrite"
+SNAPSHOT_BUNDLE = "tools/pyrite-snapshot"  # the same export with --snapshot
+#: --throttle's network: Chromium's emulation, 20 Mbit/s both ways and 40 ms of latency
+THROTTLE = {"offline": False, "latency": 40, "downloadThroughput": 20e6 / 8,
+            "uploadThroughput": 20e6 / 8}
 # the runtime, libraries and weights: pyrite's Pyodide, wheels, records and kernel lists; the
 # peers' npm packages and weight files
 BUNDLE_DIRS = ("/pyodide/", "/wheels/", "/models/", "/kernels/", "/node_modules/", "/build/")
@@ -285,18 +291,29 @@ class StaticServer:
 
 def export_site(site: Path) -> dict[str, Any]:
     """The static site: pyrite's bundle exported to `site/tools/pyrite/` by the command users
-    run, the bench pages (WEB, a link) at `site/bench/`; returns what the export printed."""
+    run (and with --snapshot to `site/tools/pyrite-snapshot/`), the bench pages (WEB, a link)
+    at `site/bench/`; returns what the exports printed."""
     (site / "bench").symlink_to(WEB, target_is_directory=True)
-    command = [sys.executable, "-m", "pyrite.wasm", "export-web", "--out", str(site / BUNDLE),
-               "--model", "mnist"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"export-web failed: {(done.stderr or done.stdout).strip()[-500:]}")
-    # "on disk: N bytes", "first visit: N bytes (.gz copies)", "N bytes (python -m http.server)"
-    disk, first_gz, first = (int(n.replace(",", ""))
-                             for n in re.findall(r"([\d,]+) bytes \(", done.stdout)[:3])
-    return {"command": "python -m pyrite.wasm export-web --out site/tools/pyrite --model mnist",
-            "disk_bytes": disk, "first_visit_bytes": first, "first_visit_gz_bytes": first_gz}
+    out: dict[str, Any] = {}
+    for folder, extra in ((BUNDLE, []), (SNAPSHOT_BUNDLE, ["--snapshot"])):
+        command = [sys.executable, "-m", "pyrite.wasm", "export-web", "--out",
+                   str(site / folder), "--model", "mnist", *extra]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"export-web failed: {(done.stderr or done.stdout).strip()[-500:]}")
+        # "on disk: N bytes", "first visit: N bytes (.gz copies)", "N bytes (python -m
+        # http.server)"
+        disk, first_gz, first = (int(n.replace(",", ""))
+                                 for n in re.findall(r"([\d,]+) bytes \(", done.stdout)[:3])
+        numbers = {"command": " ".join(["python -m pyrite.wasm export-web --out", f"site/{folder}",
+                                        "--model mnist", *extra]),
+                   "disk_bytes": disk, "first_visit_bytes": first,
+                   "first_visit_gz_bytes": first_gz}
+        if extra:
+            out["snapshot"] = numbers
+        else:
+            out.update(numbers)
+    return out
 
 
 @functools.cache
@@ -383,11 +400,14 @@ def measure_all(pw: Any, server: Server, peers: list[Peer], args: argparse.Names
                      if k.endswith("median_ms") or k in ("max_abs_diff", "error")})
 
 
-def visit(pw: Any, profile: str, server: StaticServer, peer: Peer) -> dict[str, Any]:
+def visit(pw: Any, profile: str, server: StaticServer, peer: Peer,
+          throttle: bool = False) -> dict[str, Any]:
     """One visit with the browser profile `profile` (a new browser process): ms from navigation
     to the first prediction, and every request the server answered: the file's size where it
     sent the file (200), 0 for a 304 or an error; beside it what the browser reports (headers +
-    body, CDP's encodedDataLength: 0 from the HTTP cache; Cache Storage hits make no request)."""
+    body, CDP's encodedDataLength: 0 from the HTTP cache; Cache Storage hits make no request).
+    With `throttle`, the page's network is Chromium's emulation of THROTTLE (its workers'
+    requests go through the page's network and are throttled with it)."""
     seen: dict[str, int] = {}
     context = pw.chromium.launch_persistent_context(profile, executable_path=CHROMIUM,
                                                     headless=True, args=CHROMIUM_ARGS)
@@ -400,6 +420,10 @@ def visit(pw: Any, profile: str, server: StaticServer, peer: Peer) -> dict[str, 
     context.on("requestfinished", finished)  # the page's, its workers' and service workers'
     try:
         page = context.pages[0] if context.pages else context.new_page()
+        if throttle:
+            cdp = context.new_cdp_session(page)
+            cdp.send("Network.enable")
+            cdp.send("Network.emulateNetworkConditions", THROTTLE)
         page.goto(server.url + peer.url, wait_until="commit", timeout=peer.timeout_s * 1000)
         ready = page.evaluate(peer.ready_js, peer.timeout_s * 1000)
         load = page.evaluate("() => window.bench.info.load || null")
@@ -422,13 +446,21 @@ def visit(pw: Any, profile: str, server: StaticServer, peer: Peer) -> dict[str, 
             "requests": len(files), "not_modified": sum(f["status"] == 304 for f in files)}
 
 
-def measure_embed(pw: Any, server: StaticServer, peer: Peer, pairs: int) -> dict[str, Any]:
-    """`pairs` times: a first visit with a fresh profile, then a repeat visit with it."""
+def measure_embed(pw: Any, server: StaticServer, peer: Peer, pairs: int,
+                  throttle: bool = False) -> dict[str, Any]:
+    """`pairs` times: a first visit with a fresh profile, then a repeat visit with it; with
+    `throttle`, also a first visit on THROTTLE's network with another fresh profile."""
     visits: dict[str, list[dict[str, Any]]] = {"first": [], "repeat": []}
+    if throttle:
+        visits["throttled_first"] = []
     for _ in range(pairs):
         with tempfile.TemporaryDirectory(prefix="profile-", ignore_cleanup_errors=True) as prof:
-            for kind in visits:
+            for kind in ("first", "repeat"):
                 visits[kind].append(visit(pw, prof, server, peer))
+        if throttle:
+            with tempfile.TemporaryDirectory(prefix="profile-",
+                                             ignore_cleanup_errors=True) as prof:
+                visits["throttled_first"].append(visit(pw, prof, server, peer, throttle=True))
     out: dict[str, Any] = {"url": peer.url}
     for kind, runs in visits.items():
         out[f"{kind}_ms"] = [v["ms"] for v in runs]
@@ -443,12 +475,13 @@ def measure_embed(pw: Any, server: StaticServer, peer: Peer, pairs: int) -> dict
     return out
 
 
-def run_embeds(pw: Any, peers: list[Peer], pairs: int) -> dict[str, Any]:
+def run_embeds(pw: Any, peers: list[Peer], pairs: int, throttle: bool = False) -> dict[str, Any]:
     """The embed section: the export's own numbers and each peer's visits."""
     load_before = os.getloadavg()
     out: dict[str, Any] = {"server": "python -m http.server (no compression, Last-Modified: "
                                      "heuristic freshness or a 304 on repeat visits)",
-                           "pairs": pairs, "peers": {}}
+                           "pairs": pairs, "peers": {},
+                           "throttle": THROTTLE if throttle else None}
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         site = Path(tmp)
         try:
@@ -460,15 +493,16 @@ def run_embeds(pw: Any, peers: list[Peer], pairs: int) -> dict[str, Any]:
                 if peer.needs and not (WEB / peer.needs).exists():
                     out["peers"][peer.name] = {"url": peer.url, "skipped": f"no {peer.needs}"}
                     continue
-                if peer.name == "pyrite-embed" and "error" in out["export"]:
+                if peer.name.startswith("pyrite-embed") and "error" in out["export"]:
                     out["peers"][peer.name] = {"url": peer.url, "error": out["export"]["error"]}
                     continue
                 print(f"{peer.name}: {pairs} first + repeat visits ...", flush=True)
                 try:
-                    out["peers"][peer.name] = measure_embed(pw, server, peer, pairs)
+                    out["peers"][peer.name] = measure_embed(pw, server, peer, pairs, throttle)
                 except Exception as e:  # noqa: BLE001 - record it, go on with the next peer
                     out["peers"][peer.name] = {"url": peer.url, "error": f"{type(e).__name__}: {e}"}
     out["load_average_1min"] = {"start": load_before[0], "end": os.getloadavg()[0]}
+    out["ratios"] = embed_ratios(out["peers"])
     return out
 
 
@@ -518,7 +552,7 @@ def size(n: float) -> str:
 
 def embed_table(embed: dict[str, Any]) -> str:
     rows = [("peer", "first visit", "repeat visit", "first bytes", "(gzip host)", "repeat bytes",
-             "repeat runtime+weights", "repeat 304s")]
+             "repeat runtime+weights", "repeat 304s", "first, 20 Mbit/s")]
     others = []
     if "export" in embed:
         x = embed["export"]
@@ -534,8 +568,24 @@ def embed_table(embed: dict[str, Any]) -> str:
         rows.append((name, f"{r['first_median_ms']:.0f} ms", f"{r['repeat_median_ms']:.0f} ms",
                      size(r["first_bytes"]), size(r["first_bytes_if_gzip"]),
                      size(r["repeat_bytes"]), size(r["repeat_bundle_bytes"]),
-                     f"{r['repeat_not_modified']:.0f}"))
+                     f"{r['repeat_not_modified']:.0f}",
+                     f"{r['throttled_first_median_ms']:.0f} ms"
+                     if "throttled_first_median_ms" in r else "-"))
+    for name, ratios in embed.get("ratios", {}).items():
+        others.append(f"{name} / peer: " + ", ".join(f"{k} {v['first']:.2f}x first, "
+                                                     f"{v['repeat']:.2f}x repeat"
+                                                     for k, v in ratios.items()))
     return "\n".join(aligned(rows) + others)
+
+
+def embed_ratios(peers: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each pyrite embed's median visit time over each peer's, from the same run."""
+    done = {k: v for k, v in peers.items() if "first_median_ms" in v}
+    return {name: {peer: {kind: mine[f"{kind}_median_ms"] / theirs[f"{kind}_median_ms"]
+                          for kind in ("first", "repeat", "throttled_first")
+                          if f"{kind}_median_ms" in mine and f"{kind}_median_ms" in theirs}
+                   for peer, theirs in done.items() if not peer.startswith("pyrite")}
+            for name, mine in done.items() if name.startswith("pyrite")}
 
 
 def main() -> None:
@@ -555,6 +605,9 @@ def main() -> None:
     parser.add_argument("--embed-only", action="store_true",
                         help="only the first and repeat visits under a static server (the "
                         "other results in --out are kept)")
+    parser.add_argument("--throttle", action="store_true",
+                        help="embeds: also first visits on a 20 Mbit/s, 40 ms network "
+                        "(Chromium's emulation)")
     parser.add_argument("--out", default=str(HERE / "results" / "browser.json"))
     args = parser.parse_args()
     if min(args.cold, args.runs, args.rounds) < 1:
@@ -592,7 +645,7 @@ def main() -> None:
         if not args.embed_only:
             with Server(combined_app(main_app, args.isolate)) as server:
                 measure_all(pw, server, peers, args, digits, refs, results)
-        embed = run_embeds(pw, embeds, args.cold) if embeds else None
+        embed = run_embeds(pw, embeds, args.cold, args.throttle) if embeds else None
 
     if args.embed_only:  # the other results stay as the last full run left them
         result = json.loads(path.read_text()) if path.exists() else {"benchmark": "browser"}

@@ -4,8 +4,9 @@ The bundle itself (pyrite.js and its modules, manifest.json, pyodide/, wheels/, 
 kernels/, the precompressed copies) is made by `pyrite.wasm.build.build(out_dir)`; this module
 only calls it, checks the folder it gets and knows how long each path may be cached: the
 content-addressed ones (`wheels/<hash>/<name>`, `models/<name>.<hash>.<ext>`,
-`kernels/<name>.<hash>.<ext>`, with 16 hex digits of hash, and their `.gz`/`.br` copies) for
-good, Pyodide's for a day, the rest revalidated on each use.
+`kernels/<name>.<hash>.<ext>`, `snapshot/python.<hash>.snapshot.gz`, with 16 hex digits of
+hash, and their `.gz`/`.br` copies) for good, Pyodide's for a day, the rest revalidated on
+each use.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .errors import ServeSetupError
 from .static import IMMUTABLE, REVALIDATE
 
 _HASHED = re.compile(r"(?:wheels/[0-9a-f]{16}/[^/]+"
-                     r"|(?:models|kernels)/[^/]+\.[0-9a-f]{16}\.[A-Za-z0-9]+)(?:\.gz|\.br)?")
+                     r"|(?:models|kernels|snapshot)/[^/]+\.[0-9a-f]{16}\.[A-Za-z0-9]+)"
+                     r"(?:\.gz|\.br)?")
 # Pyodide's file names carry no hash, but its version is pinned (wasm/package.json) and changes
 # only with a deliberate upgrade: a day of caching saves re-downloading ~14 MB per visit, and a
 # stale copy after an upgrade lasts at most a day (or until a hard reload).
@@ -35,6 +37,8 @@ def cache_control(relative: str) -> str:
     >>> cache_control("wheels/0123456789abcdef/pyrite-0.1.0-py3-none-any.whl")
     'public, max-age=31536000, immutable'
     >>> cache_control("kernels/mnist.0123456789abcdef.json.gz")
+    'public, max-age=31536000, immutable'
+    >>> cache_control("snapshot/python.0123456789abcdef.snapshot.gz")
     'public, max-age=31536000, immutable'
     >>> cache_control("pyodide/pyodide.asm.wasm")
     'public, max-age=86400'

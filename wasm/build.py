@@ -42,7 +42,7 @@ import pyrite
 from pyrite import config
 from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
-from . import compress, example, pyodide_dist
+from . import compress, example, pyodide_dist, snapshot, stdlib
 from .pyodide_dist import PYODIDE_DIR, page_wheel
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +53,8 @@ _SHIPPED_SUFFIXES = {".py", ".wgsl", ".json"}
 _SKIP_FILES = {"package.json", "package-lock.json"}
 #: the host's tooling in pyrite.wasm (building and exporting the bundle): no use in a page
 _HOST_ONLY = {f"pyrite/wasm/{name}.py" for name in
-              ("__main__", "build", "cli", "compress", "example", "export", "pyodide_dist")}
+              ("__main__", "build", "cli", "compress", "example", "export", "pyodide_dist",
+               "snapshot", "stdlib")}
 _ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
 #: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
 #: file names; fetched once from PyPI into the cache folder
@@ -205,8 +206,28 @@ def _copy(source: Path, stage: Path, rel: str) -> Built:
     target = stage / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
-    data = target.read_bytes()
+    return _described(stage, rel)
+
+
+def _described(stage: Path, rel: str) -> Built:
+    data = (stage / rel).read_bytes()
     return Built(rel, _sha256(data), len(data))
+
+
+def _trim_stdlib(folder: Path, wheels: list[Path], cache: Path) -> dict[str, object] | None:
+    """Trim `folder`'s python_stdlib.zip to what pyrite imports (stdlib.py), keeping the whole
+    of it as stdlib.FULL beside it; its manifest entry, or None (left whole) without Node."""
+    modules = stdlib.imported(folder, wheels, cache.with_name("stdlib"))
+    if modules is None:
+        return None
+    zipped = folder / "python_stdlib.zip"
+    whole = folder / stdlib.FULL
+    os.replace(zipped, whole)
+    trimmed, left_out = stdlib.trim(whole.read_bytes(), modules)
+    zipped.write_bytes(trimmed)
+    data = whole.read_bytes()
+    return {"path": f"pyodide/{stdlib.FULL}", "sha256": _sha256(data), "size": len(data),
+            "modules": left_out}
 
 
 def _scripts() -> list[Path]:
@@ -244,7 +265,8 @@ def _swap(stage: Path, out: Path) -> None:
 
 
 def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
-          pyodide_dir: Path | None = None, precision: str = "shipped") -> dict[str, object]:
+          pyodide_dir: Path | None = None, precision: str = "shipped",
+          with_snapshot: bool = False) -> dict[str, object]:
     """Write the web bundle into `out` (replacing an older one whole and atomically: the
     folder is pyrite's, as `pyrite serve`'s is; `export-web` builds into a new folder and moves
     the files into the user's) and return its manifest.
@@ -256,7 +278,9 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     (default the npm package); `precision`: the models' records, as shipped or "int8"
     / "int4" quantized (pyrite.demos.quantize); `cache`: where fetched page wheels are kept
     (default `default_cache()`; compressed copies of large files are kept beside it, in
-    `compressed/`).
+    `compressed/`, and snapshots in `snapshots/`); `with_snapshot`: ship a Python memory
+    snapshot made under Node (snapshot.py), which a first visit restores instead of booting
+    Python.
     """
     from pyrite.demos import registry
     from pyrite.demos.quantize import page_record
@@ -280,6 +304,19 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             wheels.append({"name": name, **vars(_place(stage, "wheels", dep.name,
                                                        dep.read_bytes(), False))})
         wheels.append({"name": "pyrite", **vars(built[0])})
+        wheel_files = [stage / str(w["path"]) for w in wheels]
+        for path in runtime:
+            _copy(path, stage, f"pyodide/{path.name}")
+        full_stdlib = _trim_stdlib(stage / "pyodide", wheel_files, cache)
+        pyodide_files = [vars(_described(stage, f"pyodide/{p.name}")) for p in runtime]
+        shipped_snapshot: dict[str, object] | None = None
+        if with_snapshot:  # keyed by what it holds: this Pyodide and these wheels
+            made = snapshot.make(wheel_files, stage / "pyodide", cache.with_name("snapshots"))
+            shipped_snapshot = {**vars(_place(stage, "snapshot", snapshot.NAME, made.packed,
+                                              True)),
+                                "memory": made.memory, "trampoline": made.trampoline,
+                                "for": {"pyodide": pyodide_dist.version(pyodide_dir),
+                                        "wheels": [w["sha256"] for w in wheels]}}
         shipped: dict[str, object] = {}
         for name in names:
             if name in unavailable:
@@ -296,14 +333,15 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
                              "inputs": model.inputs, "files": files,
                              "kernels": vars(_place(stage, "kernels", f"{name}.json", kernels,
                                                     True))}
-        pyodide_files = [vars(_copy(p, stage, f"pyodide/{p.name}")) for p in runtime]
         for script in _scripts():
             shutil.copyfile(script, stage / script.name)
         (stage / "index.html").write_text(example.index_html(names))
         manifest: dict[str, object] = {
             "pyrite": pyrite.__version__,
             "pyodide": {"version": pyodide_dist.version(pyodide_dir), "url": "pyodide/",
-                        "files": pyodide_files},
+                        "files": pyodide_files,
+                        # the whole standard library, for imports the trimmed one lacks
+                        **({"stdlib": full_stdlib} if full_stdlib else {})},
             "gpu": {"features": list(REQUESTED_FEATURES), "limits": list(REQUESTED_LIMITS)},
             "wheels": wheels,
             "models": shipped,
@@ -311,6 +349,8 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
             # to put them (the demo pages say so)
             "unavailable": unavailable,
         }
+        if shipped_snapshot is not None:
+            manifest["snapshot"] = shipped_snapshot
         compress.precompress(stage, cache.with_name("compressed"))
         # every file but the manifest and its copies, the compressed ones included: what a
         # later `export-web` into the same folder may replace (a file changed since is kept)

@@ -85,6 +85,10 @@ def _add_export_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", default="shipped", choices=("shipped", "int8", "int4"),
                         help="the models' records: as shipped (default: f16, squeezenet f32), "
                         "or quantized int8 / int4 weights (docs/quantization.md)")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="ship a Python memory snapshot (made under Node), restored by a "
+                        "first visit instead of booting Python: faster on a fast network, "
+                        "7.5 MB more to download (default: no snapshot)")
     models.add_option(parser, "--models-dir")  # --model NAME picks the models to ship
 
 
@@ -93,7 +97,7 @@ def run_export(args: argparse.Namespace) -> int:
     line on stderr, exit status 2)."""
     models.use_option(args.models_dir)
     done = export_web(args.out, args.models, pyodide_dir=args.pyodide,
-                      precision=args.precision)
+                      precision=args.precision, with_snapshot=args.snapshot)
     print(report(done, args.base_url))
     return 0
 

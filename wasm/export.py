@@ -145,6 +145,9 @@ def _older_export(manifest: dict[str, Any]) -> dict[str, str | None]:
     pyodide = manifest.get("pyodide")
     for entry in pyodide.get("files", []) if isinstance(pyodide, dict) else []:
         add(entry)
+    if isinstance(pyodide, dict):
+        add(pyodide.get("stdlib"))  # the whole standard library, beside the trimmed one
+    add(manifest.get("snapshot"))
     for entry in manifest.get("wheels") or []:
         add(entry)
     models = manifest.get("models")
@@ -291,6 +294,9 @@ def first_visit_files(out: Path, manifest: dict[str, object]) -> list[str]:
     for model in models.values():
         paths += [model["path"], model["kernels"]["path"]]
         paths += [f["path"] for f in model.get("files", {}).values()]
+    snapshot = manifest.get("snapshot")
+    if isinstance(snapshot, dict):  # gzipped already: the same bytes from every host
+        paths.append(snapshot["path"])
     return paths
 
 
@@ -306,13 +312,15 @@ def transfer_sizes(out: Path, paths: Sequence[str]) -> tuple[int, int]:
 
 
 def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | None = None,
-               pyodide_dir: Path | None = None, precision: str = "shipped") -> Export:
+               pyodide_dir: Path | None = None, precision: str = "shipped",
+               with_snapshot: bool = False) -> Export:
     """Write the web bundle with `models` (default all) into `out`; see the module's text.
 
     ExportError (nothing written) for an unknown model, a chosen model whose files are not
     installed, a folder that is not an export, or a file of the user's where the bundle puts
     its own. Without `models`, a model whose files are not installed is left out (the manifest
-    says why, under "unavailable").
+    says why, under "unavailable"). `with_snapshot` ships a Python memory snapshot that a first
+    visit restores instead of booting (snapshot.py; it needs Node).
     """
     try:
         names = build.check_models(models)
@@ -322,7 +330,7 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
     check_target(out)
     if not out.exists():  # a new folder: built beside it and renamed into place
         manifest = build.build(out, cache, models=names, pyodide_dir=pyodide_dir,
-                               precision=precision)
+                               precision=precision, with_snapshot=with_snapshot)
         placed = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
         kept: list[str] = []
     else:  # built inside it (one file system, so each move is a rename), then moved in
@@ -331,7 +339,7 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
         new = out / f".pyrite-export-new-{uuid.uuid4().hex[:12]}"
         try:
             manifest = build.build(new, cache, models=names, pyodide_dir=pyodide_dir,
-                                   precision=precision)
+                                   precision=precision, with_snapshot=with_snapshot)
             placed, kept = _move_in(new, out, ours)
         finally:
             shutil.rmtree(new, ignore_errors=True)

@@ -20,6 +20,8 @@ import pyrite
 from pyrite.errors import BackendUnavailable, DeviceLostError
 from pyrite.module import Module
 
+from . import page_autotune
+
 _DEVICES = ("webgpu", "numpy")
 _models: dict[str, Module] = {}
 _records: dict[str, tuple[bytes, dict[str, bytes]]] = {}  # to rebuild them after a device loss
@@ -47,7 +49,9 @@ def _webgpu(gpu: Any) -> pyrite.Backend:
         prepared = registration.default(WebGpu(runtime=runtime))
         pyrite.register_backend("webgpu", lambda: prepared)
     backend = pyrite.device("webgpu")
-    backend.kernels  # type: ignore[attr-defined]  # noqa: B018 - request the device now
+    kernels = backend.kernels  # type: ignore[attr-defined]  # request the device now
+    if kernels.autotune.mode != "off":
+        kernels.autotune.store = page_autotune.PageTuneStore()
     return backend
 
 
@@ -61,17 +65,19 @@ def _numpy() -> pyrite.Backend:
     return pyrite.device("numpy")
 
 
-def start(device: str = "auto", gpu: Any = None) -> dict[str, object]:
+def start(device: str = "auto", gpu: Any = None, autotune: str = "cached") -> dict[str, object]:
     """Build the page's device; `auto` tries webgpu, then numpy. Says what it got and why
-    the others were not used."""
+    the others were not used. `autotune` (on, cached, off): how webgpu picks kernel variants,
+    with the choices kept in the page's browser storage (page_autotune.py)."""
     wanted = _DEVICES if device == "auto" else (device,)
     if device != "auto" and device not in _DEVICES:
         raise ValueError(f"device {device!r} is not available in a page; use one of "
                          f"{', '.join(_DEVICES)} or 'auto'")
     tried: dict[str, str] = {}
-    # A page keeps no autotune cache between visits yet, so tuning would rerun on every visit:
-    # SqueezeNet's first prediction took 16.2 s with it and 3.6 s without (SwiftShader).
-    os.environ.setdefault("PYRITE_AUTOTUNE", "off")
+    # "cached" by default: tuning takes time on a first use (SqueezeNet's first prediction
+    # took 16.2 s with it and 3.6 s without, SwiftShader); pages that tune ("on") keep the
+    # choices in browser storage, and later visits read them
+    os.environ["PYRITE_AUTOTUNE"] = page_autotune.check_mode(autotune)
     for name in wanted:
         try:
             backend = _webgpu(gpu) if name == "webgpu" else _numpy()

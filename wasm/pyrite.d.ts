@@ -18,6 +18,9 @@ export interface LoadOptions {
   models?: string[];
   /** URL of a full Pyodide distribution's packages, where numpy can be loaded from */
   pyodidePackages?: string | null;
+  /** kernel variants: "on" times them on first use and keeps the fastest in this page's
+   * browser storage; "cached" (default) uses what a former visit kept; "off": heuristics */
+  autotune?: "on" | "cached" | "off";
   onProgress?: (event: ProgressEvent) => void;
 }
 

@@ -102,16 +102,20 @@ function record(op, answer, backend) {
  * @param {string[]} [options.models=[]]  demo models to load (names from manifest.json).
  * @param {string} [options.pyodidePackages]  URL of a full Pyodide distribution's packages
  *   (where numpy can be loaded from; the npm package has none).
+ * @param {"on"|"cached"|"off"} [options.autotune="cached"]  kernel variants: "on" times them on
+ *   first use and keeps the fastest in this page's browser storage (IndexedDB); "cached" uses
+ *   what a former visit kept and times nothing; "off" uses the built-in heuristics.
  * @param {(event: object) => void} [options.onProgress]  called at each loading stage.
  * @returns {Promise<{device, adapter, models, timings, unavailable}>}
  */
 export async function load(options = {}) {
   if (loaded) return loaded;
   if (loading) return loading;
-  const { device = "auto", models = [], pyodidePackages = null, onProgress = null } = options;
+  const { device = "auto", models = [], pyodidePackages = null, autotune = "cached",
+    onProgress = null } = options;
   const listener = onProgress ? (e) => onProgress(e.detail) : null;
   if (listener) events.addEventListener("progress", listener);
-  loading = request("load", { config: { base: BASE.href, device, models, pyodidePackages } })
+  loading = request("load", { config: { base: BASE.href, device, models, pyodidePackages, autotune } })
     .then((answer) => {
       loaded = answer.value;
       record("load", answer, loaded.device);

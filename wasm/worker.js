@@ -15,11 +15,7 @@
 import {
   cacheFetchesOf, cachedFetch, fetchManifest, prune, readSnapshot, snapshotKey, storeSnapshot,
 } from "./cache.js";
-
-// What a snapshot holds already imported (pure Python: no JS object is touched on import).
-const PRELOAD = "import pyrite, pyrite.webgpu, pyrite.webgpu.browser, pyrite.wasm.page, pyrite.wasm.display\n"
-  + "from pyrite.demos import registry\n"
-  + "for name in registry.names(): registry.get(name)";
+import { fixTrampoline, shippedSnapshot } from "./snapshot.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
@@ -50,7 +46,22 @@ self.pyriteStorage = {
     await this.syncfs(true);
   },
   sync() { return this.syncfs(false); },
+  // a flush nobody waits for (the autotune store's, pyrite/wasm/page_autotune.py): a failure
+  // only means the data lasts this visit
+  syncSoon() {
+    this.sync().catch((err) => console.warn(`pyrite: could not keep data in browser storage: ${err.message}`));
+  },
 };
+
+// The page's autotune store lives in a folder kept in IndexedDB: mounted (loading what a
+// former visit stored) before Python starts the device.
+async function mountTuneStore() {
+  try {
+    await self.pyriteStorage.mount(pyodide.runPython("from pyrite.wasm.page_autotune import FOLDER; FOLDER"));
+  } catch (err) {
+    console.warn(`pyrite: no browser storage for autotune choices (${err.message}): they last this visit only`);
+  }
+}
 
 // Failures outside any request (Pyodide's WebAssembly refused by a Content-Security-Policy
 // without 'wasm-unsafe-eval', say) would leave the page waiting: they end every request.
@@ -64,8 +75,8 @@ self.addEventListener("unhandledrejection", (event) => fatal(event.reason));
 self.addEventListener("error", (event) => fatal(event.error || event.message));
 const progress = (stage, detail = {}) => post({ type: "progress", stage, ...detail });
 
-async function fetchChecked(url, sha256, label) {
-  const response = await cachedFetch(url, sha256);
+async function fetchChecked(url, sha256, label, fetcher = cachedFetch) {
+  const response = await fetcher(url, sha256);
   if (!response.ok) throw new Error(`${label}: ${url} answered ${response.status}`);
   const bytes = new Uint8Array(await response.arrayBuffer());
   if (sha256) {
@@ -147,7 +158,7 @@ async function loadModel(name, fetched = null) {
 // is and only starts the device and the models.
 async function restart(config) {
   const t0 = performance.now();
-  const started = toJs(await page.start.callPromising(config.device));
+  const started = toJs(await page.start.callPromising(config.device, undefined, config.autotune ?? "cached"));
   const models = {};
   for (const name of config.models || []) models[name] = await loadModel(name);
   return { ...started, models, timings: { totalMs: performance.now() - t0 },
@@ -181,6 +192,18 @@ async function load(config) {
       const k = manifest.models[name].kernels;
       return fetchChecked(new URL(k.path, base), k.sha256, `kernels of ${name}`);
     })).catch(() => null);
+  // A repeat visit starts Python from a memory snapshot of the first visit's Python (keyed by
+  // Pyodide's version and the wheels' hashes); a first visit from the bundle's own snapshot,
+  // when it ships one (export-web --snapshot), downloaded while the runtime is. Either holds
+  // Python with the wheels installed and pyrite.wasm.preload imported: Pyodide's boot and the
+  // imports (about 3.4 s here) become a restore (about 0.7 s, compiling the wasm included).
+  // One that cannot be restored is only warned about, and Python boots.
+  const snapshot = snapshotKey(base, manifest);
+  const restorable = readSnapshot(snapshot).then((saved) => (saved
+    ? { bytes: saved, from: "cache" }
+    // from the network, not the cache: the restored Python is kept as this origin's own
+    : shippedSnapshot(manifest, base, (url, sha, label) => fetchChecked(url, sha, label, (u) => fetch(u)))
+      .then((bytes) => (bytes ? { bytes, from: "bundle" } : null))));
   progress("pyodide", { version: manifest.pyodide.version });
   const indexURL = new URL(manifest.pyodide.url, base).href;
   // Pyodide fetches its runtime files itself: through the cache, keyed by their hashes
@@ -190,21 +213,22 @@ async function load(config) {
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
   if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
-  // A repeat visit starts Python from a memory snapshot of the first visit's Python, taken
-  // with the wheels installed and pyrite imported: Pyodide's boot and the imports (about 3.4 s
-  // here) become a restore (about 0.7 s, compiling the wasm included). Keyed by Pyodide's
-  // version and the wheels' hashes; one that cannot be made or restored is only warned about.
-  const snapshot = snapshotKey(base, manifest);
-  const saved = await readSnapshot(snapshot);
+  const saved = await restorable;
   if (saved) {
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved });
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes });
+      if (saved.from === "bundle") {
+        fixTrampoline(pyodide, manifest.snapshot.trampoline, saved.bytes);
+        storeSnapshot(snapshot, saved.bytes); // the next visit's, as a booted visit keeps one
+      }
     } catch (err) {
-      console.warn(`pyrite: the cached Python snapshot was refused, booting instead: ${err}`);
+      const which = saved.from === "cache" ? "cached" : "bundle's";
+      console.warn(`pyrite: the ${which} Python snapshot was refused, booting instead: ${err}`);
       pyodide = null;
     }
   }
   timings.snapshot = Boolean(pyodide);
+  timings.snapshotFrom = pyodide ? saved.from : null;
   if (!pyodide) pyodide = await loadPyodide({ ...options, _makeSnapshot: true });
   timings.pyodideMs = performance.now() - t0;
 
@@ -218,8 +242,15 @@ async function load(config) {
     pyodide.unpackArchive(await wheels[i], "wheel");
   }
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  // the bundle's standard library is trimmed to what pyrite imports: the rest on demand (the
+  // URL and the left-out names passed as Python literals: JSON strings and lists are ones)
+  const stdlib = manifest.pyodide.stdlib;
+  if (stdlib) {
+    const args = [new URL(stdlib.path, base).href, stdlib.modules].map((a) => JSON.stringify(a));
+    pyodide.runPython(`import pyrite.wasm.stdlib_fallback as s; s.install(${args.join(", ")})`);
+  }
   if (!timings.snapshot) {
-    pyodide.runPython(PRELOAD);
+    pyodide.runPython("import pyrite.wasm.preload");
     try {
       storeSnapshot(snapshot, pyodide.makeMemorySnapshot());
     } catch (err) {
@@ -236,7 +267,9 @@ async function load(config) {
 
   progress("device", { device: config.device });
   const t2 = performance.now();
-  const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined));
+  await mountTuneStore();
+  const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined,
+    config.autotune ?? "cached"));
   timings.deviceMs = performance.now() - t2;
 
   const t3 = performance.now();

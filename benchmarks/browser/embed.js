@@ -1,11 +1,14 @@
 // The embed peer of benchmarks/browser.py: pyrite's exported bundle (`pyrite export-web`) served
-// by a plain static server at the sub-path /tools/pyrite/, used the way a host page would,
-// timed by bench.js like every peer.
-import { publish } from "./bench.js";
-import * as pyrite from "/tools/pyrite/pyrite.js";
+// by a plain static server at a sub-path (?bundle=/tools/pyrite/, the default, or the export
+// made with --snapshot at /tools/pyrite-snapshot/), used the way a host page would, timed by
+// bench.js like every peer.
+import { param, publish } from "./bench.js";
+
+const bundle = param("bundle", "/tools/pyrite/");
+const pyrite = await import(`${bundle}pyrite.js`);
 
 publish(
-  { framework: "pyrite", backend: "webgpu", bundle: "/tools/pyrite/" },
+  { framework: "pyrite", backend: "webgpu", bundle },
   async () => {
     const loaded = await pyrite.load({ device: "webgpu", models: ["mnist"] });
     Object.assign(window.bench.info, { version: loaded.pyrite, load: loaded.timings });
