@@ -143,9 +143,10 @@ def main() -> None:
         paths = make_sources(Path(tmp), args.rows)
         for kind, path in paths.items():
             times: dict[str, list[float]] = {"pyrite": [], "direct": [], "pyrite_shuffled": []}
-            for _ in range(args.repeats):
+            for _ in range(args.repeats):  # pyrite and the direct loop take turns
                 times["direct"].append(timed(direct_loop(kind, path), args.rows))
                 times["pyrite"].append(timed(pyrite_loop(kind, path), args.rows))
+            for _ in range(args.repeats):  # after, so its scattered reads disturb neither
                 times["pyrite_shuffled"].append(timed(pyrite_loop(kind, path, True), args.rows))
             med = {k: statistics.median(v) for k, v in times.items()}
             results["sources"][kind] = {

@@ -3,7 +3,8 @@
 A Parquet file is split into row groups. `ParquetDataset` reads only the files' footers when it
 is built (row counts and schemas), then loads a row group when an item in it is asked for and
 keeps the most recently used groups within a byte budget (`cache_bytes`). Rows are converted
-to dicts a block at a time (`blocks.py`). Sequential reading reads each group once, and so does
+to dicts a block at a time (`blocks.py`). Sequential reading reads each group once (and lets it
+go as soon as it has read past its end), and so does
 a shuffling `DataLoader` (it asks the dataset for its `shuffled_order`, which keeps a group's
 rows together when the data is larger than the budget). Other random access over data larger
 than the budget reads a group per miss. Needs `pyarrow`.
@@ -113,6 +114,9 @@ class ParquetDataset(Dataset[Row]):
             first, end = self.offsets[g], self.offsets[g + 1]
             upto = min(stop, end)
             rows.extend(self._group(g).slice(start - first, upto - start).to_pylist())
+            if upto == end:  # a forward reader is done with this group: free its memory now
+                with self._lock:
+                    self._tables.pop(g, None)
             start = upto
         return rows
 
