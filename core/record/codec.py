@@ -106,6 +106,9 @@ def _hint(found: str, compressed: bool) -> str:
     if found in _RECORDERS:
         plain, gz = _RECORDERS[found]
         return f"; load it with {gz if compressed else plain}"
+    if found.startswith("unrecognised data"):
+        return ("; it is not a pyrite record: give a file pyrite wrote (Module.save_file, or "
+                "`pyrite train ... --export`)")
     return ""
 
 

@@ -328,7 +328,8 @@ class Learner:
         complete = self.index.complete()
         if epoch not in complete:
             newest = f"; resume from epoch {complete[-1]}, the newest complete one" \
-                if complete else "; there is no complete checkpoint to resume from"
+                if complete else ("; there is no complete checkpoint to resume from: train "
+                                  "from the start instead (without resuming)")
             raise RecordError(f"{cp['model'].directory}: the checkpoint of epoch {epoch} is "
                               f"missing or incomplete (complete epochs: {complete or 'none'})"
                               f"{newest}")

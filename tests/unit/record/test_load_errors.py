@@ -110,7 +110,9 @@ def test_unrecognised_bytes_are_shown_in_hex(tmp_path):
     with pytest.raises(RecordError) as err:
         BinFileRecorder().load(path)
     assert str(err.value) == (f"{path}: expected a pyrite binary record, found unrecognised "
-                              f"data starting with 89 50 4e 47 0d 0a 1a 0a")
+                              f"data starting with 89 50 4e 47 0d 0a 1a 0a; it is not a pyrite "
+                              f"record: give a file pyrite wrote (Module.save_file, or "
+                              f"`pyrite train ... --export`)")
 
 
 @pytest.mark.parametrize("cls", [BinFileRecorder, BinGzFileRecorder, NamedMpkGzFileRecorder,
