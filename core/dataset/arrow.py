@@ -13,9 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
-from .base import Dataset
-from .blocks import BlockRows, Row
-from .columns import Decoder, apply, audio_decoder, image_decoder
+from .blocks import BlockDataset, BlockRows, Row
+from .columns import Decoder, audio_decoder, image_decoder
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -55,7 +54,7 @@ def user_decoders(who: str, columns: Sequence[str], image_columns: Iterable[str]
     return decoders
 
 
-class ArrowDataset(Dataset[Row]):
+class ArrowDataset(BlockDataset):
     """The rows of `table` (a `pyarrow.Table`) as dicts `{column: value}`.
 
     `columns` keeps only those columns (in that order). Encoded image and audio columns decode
@@ -84,23 +83,6 @@ class ArrowDataset(Dataset[Row]):
 
     def _one(self, index: int) -> Row:
         return {c: col[index].as_py() for c, col in zip(self.columns, self._cols, strict=True)}
-
-    def get(self, index: int) -> Row | None:
-        if not 0 <= index < self._rows.n:
-            return None
-        return apply(self._rows.row(index), self.decoders)
-
-    def get_many(self, indices: list[int]) -> list[Row]:
-        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
-        a batch with one call."""
-        rows = self._rows.rows(indices)
-        if self.decoders:
-            for row in rows:
-                apply(row, self.decoders)
-        return rows
-
-    def len(self) -> int:
-        return self._rows.n
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.len()} rows, columns={self.columns})"

@@ -7,16 +7,22 @@ of consecutive rows into dicts at once and keep the last few blocks. A sequentia
 scattered (shuffled) read that misses the blocks converts just its row, value by value, which
 costs less than a block it would not use.
 
-`BlockRows` is shared by `ArrowDataset`, `ParquetDataset` and `DataframeDataset`; each gives it
-a function that turns rows `[start, stop)` into a list of dicts.
+`BlockRows` is shared by `ArrowDataset`, `ParquetDataset`, `DataframeDataset` and
+`SqliteDataset`; each gives it a function that turns rows `[start, stop)` into a list of raw
+rows. `BlockDataset` is their common `Dataset` side: `get`, `get_many` and `len` over the
+blocks, with encoded columns decoded on read.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
+
+from .base import Dataset
+from .columns import Decoder, apply
 
 Row = dict[str, Any]
 
@@ -98,3 +104,28 @@ class BlockRows:
             self._blocks.clear()
             self._recent = (0, 0, [])
             self._last_stop = -1
+
+
+class BlockDataset(Dataset[Row]):
+    """A dataset of dict rows served by a `BlockRows` (`self._rows`, set by the subclass), with
+    the columns in `self.decoders` decoded on each read."""
+
+    _rows: BlockRows
+    decoders: Mapping[str, Decoder] = MappingProxyType({})
+
+    def get(self, index: int) -> Row | None:
+        if not 0 <= index < self._rows.n:
+            return None
+        return apply(self._rows.row(index), self.decoders)
+
+    def get_many(self, indices: list[int]) -> list[Row]:
+        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
+        a batch with one call."""
+        rows = self._rows.rows(indices)
+        if self.decoders:
+            for row in rows:
+                apply(row, self.decoders)
+        return rows
+
+    def len(self) -> int:
+        return self._rows.n

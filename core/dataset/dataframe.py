@@ -13,9 +13,7 @@ from typing import Any
 
 from ..errors import DatasetError
 from .arrow import check_columns, user_decoders
-from .base import Dataset
-from .blocks import BlockRows, Row
-from .columns import apply
+from .blocks import BlockDataset, BlockRows, Row
 
 
 def _library(frame: Any) -> str:
@@ -34,7 +32,7 @@ def _library(frame: Any) -> str:
                        f"{type(frame).__module__}.{type(frame).__name__}")
 
 
-class DataframeDataset(Dataset[Row]):
+class DataframeDataset(BlockDataset):
     """The rows of `frame` (a polars or pandas DataFrame) as dicts `{column: value}`.
 
     `columns` keeps only those columns (in that order); `image_columns` / `audio_columns` name
@@ -92,23 +90,6 @@ class DataframeDataset(Dataset[Row]):
             value = a[index]
             row[c] = value.item() if hasattr(value, "item") else value  # numpy scalar -> Python
         return row
-
-    def get(self, index: int) -> Row | None:
-        if not 0 <= index < self._rows.n:
-            return None
-        return apply(self._rows.row(index), self.decoders)
-
-    def get_many(self, indices: list[int]) -> list[Row]:
-        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
-        a batch with one call."""
-        rows = self._rows.rows(indices)
-        if self.decoders:
-            for row in rows:
-                apply(row, self.decoders)
-        return rows
-
-    def len(self) -> int:
-        return self._rows.n
 
     def __repr__(self) -> str:
         return f"DataframeDataset({self.library}, {self.len()} rows, columns={self.columns})"

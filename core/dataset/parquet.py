@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
 from .arrow import check_columns, need_pyarrow, user_decoders
-from .base import Dataset
-from .blocks import BlockRows, Row
-from .columns import apply, decoders_for_schema
+from .blocks import BlockDataset, BlockRows, Row
+from .columns import decoders_for_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 CACHE_BYTES = 256 * 1024 * 1024
 
 
-class ParquetDataset(Dataset[Row]):
+class ParquetDataset(BlockDataset):
     """The rows of a Parquet file, or of every `*.parquet` file in a folder (sorted by name,
     read one after another), as dicts.
 
@@ -124,23 +123,6 @@ class ParquetDataset(Dataset[Row]):
         g = bisect.bisect_right(self.offsets, index) - 1
         table, i = self._group(g), index - self.offsets[g]
         return {c: table.column(j)[i].as_py() for j, c in enumerate(self.columns)}
-
-    def get(self, index: int) -> Row | None:
-        if not 0 <= index < self._rows.n:
-            return None
-        return apply(self._rows.row(index), self.decoders)
-
-    def get_many(self, indices: list[int]) -> list[Row]:
-        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
-        a batch with one call."""
-        rows = self._rows.rows(indices)
-        if self.decoders:
-            for row in rows:
-                apply(row, self.decoders)
-        return rows
-
-    def len(self) -> int:
-        return self._rows.n
 
     @property
     def num_row_groups(self) -> int:

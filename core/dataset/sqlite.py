@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import DatasetError
-from .base import Dataset
-from .blocks import BlockRows
+from .blocks import BlockDataset, BlockRows
 
 if TYPE_CHECKING:
     import sqlite3
@@ -38,7 +37,7 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class SqliteDataset(Dataset[Row]):
+class SqliteDataset(BlockDataset):
     """The rows of `table` in the SQLite file at `path`, in rowid order, as dicts.
 
     `columns=None` reads every column; a list reads only those (in that order). The file is
@@ -101,7 +100,6 @@ class SqliteDataset(Dataset[Row]):
         lo, hi, n = con.execute(
             f"SELECT MIN(rowid), MAX(rowid), COUNT(*) FROM {quote(table)}"
         ).fetchone()
-        self._len: int = n
         self._first: int = lo or 0
         self._rowids: array[int] | None = None
         if n and hi - lo + 1 != n:
@@ -164,19 +162,6 @@ class SqliteDataset(Dataset[Row]):
             raise DatasetError(f"SqliteDataset: {self.table!r} in {self.path} changed while "
                                "it was read")
         return rows
-
-    def get(self, index: int) -> Row | None:
-        if not 0 <= index < self._len:
-            return None
-        return self._rows.row(index)
-
-    def get_many(self, indices: list[int]) -> list[Row]:
-        """The items at `indices` (each in range), as `get` gives them; the `DataLoader` reads
-        a batch with one call."""
-        return self._rows.rows(indices)
-
-    def len(self) -> int:
-        return self._len
 
     def close(self) -> None:
         """Close every connection this dataset opened; a later `get` opens a new one."""
