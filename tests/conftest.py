@@ -117,6 +117,37 @@ def _seeded() -> None:
     pyrite.seed(0, device="numpy")
 
 
+def run_markdown_examples(path: Path, *, min_blocks: int, every_print_says: bool) -> None:
+    """Run the ```python blocks of `path` in order, in one namespace, and check that each
+    `print(...)  # text` line prints exactly `text`. `every_print_says`: a print with no such
+    comment is a failure (otherwise it is only run)."""
+    import contextlib
+    import io
+    import re
+
+    namespace: dict[str, object] = {}
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+    assert len(blocks) >= min_blocks
+    for block in blocks:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block, str(path), "exec"), namespace)  # noqa: S102 - our own docs
+        printed = out.getvalue().splitlines()
+        prints = [ln for ln in block.splitlines() if re.match(r"\s*print\(", ln)]
+        assert len(printed) == len(prints), printed
+        for line, got in zip(prints, printed, strict=True):
+            said = re.search(r"\)\s+# (.*)$", line)
+            assert said or not every_print_says, f"{path.name}: {line!r} says nothing to check"
+            if said:
+                assert got == said.group(1).strip(), f"{path.name}: {line!r} printed {got!r}"
+
+
+@pytest.fixture
+def markdown_examples() -> Callable[..., None]:
+    """`run_markdown_examples`, for the tests of README.md and the docs pages."""
+    return run_markdown_examples
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for page_session in _SESSIONS:
         page_session.close()  # type: ignore[attr-defined]
