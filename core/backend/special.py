@@ -157,6 +157,20 @@ def _phi_f64(np: Any, x: Any) -> Any:
     return 0.5 * (1.0 + _erf_f64(np, x * _SQRT_HALF))
 
 
+def _ratio(t: Any, p: tuple[float, ...], q: tuple[float, ...]) -> Any:
+    """Cody's rational function in `t` with n = len(q) - 1 Horner steps, in place:
+    (p[n] + t (p[n-1] + ... t (p[0] + p[n+1] t))) / (q[n] + t (q[n-1] + ... t (q[0] + t)))."""
+    n = len(q) - 1
+    num = t * p[n + 1]
+    den = t.copy()
+    for i in range(n):
+        num += p[i]
+        num *= t
+        den += q[i]
+        den *= t
+    return (num + p[n]) / (den + q[n])
+
+
 def _erf_f64(np: Any, x: Any) -> Any:
     out = np.empty(x.shape, dtype=np.float64)
     y = np.abs(x)
@@ -165,38 +179,17 @@ def _erf_f64(np: Any, x: Any) -> Any:
         xs = x[small]
         z = xs * xs
         # Cody's form x * (a3 + z (a2 + z (a1 + z (a0 + a4 z)))) / (b3 + z (b2 + ... (b0 + z)))
-        num = z * _SMALL_A[4]
-        den = z.copy()
-        for i in range(3):
-            num += _SMALL_A[i]
-            num *= z
-            den += _SMALL_B[i]
-            den *= z
-        out[small] = xs * (num + _SMALL_A[3]) / (den + _SMALL_B[3])
+        out[small] = xs * _ratio(z, _SMALL_A, _SMALL_B)
     mid = (y > _SMALL_END) & (y <= _MID_END)
     if mid.any():
         ym = y[mid]
-        num = ym * _MID_C[8]
-        den = ym.copy()
-        for i in range(7):
-            num += _MID_C[i]
-            num *= ym
-            den += _MID_D[i]
-            den *= ym
-        erfc = np.exp(-ym * ym) * (num + _MID_C[7]) / (den + _MID_D[7])
+        erfc = np.exp(-ym * ym) * _ratio(ym, _MID_C, _MID_D)
         out[mid] = np.copysign(1.0 - erfc, x[mid])
     large = (y > _MID_END) & (y < _LARGE_END)
     if large.any():
         yl = y[large]
         w = 1.0 / (yl * yl)
-        num = w * _LARGE_P[5]
-        den = w.copy()
-        for i in range(4):
-            num += _LARGE_P[i]
-            num *= w
-            den += _LARGE_Q[i]
-            den *= w
-        r = w * (num + _LARGE_P[4]) / (den + _LARGE_Q[4])
+        r = w * _ratio(w, _LARGE_P, _LARGE_Q)
         erfc = np.exp(-yl * yl) * (_RSQRT_PI - r) / yl
         out[large] = np.copysign(1.0 - erfc, x[large])
     rest = ~(small | mid | large)  # |x| >= 26.6, inf and nan
