@@ -6,9 +6,13 @@ WebGPU, and its CPU workers have no CUDA) and Gloo through torch.distributed (a 
 learning framework of several hundred MB to install for one sum). Ray's object store already
 moves numpy arrays between processes and machines without copies on one node, so each round is
 one actor call per rank: the reducer waits until every rank has sent round k, adds the arrays
-in rank order (every rank gets the same bits) and answers all of them. The reducer's traffic
-grows with the number of workers, which suits the tens of MB of gradients of pyrite's models on
-a handful of workers; each rank waits at most `timeout_s` for a round, then raises WorkerError.
+in rank order (every rank gets the same bits) and answers all of them. A sum travels as one flat
+array per rank (the gradients packed end to end, so a round moves one object per rank, not one
+per parameter), and the reducer stores its answer in the object store once and answers every
+rank with a reference to it, instead of serialising the sum once per rank. The reducer's
+traffic still grows with the number of workers (a star, not a ring), which suits the tens of MB
+of gradients of pyrite's models on a handful of workers; each rank waits at most `timeout_s` for
+a round, then raises WorkerError.
 """
 
 from __future__ import annotations
@@ -47,7 +51,10 @@ class Reducer:
             found = self._rounds[round_id] = _Round(self.world_size)
         found.arrays[rank] = arrays
         if all(a is not None for a in found.arrays):
-            found.result = _combine(op, found.arrays)
+            import ray
+            # stored once; each rank's answer is a reference (inside a list, so Ray does not
+            # resolve it in the reply) that it reads from the object store
+            found.result = [ray.put(_combine(op, found.arrays))]
             found.done.set()
         else:
             await found.done.wait()
@@ -77,24 +84,50 @@ class RayCollective:
         self.timeout_s = timeout_s
         self._round = 0
 
-    def _exchange(self, op: str, values: Sequence[TensorData]) -> Any:
+    def _exchange(self, op: str, arrays: list[Any]) -> Any:
         import ray
 
         self._round += 1
-        ref = self.reducer.exchange.remote(self._round, self.rank, op,
-                                           [v.to_numpy() for v in values])
+        ref = self.reducer.exchange.remote(self._round, self.rank, op, arrays)
         try:
-            return ray.get(ref, timeout=self.timeout_s)
+            return ray.get(ray.get(ref, timeout=self.timeout_s)[0], timeout=self.timeout_s)
         except ray.exceptions.GetTimeoutError:
             raise WorkerError(f"{op} #{self._round}: rank {self.rank} waited {self.timeout_s:g} s "
                               f"for the other {self.world_size - 1} rank(s); one died or hangs"
                               ) from None
 
     def all_reduce(self, values: Sequence[TensorData]) -> list[TensorData]:
-        return [TensorData(a) for a in self._exchange("sum", values)]
+        arrays = [v.to_numpy() for v in values]
+        flat, unpack = _pack(arrays)
+        return [TensorData(a) for a in unpack(self._exchange("sum", flat))]
 
     def gather(self, values: Sequence[TensorData]) -> list[list[TensorData]]:
-        return [[TensorData(a) for a in rank] for rank in self._exchange("gather", values)]
+        ranks = self._exchange("gather", [v.to_numpy() for v in values])
+        return [[TensorData(a.copy()) for a in rank] for rank in ranks]
 
     def broadcast(self, values: Sequence[TensorData]) -> list[TensorData]:
-        return [TensorData(a) for a in self._exchange("broadcast", values)]
+        return [TensorData(a.copy()) for a in
+                self._exchange("broadcast", [v.to_numpy() for v in values])]
+
+
+def _pack(arrays: list[Any]) -> tuple[list[Any], Any]:
+    """`arrays` as one flat array per dtype (in order of first appearance) and the function
+    that cuts a list of such flat arrays back into writable arrays of the original shapes."""
+    import numpy as np
+
+    kinds: list[Any] = []
+    for a in arrays:
+        if a.dtype not in kinds:
+            kinds.append(a.dtype)
+    flat = [np.concatenate([a.ravel() for a in arrays if a.dtype == k]) for k in kinds]
+
+    def unpack(summed: list[Any]) -> list[Any]:
+        offsets = [0] * len(kinds)
+        out = []
+        for a in arrays:
+            i = kinds.index(a.dtype)
+            start = offsets[i]
+            offsets[i] = start + a.size
+            out.append(summed[i][start:offsets[i]].reshape(a.shape).copy())
+        return out
+    return flat, unpack

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,22 +104,8 @@ def test_a_worker_killed_at_step_7_is_restarted_and_the_run_ends_as_uninterrupte
     artifacts = tmp_path / "killed"
     create_artifact_dir(artifacts)
     steps = artifacts / "train/epoch-1/Loss.log"
-    position = artifacts / "checkpoint/position-1.json"  # written at step 7 (checkpoint_every)
     starts: list[list[int]] = []
-
-    def kill_at_step_7(pids: list[int]) -> None:
-        starts.append(pids)
-        if len(starts) > 1:
-            return
-
-        def watch() -> None:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if position.exists() and '"iteration": 7' in position.read_text():
-                    os.kill(pids[1], signal.SIGKILL)
-                    return
-                time.sleep(0.01)
-        threading.Thread(target=watch, daemon=True).start()
+    kill_at_step_7 = _killer(artifacts, starts, published=True)
 
     setup = worker_setup(artifacts, TrainingConfig.load(config), limit=LIMIT,
                          checkpoint_every=7)
@@ -134,6 +120,56 @@ def test_a_worker_killed_at_step_7_is_restarted_and_the_run_ends_as_uninterrupte
     log = (artifacts / "experiment.log").read_text()
     assert "epoch 1 resumes after step" in log
     # no step logged twice or skipped: the resumed run cut its log back to the checkpoint
+    assert len(steps.read_text().splitlines()) == STEPS
+
+
+def _killer(artifacts: Path, starts: list[list[int]], *, published: bool
+            ) -> Callable[[list[int]], None]:
+    """An `on_start` that kills worker 1 (SIGKILL) once, when step 7's checkpoint is published
+    in the index (`published`), or as soon as its first file (the position) is written, while
+    rank 0 may still be writing the rest."""
+    position = artifacts / "checkpoint/position-1.json"  # written at step 7 (checkpoint_every)
+    index = artifacts / "checkpoint/checkpoints.json"
+
+    def ready() -> bool:
+        if not (position.exists() and '"iteration": 7' in position.read_text()):
+            return False
+        return not published or (index.exists() and "position-1" in index.read_text())
+
+    def on_start(pids: list[int]) -> None:
+        starts.append(pids)
+        if len(starts) > 1:
+            return
+
+        def watch() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if ready():
+                    os.kill(pids[1], signal.SIGKILL)
+                    return
+                time.sleep(0.002)
+        threading.Thread(target=watch, daemon=True).start()
+    return on_start
+
+
+@pytest.mark.slow
+def test_a_worker_killed_while_the_first_checkpoint_is_written_restarts_cleanly(
+        cluster: str, config: Path, single: Path, tmp_path: Path) -> None:
+    """The kill lands between the checkpoint's first file and its publication: the restart
+    resumes from step 7 if rank 0 finished publishing before it was stopped, else from the
+    start (an incomplete checkpoint is never resumed from); either way the run ends as an
+    uninterrupted one, with each step logged once."""
+    artifacts = tmp_path / "racy"
+    create_artifact_dir(artifacts)
+    starts: list[list[int]] = []
+    setup = worker_setup(artifacts, TrainingConfig.load(config), limit=LIMIT,
+                         checkpoint_every=7)
+    record = fit(setup, 2, on_start=_killer(artifacts, starts, published=False))
+    assert len(starts) == 2, "the killed worker was not restarted"
+    ModelConfig(10, 64, dropout=0.0).init("numpy").load_record(record).save_file(
+        artifacts / "model", BinFileRecorder())
+    assert_same(single, artifacts / "model.bin")
+    steps = artifacts / "train/epoch-1/Loss.log"
     assert len(steps.read_text().splitlines()) == STEPS
 
 
