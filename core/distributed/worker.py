@@ -97,7 +97,8 @@ class TrainWorker:
                         rewind(1, "train", 0)
                         rewind(1, "valid", 0)
         ln.parallel = DataParallel(ln.model.devices()[:1],
-                                   RayCollective(reducer, ctx.rank, ctx.world_size, timeout_s))
+                                   RayCollective(reducer, ctx.rank, ctx.world_size, timeout_s),
+                                   compiled=ln.compile)
         if ctx.rank != 0:
             ln.writes_checkpoints = False
             ln.loggers, ln.renderer = [], NoRenderer()

@@ -1,0 +1,129 @@
+"""The compiled data-parallel step: each device's half-steps captured and replayed.
+
+`DataParallel` runs a step in three parts when its Learner compiles (the default):
+
+1. **Gradients, packed.** On each device, a compiled function runs the replica's `train_step`
+   on its slice and returns every gradient flattened into *one* tensor (in the model's param
+   order; the paths of the params that got one come back as a static tuple). Each device has
+   its own `pyrite.compile` function, so its program is captured once and replayed; every
+   device's replay is submitted before the first readback, so the devices run at once.
+2. **One sum on the host.** One readback per device of its packed gradients, the sum weighted
+   by the slices' sizes (in device order, in float32, as the eager step adds them), one
+   all-reduce across processes when there are several, the division by the global batch size.
+3. **The update.** The sum is uploaded once per device, and a second compiled function per
+   device cuts it back into each param's gradient and takes the optimizer step.
+
+Every replica is given the same bytes and steps with its own copy of the same optimizer, so the
+replicas stay bit-equal. On a device without a capture engine (numpy) the functions run as they
+are; the host sum is the same. See docs/distributed.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from ..backend.base import Backend
+from ..capture import compile
+from ..creation import cat
+from ..data import TensorData
+from ..dtype import DType
+from ..optim.grads import GradientsParams
+from ..tensor import Tensor, from_data
+from .collective import Collective
+
+log = logging.getLogger("pyrite.distributed")
+
+
+def packed_gradients(model: Any, batch: Any) -> tuple[Tensor, Any, tuple[str, ...]]:
+    """(every gradient of `model`'s `train_step` on `batch`, flattened into one tensor, the
+    step's item, the paths of the params in it): a replica's first half-step."""
+    from ..train.epoch import _train_output
+
+    out = _train_output(model, batch)
+    paths: list[str] = []
+    flat: list[Tensor] = []
+    for path, p in model.named_params():
+        g = out.grads.get(p.id)
+        if g is not None:
+            paths.append(path)
+            flat.append(g.reshape([-1]))
+    packed = flat[0] if len(flat) == 1 else cat(flat, 0)
+    return packed, out.item, tuple(paths)
+
+
+def apply_packed(model: Any, packed: Tensor, paths: tuple[str, ...], lr: float,
+                 optim: Any) -> Any:
+    """`model` stepped by `optim` with the gradients packed in `packed` (as
+    `packed_gradients` lays them out): a replica's second half-step."""
+    params = dict(model.named_params())
+    grads = {}
+    start = 0
+    for path in paths:
+        p = params[path]
+        size = p.val.numel()
+        grads[p.id] = packed.narrow(0, start, size).reshape(list(p.val.shape))
+        start += size
+    return optim.step(lr, model, GradientsParams(grads))
+
+
+def weighted_sum(parts: Sequence[TensorData], sizes: Sequence[int]) -> Any:
+    """Σ sizes[r] · parts[r] as a float32 numpy array, added in order (the eager step's
+    order, so the numbers match it)."""
+    import numpy as np
+
+    total = None
+    for data, n in zip(parts, sizes, strict=True):
+        term = data.to_numpy().astype(np.float32, copy=False) * np.float32(n)
+        total = term if total is None else total + term
+    return total
+
+
+class CompiledReplicas:
+    """The per-device compiled half-steps of one `DataParallel` (see the module doc)."""
+
+    def __init__(self, devices: Sequence[Backend], collective: Collective | None) -> None:
+        self.devices = list(devices)
+        self.collective = collective
+        # one function per device: each keeps its own programs (cache_size per device)
+        self.grads: list[Any] = [compile(packed_gradients) for _ in self.devices]
+        self.apply: list[Any] = [compile(apply_packed) for _ in self.devices]
+
+    @property
+    def fell_back(self) -> bool:
+        """Whether a device's half-step could not be captured (it then runs eagerly)."""
+        return any(f.fallbacks for f in (*self.grads, *self.apply))
+
+    def step(self, replicas: list[Any], parts: list[Any], sizes: list[int], lr: float,
+             optims: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        """(the stepped replicas, each slice's item or None)."""
+        from .parallel import _inner
+
+        outs: list[tuple[Tensor, Any, tuple[str, ...]] | None] = []
+        for fn, replica, part in zip(self.grads, replicas, parts, strict=True):
+            # submitted, not waited for: every device works while the next one is given its step
+            outs.append(None if part is None else fn(replica, part))
+        done = [(out, n) for out, n in zip(outs, sizes, strict=True) if out is not None]
+        paths = done[0][0][2]
+        if any(out[2] != paths for out, _ in done):
+            raise RuntimeError("data parallel: the replicas' gradients differ in which params "
+                               "they cover; a train_step must give the same params a gradient "
+                               "on every device")
+        total = weighted_sum([out[0].to_data() for out, _ in done], [n for _, n in done])
+        count = float(sum(sizes))
+        if self.collective is not None:
+            reduced = self.collective.all_reduce(
+                [TensorData(total), TensorData([count]).convert(DType.F32)])
+            total = reduced[0].to_numpy()
+            count = float(reduced[1].to_list()[0])
+        mean = TensorData(total / total.dtype.type(count))
+        stepped = []
+        for update, replica, opt, dev in zip(self.apply, replicas, optims, self.devices,
+                                         strict=True):
+            grads = from_data(mean, device=_inner(dev))
+            stepped.append(update(replica, grads, paths, lr, opt))
+        return stepped, [None if out is None else out[1] for out in outs]
+
+
+__all__ = ["CompiledReplicas", "apply_packed", "packed_gradients", "weighted_sum"]

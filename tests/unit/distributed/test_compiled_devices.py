@@ -1,0 +1,111 @@
+"""The compiled data-parallel step (core/distributed/compiled.py): each device's half-steps
+captured and replayed, the gradients summed once on the host; equal to the eager step and to one
+device stepping the whole batch. Natively on two webgpu devices of one adapter
+(PYRITE_WEBGPU_DEVICES=0,0), and on numpy devices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pyrite
+from pyrite.capture import CompileWarning
+from pyrite.dataset import DataLoaderBuilder, MnistDataset, PartialDataset
+from pyrite.demos.mnist.data import MnistBatch, MnistBatcher
+from pyrite.demos.mnist.model import Model, ModelConfig
+from pyrite.distributed.compiled import weighted_sum
+from pyrite.errors import BackendUnavailable, ConfigError
+from pyrite.optim import AdamConfig
+from pyrite.train import LearnerBuilder, Loss, NoRenderer, TrainOutput
+
+from .test_devices import relative
+
+
+def reads_back(self: Model, batch: MnistBatch) -> TrainOutput[Any]:
+    """The guide CNN's step with a readback in its middle: it cannot be captured."""
+    item = self.forward_classification(batch.images, batch.targets)
+    float(item.loss.detach().to_data().to_list()[0])  # a host read
+    return TrainOutput(self, item.loss.backward(), item)
+
+
+def fit(devices: list[str], path: Path, *, compiled: bool = True, steps: int = 6,
+        batch: int = 16) -> tuple[Any, Any]:
+    """`steps` Adam steps of a small guide CNN on the first MNIST digits."""
+    ad = pyrite.device(f"autodiff<{devices[0]}>")
+    pyrite.seed(42, device=ad)
+    model = ModelConfig(10, 32, dropout=0.0).init(ad)
+    loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(batch).shuffle(1)
+              .build(PartialDataset(MnistDataset.train(), 0, steps * batch)))
+    learner = (LearnerBuilder(path).metric_train_numeric(Loss()).renderer(NoRenderer())
+               .with_application_logger(None).devices(devices).compile(compiled)
+               .build(model, AdamConfig().init(), 1e-3))
+    return learner.fit(loader), learner
+
+
+def two_webgpu_devices(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """["webgpu:0", "webgpu:1"], two devices of this machine's first adapter, or a skip."""
+    webgpu = pytest.importorskip("pyrite.webgpu")
+    try:
+        webgpu.adapters()
+    except BackendUnavailable as exc:
+        pytest.skip(f"webgpu: {exc}")
+    monkeypatch.setenv("PYRITE_WEBGPU_DEVICES", "0,0")
+    return ["webgpu:0", "webgpu:1"]
+
+
+def test_numpy_devices_take_the_compiled_step_by_default(tmp_path: Path) -> None:
+    compiled, learner = fit(["numpy:0", "numpy:1"], tmp_path / "c", steps=8)
+    assert learner.parallel.compiled is not None
+    eager, plain = fit(["numpy:0", "numpy:1"], tmp_path / "e", steps=8, compiled=False)
+    assert plain.parallel.compiled is None
+    one, _ = fit(["numpy"], tmp_path / "one", steps=8)
+    assert relative(compiled, eager) < 1e-6 and relative(compiled, one) < 1e-6
+    assert relative(compiled, learner.parallel.replicas[1]) == 0.0
+
+
+def test_two_webgpu_devices_replay_and_equal_the_eager_step(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    devices = two_webgpu_devices(monkeypatch)
+    compiled, learner = fit(devices, tmp_path / "c")
+    both = learner.parallel.compiled
+    assert both is not None, "the compiled step fell back to eager"
+    # every device's two half-steps were captured and then replayed, none ran eagerly for good
+    for fn in (*both.grads, *both.apply):
+        assert fn.replays >= 2 and fn.fallbacks == 0, (fn.captures, fn.replays, fn.fallbacks)
+    assert learner.parallel.replicas[1].devices()[0].inner.name == "webgpu:1"
+    assert relative(compiled, learner.parallel.replicas[1]) == 0.0  # replicas bit-equal
+    eager, _ = fit(devices, tmp_path / "e", compiled=False)
+    one, _ = fit(devices[:1], tmp_path / "one")
+    assert relative(compiled, eager) < 1e-6
+    assert relative(compiled, one) < 1e-6
+
+
+def test_a_step_that_cannot_be_captured_falls_back_to_the_eager_step(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    devices = two_webgpu_devices(monkeypatch)
+    monkeypatch.setattr(Model, "train_step", reads_back)
+    with pytest.warns(CompileWarning, match="reads a tensor back"):
+        fallen, learner = fit(devices, tmp_path / "f", steps=3)
+    assert learner.parallel.compiled is None  # the later steps took the eager path
+    eager, _ = fit(devices, tmp_path / "e", steps=3, compiled=False)
+    assert relative(fallen, eager) < 1e-6
+
+
+def test_the_host_sum_adds_in_device_order_in_float32() -> None:
+    parts = [pyrite.tensor([1.0, 2.0], device="numpy").to_data(),
+             pyrite.tensor([0.5, -1.0], device="numpy").to_data()]
+    total = weighted_sum(parts, [3, 1])
+    assert total.dtype == np.float32 and total.tolist() == [3.5, 5.0]
+
+
+def test_webgpu_devices_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyrite.webgpu.registration import _adapter_of
+
+    assert _adapter_of(1, "0,0") == 0 and _adapter_of(1, "") == 1
+    with pytest.raises(ConfigError, match="give adapter indices"):
+        _adapter_of(0, "zero")
+    with pytest.raises(ConfigError, match="webgpu:0 to webgpu:1 only"):
+        _adapter_of(2, "0,0")
