@@ -112,12 +112,13 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
 def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
                   resume: int | None, limit: int | None, renderers: Sequence[Renderer] = (),
                   checkpoint_every: int | None = None,
-                  data: tuple[Dataset[Any], Dataset[Any]] | None = None
+                  data: tuple[Dataset[Any], Dataset[Any]] | None = None, compiled: bool = True
                   ) -> tuple[Learner, DataLoader[Any, Any], DataLoader[Any, Any]]:
     """The guide's Learner on `device` (seeded with the config's seed) and its train and
     valid loaders: what `train` runs, in one process or on each Ray worker. Several devices,
     comma-separated ("numpy:0,numpy:1"), train data-parallel; the first holds the model.
-    `data`: (train, valid) datasets of MNIST's item layout instead of MNIST's own."""
+    `data`: (train, valid) datasets of MNIST's item layout instead of MNIST's own. `compiled`:
+    False runs every step eagerly (`LearnerBuilder.compile`)."""
     first, *more = [name.strip() for name in device.split(",")]
     ad = pyrite.device(first)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
@@ -135,6 +136,7 @@ def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
                .metric_train(LearningRate()).metric_train(CpuUse()).metric_train(CpuMemory())
                .with_file_checkpointer(BinFileRecorder())
                .devices([ad, *more])
+               .compile(compiled)
                .num_epochs(config.num_epochs)
                .summary())
     if resume is not None:
