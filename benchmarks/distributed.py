@@ -139,6 +139,8 @@ def run_charlm(devices: str, args: argparse.Namespace, *, compiled: bool = True
         ad = pyrite.device(first)
         pyrite.seed(config.seed, device=ad)
         train_loader, _ = loaders(config, ad)
+        if more:  # as the charlm's train: batches on the host, one upload per slice
+            train_loader.device = pyrite.device("numpy")
         learner = (LearnerBuilder(folder).metric_train_numeric(Loss()).renderer(NoRenderer())
                    .devices([ad, *more]).num_epochs(2).compile(compiled)
                    .build(config.model.init(ad), config.optimizer.init(),

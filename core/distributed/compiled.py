@@ -10,6 +10,8 @@
 2. **One sum on the host.** One readback per device of its packed gradients, the sum weighted
    by the slices' sizes (in device order, in float32, as the eager step adds them), one
    all-reduce across processes when there are several, the division by the global batch size.
+   The slices' items (loss, outputs) come to the host too and are merged there, so the
+   metrics' reads wait for no device.
 3. **The update.** The sum is uploaded once per device, and a second compiled function per
    device cuts it back into each param's gradient and takes the optimizer step.
 
@@ -28,9 +30,11 @@ from ..backend.base import Backend
 from ..capture import compile
 from ..creation import cat
 from ..data import TensorData
+from ..device import device
 from ..dtype import DType
 from ..optim.grads import GradientsParams
 from ..tensor import Tensor, from_data
+from .batches import replace_tensors, tensors_in
 from .collective import Collective
 
 log = logging.getLogger("pyrite.distributed")
@@ -87,6 +91,9 @@ class CompiledReplicas:
         self.devices = list(devices)
         self.collective = collective
         # one function per device: each keeps its own programs (cache_size per device)
+        #: where the slices' items are merged: the host, so the metrics' reads wait for no
+        #: device (eagerly, device 0)
+        self.home = device("numpy")
         self.grads: list[Any] = [compile(packed_gradients) for _ in self.devices]
         self.apply: list[Any] = [compile(apply_packed) for _ in self.devices]
 
@@ -111,6 +118,10 @@ class CompiledReplicas:
                                "they cover; a train_step must give the same params a gradient "
                                "on every device")
         total = weighted_sum([out[0].to_data() for out, _ in done], [n for _, n in done])
+        # the items to the host now: their devices finished them with the gradients
+        items = [None if out is None else replace_tensors(
+            out[1], [t.detach().to_device(self.home) for t in tensors_in(out[1])])
+            for out in outs]
         count = float(sum(sizes))
         if self.collective is not None:
             reduced = self.collective.all_reduce(
@@ -123,7 +134,7 @@ class CompiledReplicas:
                                          strict=True):
             grads = from_data(mean, device=_inner(dev))
             stepped.append(update(replica, grads, paths, lr, opt))
-        return stepped, [None if out is None else out[1] for out in outs]
+        return stepped, items
 
 
 __all__ = ["CompiledReplicas", "apply_packed", "packed_gradients", "weighted_sum"]

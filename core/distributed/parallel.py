@@ -153,19 +153,22 @@ class DataParallel:
                        ) -> tuple[Any, Any]:
         assert self.compiled is not None
         stepped, items = self.compiled.step(self.replicas, parts, sizes, lr, self.optims)
+        home = self.compiled.home
         if self.compiled.fell_back:
             log.info("data parallel: a device's step cannot be captured; the next steps run "
                      "eagerly")
             self.compiled = None
         self.replicas = stepped
         self._synced = stepped[0]
-        return stepped[0], self._item(items, sizes)
+        return stepped[0], self._item(items, sizes, home)
 
-    def _item(self, items: list[Any], sizes: list[int]) -> Any:
+    def _item(self, items: list[Any], sizes: list[int], home: Backend | None = None) -> Any:
+        """The merged item of the whole batch, its tensors on `home` (default device 0)."""
+        home = self.devices[0] if home is None else home
         done = [(i, n) for i, n in zip(items, sizes, strict=True) if i is not None]
-        item = merge_items([i for i, _ in done], [n for _, n in done], self.devices[0])
+        item = merge_items([i for i, _ in done], [n for _, n in done], home)
         if self.collective is not None:
-            item = self._gather_item(item, sum(n for _, n in done))
+            item = self._gather_item(item, sum(n for _, n in done), home)
         return item
 
     def _reduce(self, outs: list[Any], sizes: list[int]) -> dict[str, Tensor]:
@@ -195,13 +198,12 @@ class DataParallel:
                     for path, data in zip(paths, reduced[:-1], strict=True)}
         return {path: g / count for path, g in sums.items()}
 
-    def _gather_item(self, item: Any, size: int) -> Any:
+    def _gather_item(self, item: Any, size: int, home: Backend) -> Any:
         """The item of the whole global batch: every rank's merged item, merged again."""
         assert self.collective is not None
         mine = [t.detach().to_data() for t in tensors_in(item)]
         mine.append(TensorData([float(size)]).convert(DType.F32))
         ranks = self.collective.gather(mine)
-        home = self.devices[0]
         items, sizes = [], []
         for values in ranks:
             items.append(replace_tensors(item, [from_data(v, device=home) for v in values[:-1]]))

@@ -145,6 +145,8 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
     first, *more = [name.strip() for name in device.split(",")]
     ad = pyrite.device(first)
     train_loader, valid_loader = loaders(config, ad)
+    if more:  # batches made on the host, so each device's slice is uploaded once
+        train_loader.device = pyrite.device("numpy")
     steps = config.num_epochs * config.steps_per_epoch
     schedule = CosineAnnealingLrSchedulerConfig(config.learning_rate, steps,
                                                 min_lr=config.min_learning_rate)

@@ -123,7 +123,9 @@ def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
     ad = pyrite.device(first)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
     inner = ad.inner if ad.is_autodiff else ad  # type: ignore[attr-defined]
-    train_loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(config.batch_size)
+    # several devices: batches made on the host, so each device's slice is uploaded once
+    batches_on = pyrite.device("numpy") if more else ad
+    train_loader = (DataLoaderBuilder(MnistBatcher(batches_on)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
                     .build(_first(data[0] if data else MnistDataset.train(), limit)))
     valid_loader = (DataLoaderBuilder(MnistBatcher(inner)).batch_size(config.batch_size)
