@@ -53,11 +53,11 @@ Setup = Callable[[WorkerContext], Run]
 
 
 def latest_checkpoint(learner: Learner) -> int | None:
-    """The newest epoch the learner's checkpointer holds (None: none, or no checkpointer)."""
+    """The newest epoch whose checkpoint is complete (None: none, or no checkpointer). A worker
+    killed while rank 0 was writing one leaves it incomplete: the one before counts."""
     if learner.checkpointers is None:
         return None
-    epochs = learner.checkpointers["model"].epochs()
-    return max(epochs) if epochs else None
+    return learner.index.newest()
 
 
 class TrainWorker:

@@ -29,6 +29,7 @@ from pyrite.demos.mnist.training import (
 from pyrite.distributed import fit
 from pyrite.errors import ConfigError
 from pyrite.record import BinFileRecorder
+from pyrite.train.checkpoint_index import CheckpointIndex
 
 ray = pytest.importorskip("ray", reason="Ray is the distributed extra: pip install "
                           "'pyrite[distributed]' (make setup installs it)")
@@ -115,7 +116,9 @@ def test_a_worker_killed_at_step_7_is_restarted_and_the_run_ends_as_uninterrupte
         def watch() -> None:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
-                if position.exists() and '"iteration": 7' in position.read_text():
+                # the step-7 checkpoint written whole (position first, the index last)
+                if position.exists() and '"iteration": 7' in position.read_text() \
+                        and 1 in CheckpointIndex(position.parent, ".bin").complete():
                     os.kill(pids[1], signal.SIGKILL)
                     return
                 time.sleep(0.01)
