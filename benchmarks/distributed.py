@@ -102,6 +102,31 @@ def _common(devices: str, compiled: bool, load: Any) -> dict[str, Any]:
             "load_avg_before": load, "load_avg_after": os.getloadavg()}
 
 
+def _watch_parts(learner: Any) -> Any:
+    """The compiled several-device step's clock, restarted when epoch 1 ends (None: not
+    compiled or one device)."""
+    compiled = getattr(learner.parallel, "compiled", None)
+    if compiled is None:
+        return None
+    clock = compiled.clock
+    original = learner.step_done
+
+    def step_done(epoch: int, iteration: int, total: int | None, pending: bool) -> None:
+        original(epoch, iteration, total, pending)
+        if epoch == 1 and iteration == total:
+            clock.reset()
+    learner.step_done = step_done
+    return clock
+
+
+def _parts(clock: Any, speed: dict[str, float]) -> dict[str, Any]:
+    """Where a step's time went (ms per step of epoch 2)."""
+    out: dict[str, Any] = {"step_ms": round(1000 * speed["seconds"] / speed["iterations"], 3)}
+    if clock is not None:
+        out["compiled_parts_ms"] = clock.per_step_ms()
+    return out
+
+
 def run_devices(devices: str, args: argparse.Namespace, data: tuple[Any, Any], *,
                 compiled: bool = True) -> dict[str, Any]:
     """MNIST guide training on `devices` in one process: images/s of the second epoch."""
@@ -114,11 +139,12 @@ def run_devices(devices: str, args: argparse.Namespace, data: tuple[Any, Any], *
         learner, train_loader, _ = build_learner(
             folder, config, _names(devices), resume=None, limit=args.steps * config.batch_size,
             data=data, compiled=compiled)
+        clock = _watch_parts(learner)
         learner.fit(train_loader, None)
         speed = _speed(folder)
     return {"kind": "devices", "model": "mnist", "unit": "images/s",
             "global_batch": config.batch_size, "steps": args.steps,
-            "images_per_s": speed["items_per_s"], "speed": speed,
+            "images_per_s": speed["items_per_s"], "speed": speed, **_parts(clock, speed),
             **_common(devices, compiled, load)}
 
 
@@ -145,12 +171,13 @@ def run_charlm(devices: str, args: argparse.Namespace, *, compiled: bool = True
                    .devices([ad, *more]).num_epochs(2).compile(compiled)
                    .build(config.model.init(ad), config.optimizer.init(),
                           config.learning_rate))
+        clock = _watch_parts(learner)
         learner.fit(train_loader, None)
         speed = _speed(folder)
     return {"kind": "devices", "model": "charlm", "unit": "tokens/s",
             "global_batch": config.batch_size, "context": config.model.context,
             "steps": args.charlm_steps, "tokens_per_s": speed["items_per_s"], "speed": speed,
-            **_common(devices, compiled, load)}
+            **_parts(clock, speed), **_common(devices, compiled, load)}
 
 
 def accuracy_check(one: str, several: str, args: argparse.Namespace, data: tuple[Any, Any]
@@ -308,7 +335,8 @@ def main() -> int:
         mode = "compiled" if run["compiled"] else "eager"
         print(f"{run['kind']:>8} {run['model']:<7} {run['devices']:<22} {mode:<8} "
               f"x{run['replicas']}: {run['speed']['items_per_s']:9.0f} {run['unit']}, "
-              f"efficiency {run['efficiency']}")
+              f"efficiency {run['efficiency']}, {run.get('step_ms')} ms/step "
+              f"{run.get('compiled_parts_ms', '')}")
     print(f"wrote {args.out}")
     return 0
 

@@ -23,6 +23,7 @@ are; the host sum is the same. See docs/distributed.md.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,6 +95,7 @@ class CompiledReplicas:
         #: where the slices' items are merged: the host, so the metrics' reads wait for no
         #: device (eagerly, device 0)
         self.home = device("numpy")
+        self.clock = StepClock()
         self.grads: list[Any] = [compile(packed_gradients) for _ in self.devices]
         self.apply: list[Any] = [compile(apply_packed) for _ in self.devices]
 
@@ -107,6 +109,8 @@ class CompiledReplicas:
         """(the stepped replicas, each slice's item or None)."""
         from .parallel import _inner
 
+        clock = self.clock
+        start = time.perf_counter()
         outs: list[tuple[Tensor, Any, tuple[str, ...]] | None] = []
         for fn, replica, part in zip(self.grads, replicas, parts, strict=True):
             # submitted, not waited for: every device works while the next one is given its step
@@ -117,24 +121,58 @@ class CompiledReplicas:
             raise RuntimeError("data parallel: the replicas' gradients differ in which params "
                                "they cover; a train_step must give the same params a gradient "
                                "on every device")
-        total = weighted_sum([out[0].to_data() for out, _ in done], [n for _, n in done])
+        clock.note("submit", start)
+        read = []
+        for out, _ in done:
+            mark = time.perf_counter()
+            read.append(out[0].to_data())
+            clock.note("read_first" if len(read) == 1 else "read_others", mark)
+        mark = time.perf_counter()
+        total = weighted_sum(read, [n for _, n in done])
+        clock.note("sum", mark)
+        mark = time.perf_counter()
         # the items to the host now: their devices finished them with the gradients
         items = [None if out is None else replace_tensors(
             out[1], [t.detach().to_device(self.home) for t in tensors_in(out[1])])
             for out in outs]
+        clock.note("items", mark)
         count = float(sum(sizes))
         if self.collective is not None:
+            mark = time.perf_counter()
             reduced = self.collective.all_reduce(
                 [TensorData(total), TensorData([count]).convert(DType.F32)])
             total = reduced[0].to_numpy()
             count = float(reduced[1].to_list()[0])
+            clock.note("all_reduce", mark)
+        mark = time.perf_counter()
         mean = TensorData(total / total.dtype.type(count))
         stepped = []
         for update, replica, opt, dev in zip(self.apply, replicas, optims, self.devices,
                                          strict=True):
             grads = from_data(mean, device=_inner(dev))
             stepped.append(update(replica, grads, paths, lr, opt))
+        clock.note("update", mark)
+        clock.steps += 1
         return stepped, items
 
 
-__all__ = ["CompiledReplicas", "apply_packed", "packed_gradients", "weighted_sum"]
+class StepClock:
+    """Seconds the compiled steps spent in each part, summed over `steps` steps (for
+    benchmarks: `DataParallel.compiled.clock`). `read_first` includes the wait for the first
+    device to finish its backward pass; `read_others` is mostly the copies of the others."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.steps = 0
+
+    def note(self, part: str, since: float) -> None:
+        self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - since
+
+    def per_step_ms(self) -> dict[str, float]:
+        return {k: round(1000 * v / max(self.steps, 1), 3) for k, v in self.seconds.items()}
+
+    def reset(self) -> None:
+        self.seconds, self.steps = {}, 0
+
+
+__all__ = ["CompiledReplicas", "StepClock", "apply_packed", "packed_gradients", "weighted_sum"]
