@@ -87,6 +87,9 @@ class DataParallel:
         self.optims: list[Optimizer] = []
         self._synced: Any = None  # the rank-0 model the replicas match
         self._seeded = False
+        #: across processes: every rank validates its slice of each validation batch and
+        #: `valid_item` gathers the whole batch's item (set by the Ray worker)
+        self.shards_valid = False
         #: the compiled half-steps (`compiled.py`); None: every step eager, as below
         self.compiled = CompiledReplicas(self.devices, collective) if compiled else None
 
@@ -197,6 +200,14 @@ class DataParallel:
             sums = {path: from_data(data, device=home)
                     for path, data in zip(paths, reduced[:-1], strict=True)}
         return {path: g / count for path, g in sums.items()}
+
+    def valid_item(self, item: Any) -> Any:
+        """The item of the whole validation batch when every rank validated its slice
+        (`shards_valid`), on device 0; else `item` itself."""
+        if self.collective is None or not self.shards_valid:
+            return item
+        from ..train.metric import batch_size
+        return self._gather_item(item, batch_size(item), _inner(self.devices[0]))
 
     def _gather_item(self, item: Any, size: int, home: Backend) -> Any:
         """The item of the whole global batch: every rank's merged item, merged again."""

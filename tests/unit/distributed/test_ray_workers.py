@@ -97,6 +97,13 @@ def test_two_workers_through_the_command_equal_one_process(
     # rank 0 logged each global step once, for the 32 items of the whole batch
     lines = (tmp_path / "w2/train/epoch-1/Loss.log").read_text().splitlines()
     assert len(lines) == STEPS and all(line.endswith(",32") for line in lines)
+    # both ranks validated half of each batch; rank 0 logged the whole batches' metrics
+    for name in ("Accuracy", "Loss"):
+        two = (tmp_path / f"w2/valid/epoch-1/{name}.log").read_text().splitlines()
+        alone = (tmp_path / f"w0/valid/epoch-1/{name}.log").read_text().splitlines()
+        assert len(two) == len(alone) == STEPS and all(line.endswith(",32") for line in two)
+        for a, b in zip(alone, two, strict=True):
+            assert float(a.split(",")[0]) == pytest.approx(float(b.split(",")[0]), rel=1e-4)
 
 
 def test_a_worker_killed_at_step_7_is_restarted_and_the_run_ends_as_uninterrupted(
