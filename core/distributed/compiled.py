@@ -10,8 +10,9 @@
 2. **One sum on the host.** One readback per device of its packed gradients, the sum weighted
    by the slices' sizes (in device order, in float32, as the eager step adds them), one
    all-reduce across processes when there are several, the division by the global batch size.
-   The slices' items (loss, outputs) come to the host too and are merged there, so the
-   metrics' reads wait for no device.
+   The slices' items come to the host too and are merged there, so the metrics' reads wait
+   for no device; their float tensors (loss, outputs) are packed after the gradients and come
+   with the same readback.
 3. **The update.** The sum is uploaded once per device, and a second compiled function per
    device cuts it back into each param's gradient and takes the optimizer step.
 
@@ -41,9 +42,11 @@ from .collective import Collective
 log = logging.getLogger("pyrite.distributed")
 
 
-def packed_gradients(model: Any, batch: Any) -> tuple[Tensor, Any, tuple[str, ...]]:
-    """(every gradient of `model`'s `train_step` on `batch`, flattened into one tensor, the
-    step's item, the paths of the params in it): a replica's first half-step."""
+def packed_gradients(model: Any, batch: Any) -> tuple[Tensor, Any, tuple[str, ...], int]:
+    """A replica's first half-step: (every gradient of `model`'s `train_step` on `batch`
+    flattened into one tensor, followed by the step's item tensors of the gradients' dtype
+    (loss, outputs), so one readback brings both; the item; the paths of the params; how many
+    of the packed numbers are gradients)."""
     from ..train.epoch import _train_output
 
     out = _train_output(model, batch)
@@ -54,8 +57,26 @@ def packed_gradients(model: Any, batch: Any) -> tuple[Tensor, Any, tuple[str, ..
         if g is not None:
             paths.append(path)
             flat.append(g.reshape([-1]))
+    size = sum(t.numel() for t in flat)
+    kind = flat[0].dtype
+    flat += [t.inner().reshape([-1]) for t in tensors_in(out.item) if t.dtype == kind]
     packed = flat[0] if len(flat) == 1 else cat(flat, 0)
-    return packed, out.item, tuple(paths)
+    return packed, out.item, tuple(paths), size
+
+
+def host_item(item: Any, packed: Any, start: int, home: Backend) -> Any:
+    """`item` with its tensors on `home`: those `packed_gradients` packed (the packed array's
+    dtype) taken from `packed` (a numpy array) after `start`, the others read back."""
+    tensors = []
+    for t in tensors_in(item):
+        if t.dtype.np_name == packed.dtype.name:
+            n = t.numel()
+            tensors.append(from_data(TensorData(packed[start:start + n].reshape(t.shape)),
+                                     device=home))
+            start += n
+        else:
+            tensors.append(t.detach().to_device(home))
+    return replace_tensors(item, tensors)
 
 
 def apply_packed(model: Any, packed: Tensor, paths: tuple[str, ...], lr: float,
@@ -73,14 +94,14 @@ def apply_packed(model: Any, packed: Tensor, paths: tuple[str, ...], lr: float,
     return optim.step(lr, model, GradientsParams(grads))
 
 
-def weighted_sum(parts: Sequence[TensorData], sizes: Sequence[int]) -> Any:
-    """Σ sizes[r] · parts[r] as a float32 numpy array, added in order (the eager step's
+def weighted_sum(parts: Sequence[Any], sizes: Sequence[int]) -> Any:
+    """Σ sizes[r] · parts[r] (numpy arrays) in float32, added in order (the eager step's
     order, so the numbers match it)."""
     import numpy as np
 
     total = None
-    for data, n in zip(parts, sizes, strict=True):
-        term = data.to_numpy().astype(np.float32, copy=False) * np.float32(n)
+    for part, n in zip(parts, sizes, strict=True):
+        term = part.astype(np.float32, copy=False) * np.float32(n)
         total = term if total is None else total + term
     return total
 
@@ -111,7 +132,7 @@ class CompiledReplicas:
 
         clock = self.clock
         start = time.perf_counter()
-        outs: list[tuple[Tensor, Any, tuple[str, ...]] | None] = []
+        outs: list[tuple[Tensor, Any, tuple[str, ...], int] | None] = []
         for fn, replica, part in zip(self.grads, replicas, parts, strict=True):
             # submitted, not waited for: every device works while the next one is given its step
             outs.append(None if part is None else fn(replica, part))
@@ -125,16 +146,17 @@ class CompiledReplicas:
         read = []
         for out, _ in done:
             mark = time.perf_counter()
-            read.append(out[0].to_data())
+            read.append(out[0].to_data().to_numpy())
             clock.note("read_first" if len(read) == 1 else "read_others", mark)
         mark = time.perf_counter()
-        total = weighted_sum(read, [n for _, n in done])
+        size = done[0][0][3]
+        total = weighted_sum([r[:size] for r in read], [n for _, n in done])
         clock.note("sum", mark)
         mark = time.perf_counter()
-        # the items to the host now: their devices finished them with the gradients
-        items = [None if out is None else replace_tensors(
-            out[1], [t.detach().to_device(self.home) for t in tensors_in(out[1])])
-            for out in outs]
+        # the items to the host: their float tensors came with the gradients
+        arrays = iter(read)
+        items = [None if out is None else host_item(out[1], next(arrays), size, self.home)
+                 for out in outs]
         clock.note("items", mark)
         count = float(sum(sizes))
         if self.collective is not None:
@@ -175,4 +197,5 @@ class StepClock:
         self.seconds, self.steps = {}, 0
 
 
-__all__ = ["CompiledReplicas", "StepClock", "apply_packed", "packed_gradients", "weighted_sum"]
+__all__ = ["CompiledReplicas", "StepClock", "apply_packed", "host_item", "packed_gradients",
+           "weighted_sum"]

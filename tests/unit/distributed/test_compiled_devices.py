@@ -19,7 +19,7 @@ from pyrite.demos.mnist.model import Model, ModelConfig
 from pyrite.distributed.compiled import weighted_sum
 from pyrite.errors import BackendUnavailable, ConfigError
 from pyrite.optim import AdamConfig
-from pyrite.train import LearnerBuilder, Loss, NoRenderer, TrainOutput
+from pyrite.train import Accuracy, LearnerBuilder, Loss, NoRenderer, TrainOutput
 
 from .test_devices import relative
 
@@ -39,10 +39,25 @@ def fit(devices: list[str], path: Path, *, compiled: bool = True, steps: int = 6
     model = ModelConfig(10, 32, dropout=0.0).init(ad)
     loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(batch).shuffle(1)
               .build(PartialDataset(MnistDataset.train(), 0, steps * batch)))
-    learner = (LearnerBuilder(path).metric_train_numeric(Loss()).renderer(NoRenderer())
+    learner = (LearnerBuilder(path).metric_train_numeric(Loss())
+               .metric_train_numeric(Accuracy()).renderer(NoRenderer())
                .with_application_logger(None).devices(devices).compile(compiled)
                .build(model, AdamConfig().init(), 1e-3))
     return learner.fit(loader), learner
+
+
+def logged(path: Path, name: str) -> list[tuple[float, int]]:
+    """The (value, items) lines of epoch 1's train log of metric `name`."""
+    lines = (path / f"train/epoch-1/{name}.log").read_text().splitlines()
+    return [(float(v), int(n)) for v, n in (line.split(",") for line in lines)]
+
+
+def same_metrics(a: Path, b: Path) -> None:
+    """The loss and accuracy each step logged in `a` and `b` agree (whole batches)."""
+    for name in ("Loss", "Accuracy"):
+        x, y = logged(a, name), logged(b, name)
+        assert [n for _, n in x] == [n for _, n in y] and len(x) > 0
+        assert [v for v, _ in x] == pytest.approx([v for v, _ in y], rel=1e-5), name
 
 
 def two_webgpu_devices(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -64,6 +79,8 @@ def test_numpy_devices_take_the_compiled_step_by_default(tmp_path: Path) -> None
     one, _ = fit(["numpy"], tmp_path / "one", steps=8)
     assert relative(compiled, eager) < 1e-6 and relative(compiled, one) < 1e-6
     assert relative(compiled, learner.parallel.replicas[1]) == 0.0
+    same_metrics(tmp_path / "c", tmp_path / "e")
+    same_metrics(tmp_path / "c", tmp_path / "one")
 
 
 def test_two_webgpu_devices_replay_and_equal_the_eager_step(
@@ -81,6 +98,9 @@ def test_two_webgpu_devices_replay_and_equal_the_eager_step(
     one, _ = fit(devices[:1], tmp_path / "one")
     assert relative(compiled, eager) < 1e-6
     assert relative(compiled, one) < 1e-6
+    # the items (loss, outputs packed with the gradients; targets read apart) merged right
+    same_metrics(tmp_path / "c", tmp_path / "e")
+    same_metrics(tmp_path / "c", tmp_path / "one")
 
 
 def test_a_step_that_cannot_be_captured_falls_back_to_the_eager_step(
@@ -95,8 +115,7 @@ def test_a_step_that_cannot_be_captured_falls_back_to_the_eager_step(
 
 
 def test_the_host_sum_adds_in_device_order_in_float32() -> None:
-    parts = [pyrite.tensor([1.0, 2.0], device="numpy").to_data(),
-             pyrite.tensor([0.5, -1.0], device="numpy").to_data()]
+    parts = [np.array([1.0, 2.0], np.float32), np.array([0.5, -1.0], np.float32)]
     total = weighted_sum(parts, [3, 1])
     assert total.dtype == np.float32 and total.tolist() == [3.5, 5.0]
 
