@@ -34,6 +34,7 @@ from ..creation import cat
 from ..data import TensorData
 from ..device import device
 from ..dtype import DType
+from ..errors import ConfigError
 from ..optim.grads import GradientsParams
 from ..tensor import Tensor, from_data
 from .batches import replace_tensors, tensors_in
@@ -57,6 +58,9 @@ def packed_gradients(model: Any, batch: Any) -> tuple[Tensor, Any, tuple[str, ..
         if g is not None:
             paths.append(path)
             flat.append(g.reshape([-1]))
+    if not flat:
+        raise ConfigError(f"data parallel: {type(model).__name__}.train_step gave no param a "
+                          f"gradient; return TrainOutput(model, loss.backward(), item)")
     size = sum(t.numel() for t in flat)
     kind = flat[0].dtype
     flat += [t.inner().reshape([-1]) for t in tensors_in(out.item) if t.dtype == kind]

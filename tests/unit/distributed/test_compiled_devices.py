@@ -128,3 +128,15 @@ def test_webgpu_devices_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> N
         _adapter_of(0, "zero")
     with pytest.raises(ConfigError, match="webgpu:0 to webgpu:1 only"):
         _adapter_of(2, "0,0")
+
+
+def test_a_step_without_gradients_is_one_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyrite.optim import GradientsParams
+
+    def no_grads(self: Model, batch: MnistBatch) -> TrainOutput[Any]:
+        item = self.forward_classification(batch.images, batch.targets)
+        return TrainOutput(self, GradientsParams(), item)
+    monkeypatch.setattr(Model, "train_step", no_grads)
+    with pytest.raises(ConfigError, match="train_step gave no param a gradient"):
+        fit(["numpy:0", "numpy:1"], tmp_path, steps=1)
