@@ -143,9 +143,9 @@ class CompiledReplicas:
         done = [(out, n) for out, n in zip(outs, sizes, strict=True) if out is not None]
         paths = done[0][0][2]
         if any(out[2] != paths for out, _ in done):
-            raise RuntimeError("data parallel: the replicas' gradients differ in which params "
-                               "they cover; a train_step must give the same params a gradient "
-                               "on every device")
+            raise ConfigError("data parallel: the replicas' gradients differ in which params "
+                              "they cover; a train_step must give the same params a gradient "
+                              "on every device")
         clock.note("submit", start)
         read = []
         for out, _ in done:

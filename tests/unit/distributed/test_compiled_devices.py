@@ -32,11 +32,11 @@ def reads_back(self: Model, batch: MnistBatch) -> TrainOutput[Any]:
 
 
 def fit(devices: list[str], path: Path, *, compiled: bool = True, steps: int = 6,
-        batch: int = 16) -> tuple[Any, Any]:
+        batch: int = 16, dropout: float = 0.0) -> tuple[Any, Any]:
     """`steps` Adam steps of a small guide CNN on the first MNIST digits."""
     ad = pyrite.device(f"autodiff<{devices[0]}>")
     pyrite.seed(42, device=ad)
-    model = ModelConfig(10, 32, dropout=0.0).init(ad)
+    model = ModelConfig(10, 32, dropout=dropout).init(ad)
     loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(batch).shuffle(1)
               .build(PartialDataset(MnistDataset.train(), 0, steps * batch)))
     learner = (LearnerBuilder(path).metric_train_numeric(Loss())
@@ -101,6 +101,17 @@ def test_two_webgpu_devices_replay_and_equal_the_eager_step(
     # the items (loss, outputs packed with the gradients; targets read apart) merged right
     same_metrics(tmp_path / "c", tmp_path / "e")
     same_metrics(tmp_path / "c", tmp_path / "one")
+
+
+def test_dropout_masks_replay_as_eagerly_on_each_device(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    devices = two_webgpu_devices(monkeypatch)
+    compiled, learner = fit(devices, tmp_path / "c", dropout=0.5)
+    assert all(fn.replays >= 2 for fn in learner.parallel.compiled.grads)
+    eager, _ = fit(devices, tmp_path / "e", dropout=0.5, compiled=False)
+    # each device's generator, reseeded per rank, advanced on replays as eagerly
+    assert relative(compiled, eager) < 1e-6
+    assert relative(compiled, learner.parallel.replicas[1]) == 0.0
 
 
 def test_a_step_that_cannot_be_captured_falls_back_to_the_eager_step(
