@@ -144,6 +144,7 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
     pyrite.seed(config.seed)
     first, *more = [name.strip() for name in device.split(",")]
     ad = pyrite.device(first)
+    pyrite.seed(config.seed, device=ad)  # the training device too (numpy:0 has its own)
     train_loader, valid_loader = loaders(config, ad)
     if more:  # batches made on the host, so each device's slice is uploaded once
         train_loader.device = pyrite.device("numpy")

@@ -151,3 +151,21 @@ def test_a_step_without_gradients_is_one_clear_error(
     monkeypatch.setattr(Model, "train_step", no_grads)
     with pytest.raises(ConfigError, match="train_step gave no param a gradient"):
         fit(["numpy:0", "numpy:1"], tmp_path, steps=1)
+
+
+def test_the_charlm_trains_on_two_devices_as_on_one(tmp_path: Path) -> None:
+    """`pyrite train charlm --device numpy:0,numpy:1` (a transformer, items of one row per
+    character) ends where one device with the same batches ends."""
+    from pyrite.cli import main
+
+    for name, device in (("one", "autodiff<numpy>"), ("two", "numpy:0,numpy:1")):
+        assert main(["train", "charlm", "--small", "--epochs", "1", "--steps-per-epoch", "3",
+                     "--device", device, "--artifacts", str(tmp_path / name)]) == 0
+    from pyrite.demos.charlm.generate import load
+
+    one, two = (load("numpy", tmp_path / n / "model.bin", tmp_path / n / "config.json")
+                for n in ("one", "two"))
+    assert relative(one, two) < 1e-6
+    one_loss, two_loss = (logged(tmp_path / n, "Loss") for n in ("one", "two"))
+    assert [n for _, n in one_loss] == [n for _, n in two_loss]  # whole batches of characters
+    assert [v for v, _ in one_loss] == pytest.approx([v for v, _ in two_loss], rel=1e-5)
