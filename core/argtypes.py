@@ -142,6 +142,14 @@ def _decorators() -> list[str]:
     return decorator_names()
 
 
+def _indexed() -> list[str]:
+    """The backends with several devices (`numpy:N`, `webgpu:N`): _decorators() first imports
+    the installed backends, which register theirs."""
+    from .device import indexed_names
+    _decorators()
+    return indexed_names()
+
+
 def device_problem(name: str) -> str | None:
     """Why `name` is not a device name here ('numpy', 'autodiff<numpy>', ...), or None.
     Only the name is checked: whether the device works (an adapter exists) is found on use."""
@@ -153,9 +161,13 @@ def device_problem(name: str) -> str | None:
         if outer not in decorators:
             return (f"unknown decorator {outer!r} in {name!r}; decorators: "
                     f"{', '.join(decorators)} (as in autodiff<numpy>)")
+    base, sep, index = spec.rpartition(":")
+    if sep and index.isdigit() and base in _indexed():
+        return None  # one of several devices (numpy:1, webgpu:1); an index is checked on use
     if spec not in device_names():
+        several = ", ".join(f"{n}:N" for n in _indexed())
         return (f"unknown device {name!r}; devices here: {', '.join(device_names())}, each "
-                f"also as autodiff<NAME> for training")
+                f"also as autodiff<NAME> for training" + (f", and {several}" if several else ""))
     return None
 
 

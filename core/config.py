@@ -32,6 +32,12 @@ def webgpu_adapter() -> str:
     return os.environ.get("PYRITE_WEBGPU_ADAPTER", "").strip()
 
 
+def webgpu_devices() -> str:
+    """PYRITE_WEBGPU_DEVICES: the adapter index of each `webgpu:N` in turn ("0,0": webgpu:0 and
+    webgpu:1 are two devices on adapter 0); empty means webgpu:N is adapter N."""
+    return os.environ.get("PYRITE_WEBGPU_DEVICES", "").strip()
+
+
 def required_backends() -> set[str]:
     """PYRITE_REQUIRE: backends whose absence fails the tests instead of skipping them."""
     return {f.strip() for f in os.environ.get("PYRITE_REQUIRE", "").split(",") if f.strip()}

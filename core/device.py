@@ -73,6 +73,12 @@ def decorator_names() -> list[str]:
     return sorted(_DECORATORS)
 
 
+def indexed_names() -> list[str]:
+    """Names of the backends that have several devices, `name:N` (`numpy`, and `webgpu` once
+    pyrite.webgpu is imported)."""
+    return sorted(_INDEXED)
+
+
 def backend_names() -> list[str]:
     """Names of the base backends: registered ones and those installed packages declare."""
     _discover()

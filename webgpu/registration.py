@@ -36,19 +36,42 @@ def create() -> Backend:
 
 def create_indexed(index: int) -> Backend:
     """The "webgpu:N" device: as "webgpu", on adapter N of wgpu's enumeration (the index
-    `pyrite info backends` shows); an index with no adapter fails here, naming it."""
+    `pyrite info backends` shows), or on the adapter PYRITE_WEBGPU_DEVICES gives N (several
+    devices on one adapter); an index with no adapter fails here, naming it."""
     from ..errors import BackendUnavailable
     from .backend import WebGpu
     from .native import list_adapters
 
     found = len(list_adapters())
-    if index >= found:
-        raise BackendUnavailable(f"webgpu:{index}: wgpu lists {found} adapter(s) here, "
+    adapter = _adapter_of(index, config.webgpu_devices())
+    if adapter >= found:
+        told = f" (PYRITE_WEBGPU_DEVICES gives it adapter {adapter})" if adapter != index else ""
+        raise BackendUnavailable(f"webgpu:{index}{told}: wgpu lists {found} adapter(s) here, "
                                  f"webgpu:0 to webgpu:{found - 1}; `pyrite info backends` "
                                  f"shows them")
-    backend = WebGpu(str(index), name=f"webgpu:{index}")
+    backend = WebGpu(str(adapter), name=f"webgpu:{index}")
     backend.kernels  # noqa: B018 - build the runtime now
     return default(backend)
+
+
+def _adapter_of(index: int, setting: str) -> int:
+    """The adapter index of "webgpu:`index`" under PYRITE_WEBGPU_DEVICES=`setting`.
+
+    >>> _adapter_of(1, "0,0"), _adapter_of(1, "")
+    (0, 1)
+    """
+    from ..errors import ConfigError
+
+    if not setting:
+        return index
+    tokens = [t.strip() for t in setting.split(",")]
+    if not all(t.isdigit() for t in tokens):
+        raise ConfigError(f"PYRITE_WEBGPU_DEVICES={setting!r}: give adapter indices, "
+                          f"comma-separated, one per webgpu:N device (\"0,0\")")
+    if index >= len(tokens):
+        raise ConfigError(f"webgpu:{index}: PYRITE_WEBGPU_DEVICES={setting!r} names adapters "
+                          f"for webgpu:0 to webgpu:{len(tokens) - 1} only; add one or unset it")
+    return int(tokens[index])
 
 
 def fusion(inner: Backend) -> Backend:

@@ -41,6 +41,7 @@ from .batches import (
     tensors_in,
 )
 from .collective import Collective
+from .compiled import CompiledReplicas
 
 log = logging.getLogger("pyrite.distributed")
 
@@ -72,8 +73,8 @@ class DataParallel:
     """Steps a model on several `devices` (autodiff devices, device 0 the model's), optionally
     as one `collective` rank of several processes."""
 
-    def __init__(self, devices: Sequence[Backend], collective: Collective | None = None
-                 ) -> None:
+    def __init__(self, devices: Sequence[Backend], collective: Collective | None = None,
+                 *, compiled: bool = False) -> None:
         if not devices:
             raise ConfigError("DataParallel: give at least one device")
         names = [d.name for d in devices]
@@ -86,6 +87,11 @@ class DataParallel:
         self.optims: list[Optimizer] = []
         self._synced: Any = None  # the rank-0 model the replicas match
         self._seeded = False
+        #: across processes: every rank validates its slice of each validation batch and
+        #: `valid_item` gathers the whole batch's item (set by the Ray worker)
+        self.shards_valid = False
+        #: the compiled half-steps (`compiled.py`); None: every step eager, as below
+        self.compiled = CompiledReplicas(self.devices, collective) if compiled else None
 
     @property
     def world_size(self) -> int:
@@ -131,6 +137,8 @@ class DataParallel:
         self._sync(model, optim)
         sizes = slice_sizes(batch_length(batch), len(self.devices))
         parts = split_batch(batch, sizes, self.devices)
+        if self.compiled is not None:
+            return self._compiled_step(parts, sizes, lr)
         outs = [None if part is None else _train_output(replica, part)
                 for replica, part in zip(self.replicas, parts, strict=True)]
         grads = self._reduce(outs, sizes)
@@ -142,11 +150,29 @@ class DataParallel:
             stepped.append(opt.step(lr, replica, mine))
         self.replicas = stepped
         self._synced = stepped[0]
-        done = [(o.item, n) for o, n in zip(outs, sizes, strict=True) if o is not None]
-        item = merge_items([i for i, _ in done], [n for _, n in done], self.devices[0])
+        return stepped[0], self._item([None if o is None else o.item for o in outs], sizes)
+
+    def _compiled_step(self, parts: list[Any], sizes: list[int], lr: float
+                       ) -> tuple[Any, Any]:
+        assert self.compiled is not None
+        stepped, items = self.compiled.step(self.replicas, parts, sizes, lr, self.optims)
+        home = self.compiled.home
+        if self.compiled.fell_back:
+            log.info("data parallel: a device's step cannot be captured; the next steps run "
+                     "eagerly")
+            self.compiled = None
+        self.replicas = stepped
+        self._synced = stepped[0]
+        return stepped[0], self._item(items, sizes, home)
+
+    def _item(self, items: list[Any], sizes: list[int], home: Backend | None = None) -> Any:
+        """The merged item of the whole batch, its tensors on `home` (default device 0)."""
+        home = self.devices[0] if home is None else home
+        done = [(i, n) for i, n in zip(items, sizes, strict=True) if i is not None]
+        item = merge_items([i for i, _ in done], [n for _, n in done], home)
         if self.collective is not None:
-            item = self._gather_item(item, sum(n for _, n in done))
-        return stepped[0], item
+            item = self._gather_item(item, sum(n for _, n in done), home)
+        return item
 
     def _reduce(self, outs: list[Any], sizes: list[int]) -> dict[str, Tensor]:
         """Each param's gradient for the whole batch (across ranks too), on device 0."""
@@ -175,13 +201,20 @@ class DataParallel:
                     for path, data in zip(paths, reduced[:-1], strict=True)}
         return {path: g / count for path, g in sums.items()}
 
-    def _gather_item(self, item: Any, size: int) -> Any:
+    def valid_item(self, item: Any) -> Any:
+        """The item of the whole validation batch when every rank validated its slice
+        (`shards_valid`), on device 0; else `item` itself."""
+        if self.collective is None or not self.shards_valid:
+            return item
+        from ..train.metric import batch_size
+        return self._gather_item(item, batch_size(item), _inner(self.devices[0]))
+
+    def _gather_item(self, item: Any, size: int, home: Backend) -> Any:
         """The item of the whole global batch: every rank's merged item, merged again."""
         assert self.collective is not None
         mine = [t.detach().to_data() for t in tensors_in(item)]
         mine.append(TensorData([float(size)]).convert(DType.F32))
         ranks = self.collective.gather(mine)
-        home = self.devices[0]
         items, sizes = [], []
         for values in ranks:
             items.append(replace_tensors(item, [from_data(v, device=home) for v in values[:-1]]))

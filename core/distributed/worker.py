@@ -6,7 +6,9 @@ the loaders and the Learner exactly as a single process would (same seed on ever
 ranks then start equal, and rank 0's parameters are broadcast anyway). The worker then makes
 the Learner data-parallel over the Ray collective, gives it its rank's slice of each batch,
 and lets only rank 0 write checkpoints, metric logs and progress (Ray forwards rank 0's output
-to the driver); validation runs on rank 0.
+to the driver). Every rank validates its slice of each validation batch (a DataLoader whose
+batches hold an item per rank) and rank 0 records the gathered items; other validation
+loaders run on rank 0 alone.
 """
 
 from __future__ import annotations
@@ -53,11 +55,21 @@ Setup = Callable[[WorkerContext], Run]
 
 
 def latest_checkpoint(learner: Learner) -> int | None:
-    """The newest epoch whose checkpoint is complete (None: none, or no checkpointer). A kill
-    can land while rank 0 writes a checkpoint: that epoch's files are there but incomplete."""
+    """The newest epoch whose checkpoint is complete (None: none, or no checkpointer). A worker
+    killed while rank 0 was writing one leaves it incomplete: the one before counts."""
     if learner.checkpointers is None:
         return None
     return learner.index.newest()
+
+
+def _shardable(loader: Any, world_size: int) -> bool:
+    """Whether every rank can validate a slice of each of `loader`'s batches: a DataLoader
+    whose batches (the last one too) hold an item per rank. Otherwise rank 0 validates alone
+    and the others wait for it in the next epoch's first sum."""
+    if not isinstance(loader, DataLoader) or loader.batch_size < world_size:
+        return False
+    last = loader.dataset.len() % loader.batch_size
+    return loader.drop_last or last == 0 or last >= world_size
 
 
 class TrainWorker:
@@ -97,11 +109,15 @@ class TrainWorker:
                         rewind(1, "train", 0)
                         rewind(1, "valid", 0)
         ln.parallel = DataParallel(ln.model.devices()[:1],
-                                   RayCollective(reducer, ctx.rank, ctx.world_size, timeout_s))
+                                   RayCollective(reducer, ctx.rank, ctx.world_size, timeout_s),
+                                   compiled=ln.compile)
         if ctx.rank != 0:
             ln.writes_checkpoints = False
             ln.loggers, ln.renderer = [], NoRenderer()
             ln.app_logger, ln.print_summary = None, False
-        model = ln.fit(ShardedDataLoader(run.train, ctx.rank, ctx.world_size),
-                       run.valid if ctx.rank == 0 else None)
+        valid = run.valid if ctx.rank == 0 else None
+        if _shardable(run.valid, ctx.world_size):  # every rank validates its slice
+            valid = ShardedDataLoader(run.valid, ctx.rank, ctx.world_size)
+            ln.parallel.shards_valid = True
+        model = ln.fit(ShardedDataLoader(run.train, ctx.rank, ctx.world_size), valid)
         return model.into_record() if ctx.rank == 0 else None

@@ -133,6 +133,8 @@ class EpochRunner:
         start, items, progress = time.perf_counter(), 0, None
         for iteration, batch in enumerate(loader, 1):
             item = self._valid_step(model, batch)
+            if ln.parallel is not None:  # ranks that validate a slice each: the whole item
+                item = ln.parallel.valid_item(item)
             meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, None)
             entries = self._record("valid", epoch, item, meta)
             items += batch_size(item)

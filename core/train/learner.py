@@ -226,7 +226,7 @@ class LearnerBuilder:
                 raise ConfigError("LearnerBuilder: grad_accumulation with several devices is not "
                                   "supported yet; raise the batch size instead")
             from ..distributed.parallel import DataParallel
-            learner.parallel = DataParallel(targets)
+            learner.parallel = DataParallel(targets, compiled=self._compile)
         return learner
 
 

@@ -19,6 +19,7 @@ from pyrite.argtypes import (
     Range,
     device_arg,
     device_help,
+    devices_arg,
     path_arg,
 )
 
@@ -105,9 +106,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--export", metavar="PATH", type=path_arg, help="also save the model "
                        "in half precision at PATH (.bin) and its config beside it (.json), and "
                        "report the validation loss (default: no export)")
-    train.add_argument("--device", default="autodiff<numpy>", type=device_arg,
+    train.add_argument("--device", default="autodiff<numpy>", type=devices_arg,
                        help=device_help("autodiff<numpy>", "device to train on (an autodiff "
-                                        "one)"))
+                                        "one); several, comma-separated (webgpu:0,webgpu:1), "
+                                        "train data-parallel in this process"))
     train.add_argument("--dataset", metavar="SOURCE",
                        help="train on other text: hf:NAME[:SUBSET] (a Hugging Face dataset), a "
                             ".parquet file or folder, FILE.db:TABLE or a .pyds pack, with a "

@@ -137,12 +137,17 @@ def loaders(config: TrainingConfig, device: Backend) -> tuple[WindowLoader, Wind
 def train(artifact_dir: str | Path, config: TrainingConfig,
           device: str = "autodiff<numpy>") -> Model:
     """Train from scratch; the Learner's artifacts go to `artifact_dir` (an earlier run's are
-    deleted first, other files kept; ConfigError for a folder pyrite did not make)."""
+    deleted first, other files kept; ConfigError for a folder pyrite did not make). Several
+    devices, comma-separated ("autodiff<webgpu:0>,webgpu:1"), train data-parallel."""
     artifact_dir = prepare_artifact_dir(artifact_dir, ARTIFACT_FILES)
     config.save(artifact_dir / "config.json")
     pyrite.seed(config.seed)
-    ad = pyrite.device(device)
+    first, *more = [name.strip() for name in device.split(",")]
+    ad = pyrite.device(first)
+    pyrite.seed(config.seed, device=ad)  # the training device too (numpy:0 has its own)
     train_loader, valid_loader = loaders(config, ad)
+    if more:  # batches made on the host, so each device's slice is uploaded once
+        train_loader.device = pyrite.device("numpy")
     steps = config.num_epochs * config.steps_per_epoch
     schedule = CosineAnnealingLrSchedulerConfig(config.learning_rate, steps,
                                                 min_lr=config.min_learning_rate)
@@ -150,7 +155,7 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
                .metric_train_numeric(Loss()).metric_valid_numeric(Loss())
                .metric_train(LearningRate())
                .with_file_checkpointer(BinFileRecorder())
-               .devices([ad])
+               .devices([ad, *more])
                .num_epochs(config.num_epochs)
                .summary()
                .build(config.model.init(ad), config.optimizer.init(), schedule))

@@ -112,17 +112,20 @@ def train(artifact_dir: str | Path, config: TrainingConfig,
 def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
                   resume: int | None, limit: int | None, renderers: Sequence[Renderer] = (),
                   checkpoint_every: int | None = None,
-                  data: tuple[Dataset[Any], Dataset[Any]] | None = None
+                  data: tuple[Dataset[Any], Dataset[Any]] | None = None, compiled: bool = True
                   ) -> tuple[Learner, DataLoader[Any, Any], DataLoader[Any, Any]]:
     """The guide's Learner on `device` (seeded with the config's seed) and its train and
     valid loaders: what `train` runs, in one process or on each Ray worker. Several devices,
     comma-separated ("numpy:0,numpy:1"), train data-parallel; the first holds the model.
-    `data`: (train, valid) datasets of MNIST's item layout instead of MNIST's own."""
+    `data`: (train, valid) datasets of MNIST's item layout instead of MNIST's own. `compiled`:
+    False runs every step eagerly (`LearnerBuilder.compile`)."""
     first, *more = [name.strip() for name in device.split(",")]
     ad = pyrite.device(first)
     pyrite.seed(config.seed, device=ad)  # the training device: init and dropout
     inner = ad.inner if ad.is_autodiff else ad  # type: ignore[attr-defined]
-    train_loader = (DataLoaderBuilder(MnistBatcher(ad)).batch_size(config.batch_size)
+    # several devices: batches made on the host, so each device's slice is uploaded once
+    batches_on = pyrite.device("numpy") if more else ad
+    train_loader = (DataLoaderBuilder(MnistBatcher(batches_on)).batch_size(config.batch_size)
                     .shuffle(config.seed).num_workers(config.num_workers)
                     .build(_first(data[0] if data else MnistDataset.train(), limit)))
     valid_loader = (DataLoaderBuilder(MnistBatcher(inner)).batch_size(config.batch_size)
@@ -135,6 +138,7 @@ def build_learner(artifact_dir: Path, config: TrainingConfig, device: str, *,
                .metric_train(LearningRate()).metric_train(CpuUse()).metric_train(CpuMemory())
                .with_file_checkpointer(BinFileRecorder())
                .devices([ad, *more])
+               .compile(compiled)
                .num_epochs(config.num_epochs)
                .summary())
     if resume is not None:

@@ -29,6 +29,7 @@ from pyrite.demos.mnist.training import (
 from pyrite.distributed import fit
 from pyrite.errors import ConfigError
 from pyrite.record import BinFileRecorder
+from pyrite.train.checkpoint_index import CheckpointIndex
 
 ray = pytest.importorskip("ray", reason="Ray is the distributed extra: pip install "
                           "'pyrite[distributed]' (make setup installs it)")
@@ -96,6 +97,13 @@ def test_two_workers_through_the_command_equal_one_process(
     # rank 0 logged each global step once, for the 32 items of the whole batch
     lines = (tmp_path / "w2/train/epoch-1/Loss.log").read_text().splitlines()
     assert len(lines) == STEPS and all(line.endswith(",32") for line in lines)
+    # both ranks validated half of each batch; rank 0 logged the whole batches' metrics
+    for name in ("Accuracy", "Loss"):
+        two = (tmp_path / f"w2/valid/epoch-1/{name}.log").read_text().splitlines()
+        alone = (tmp_path / f"w0/valid/epoch-1/{name}.log").read_text().splitlines()
+        assert len(two) == len(alone) == STEPS and all(line.endswith(",32") for line in two)
+        for a, b in zip(alone, two, strict=True):
+            assert float(a.split(",")[0]) == pytest.approx(float(b.split(",")[0]), rel=1e-4)
 
 
 def test_a_worker_killed_at_step_7_is_restarted_and_the_run_ends_as_uninterrupted(
@@ -129,12 +137,12 @@ def _killer(artifacts: Path, starts: list[list[int]], *, published: bool
     in the index (`published`), or as soon as its first file (the position) is written, while
     rank 0 may still be writing the rest."""
     position = artifacts / "checkpoint/position-1.json"  # written at step 7 (checkpoint_every)
-    index = artifacts / "checkpoint/checkpoints.json"
 
     def ready() -> bool:
         if not (position.exists() and '"iteration": 7' in position.read_text()):
             return False
-        return not published or (index.exists() and "position-1" in index.read_text())
+        # the index lists the epoch last, once all its files are written
+        return not published or 1 in CheckpointIndex(position.parent, ".bin").complete()
 
     def on_start(pids: list[int]) -> None:
         starts.append(pids)
