@@ -16,10 +16,11 @@ implicit GEMMs of `conv_gemm.py` use the same sum.
 
 from __future__ import annotations
 
+import math
+import random
+import struct
 import weakref
 from collections.abc import MutableMapping
-
-import numpy as np
 
 from ..dtype import DType
 from . import matmul_config
@@ -44,26 +45,36 @@ def subgroups_usable(k: Kernels) -> bool:
 
 
 def _agrees(k: Kernels, name: str) -> bool:
-    """`name` against numpy on a product ragged in M, N and K, spanning several tiles."""
+    """`name` against a float64 product on the host (pure Python: the webgpu package imports no
+    numpy, which the page's bundle lacks), ragged in M, N and K, spanning several tiles."""
     cfg = matmul_config.CONFIGS[name]
-    m, n, inner = cfg.bm + 37, cfg.bn + 21, 3 * cfg.bk + 5
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((m, inner), dtype=np.float32)
-    b = rng.standard_normal((inner, n), dtype=np.float32)
+    m, n, inner = cfg.bm + 37, cfg.bn + 21, 2 * cfg.bk + 5
+    rng = random.Random(0)
+    a = [rng.uniform(-1, 1) for _ in range(m * inner)]
+    b = [rng.uniform(-1, 1) for _ in range(inner * n)]
     rt = k.runtime
-    a_buf, b_buf = rt.create_buffer_with_data(a.tobytes()), rt.create_buffer_with_data(b.tobytes())
+    a_buf = rt.create_buffer_with_data(struct.pack(f"<{len(a)}f", *a))
+    b_buf = rt.create_buffer_with_data(struct.pack(f"<{len(b)}f", *b))
     c_buf = rt.create_buffer(m * n * 4)
     try:
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0, cfg.cache_key(False))
         pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, False))
         params = k.constant(matmul_config.params_bytes(m, n, inner), uniform=True)
         k.launch(pipeline, [a_buf, b_buf, c_buf, params], cfg.dispatch(m, n))
-        c = np.frombuffer(k.read(c_buf, 0, m * n * 4), np.float32).reshape(m, n)
+        c = struct.unpack(f"<{m * n}f", k.read(c_buf, 0, m * n * 4))
     finally:
         for buf in (a_buf, b_buf, c_buf):
             rt.destroy_buffer(buf)
-    ref = a.astype(np.float64) @ b.astype(np.float64)
-    return bool(np.isfinite(c).all() and np.abs(c - ref).max() <= 1e-4 * np.abs(ref).max())
+    # the operands as the device holds them (rounded to f32)
+    a = list(struct.unpack(f"<{len(a)}f", struct.pack(f"<{len(a)}f", *a)))
+    b = list(struct.unpack(f"<{len(b)}f", struct.pack(f"<{len(b)}f", *b)))
+    for i in range(m):
+        row = a[i * inner:(i + 1) * inner]
+        for j in range(n):
+            want = math.fsum(row[t] * b[t * n + j] for t in range(inner))
+            if not abs(c[i * n + j] - want) <= 1e-4 * (1 + abs(want)):
+                return False
+    return True
 
 
 def add_partials(k: Kernels, parts: GpuTensor, out: GpuTensor, batch: int, splits: int) -> None:
