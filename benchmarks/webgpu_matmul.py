@@ -14,6 +14,12 @@ The peers are timed the same way (torch: `reps` matmuls then torch.cuda.synchron
 
     python benchmarks/webgpu_matmul.py --out benchmarks/results/webgpu_matmul_lavapipe.json
     python benchmarks/webgpu_matmul.py --sweep --sizes 4096 --out r.json   # all configs
+    python benchmarks/webgpu_matmul.py --split --subgroup both --out r.json  # the variants
+
+--subgroup times each config's subgroup twin (needs the adapter's subgroup feature) along with
+it, instead of it, or not; --split adds each config with K split into slices where that gives
+the GPU more workgroups (the partial products added by shaders/matmul_split_sum.wgsl, timed
+with it).
 
 Exit status 1 if a correctness check fails.
 """
@@ -64,7 +70,10 @@ class Runner:
             "max-storage-buffer-binding-size": lim["max-storage-buffer-binding-size"],
             "max-buffer-size": lim["max-buffer-size"],
         }
-        self.device = self.adapter.request_device_sync(required_limits=wanted)
+        features = [f for f in ("subgroup",) if f in self.adapter.features]
+        self.device = self.adapter.request_device_sync(required_limits=wanted,
+                                                       required_features=features)
+        self.subgroup = "subgroup" in features
         self.max_wg_bytes = wanted["max-compute-workgroup-storage-size"]
         self.max_binding = wanted["max-storage-buffer-binding-size"]
         self.pipelines: dict[tuple, wgpu.GPUComputePipeline] = {}
@@ -81,6 +90,8 @@ class Runner:
             "adapter_type": d.get("adapter_type", ""),
             "wgpu_py": wgpu.__version__,
             "max_compute_workgroup_storage_size": self.max_wg_bytes,
+            "subgroup_feature": self.subgroup,
+            "subgroup_sizes": [d.get("subgroup_min_size"), d.get("subgroup_max_size")],
         }
 
     @property
@@ -88,9 +99,9 @@ class Runner:
         return dict(self.adapter.info).get("adapter_type", "") == "CPU"
 
     def pipeline(self, cfg, aligned: bool):
-        key = cfg.cache_key(aligned)
+        key = cfg.cache_key(aligned) if cfg is not None else ("split_sum",)
         if key not in self.pipelines:
-            code = mc.render(cfg, aligned)
+            code = mc.render(cfg, aligned) if cfg is not None else mc.SPLIT_SUM_PATH.read_text()
             if os.environ.get("PYRITE_DEBUG") == "wgsl":
                 print(f"// {key}\n{code}", file=sys.stderr)
             t0 = time.perf_counter()
@@ -98,7 +109,8 @@ class Runner:
             self.pipelines[key] = self.device.create_compute_pipeline(
                 layout="auto", compute={"module": module, "entry_point": "main"}
             )
-            self.compile_s[f"{cfg.name}/{'vec4' if aligned else 'scalar'}"] = round(
+            name = cfg.name if cfg is not None else "split_sum"
+            self.compile_s[f"{name}/{'vec4' if aligned else 'scalar'}"] = round(
                 time.perf_counter() - t0, 3
             )
         return self.pipelines[key]
@@ -110,34 +122,46 @@ class Runner:
             )
         return self.device.create_buffer(size=max(16, nbytes), usage=STORAGE)
 
-    def prepare(self, cfg, a_buf, b_buf, c_buf, m, n, k, batch, sa, sb, aligned):
-        pipe = self.pipeline(cfg, aligned)
-        ubuf = self.device.create_buffer_with_data(
-            data=mc.params_bytes(m, n, k, batch, sa, sb, m * n), usage=UNIFORM
-        )
-        bind = self.device.create_bind_group(
+    def _bind(self, pipe, buffers):
+        return self.device.create_bind_group(
             layout=pipe.get_bind_group_layout(0),
-            entries=[
-                {"binding": 0, "resource": {"buffer": a_buf}},
-                {"binding": 1, "resource": {"buffer": b_buf}},
-                {"binding": 2, "resource": {"buffer": c_buf}},
-                {"binding": 3, "resource": {"buffer": ubuf}},
-            ],
+            entries=[{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(buffers)],
         )
-        return pipe, bind, cfg.dispatch(m, n, batch), ubuf
 
-    def submit(self, pipe, bind, groups, reps: int = 1):
+    def prepare(self, cfg, a_buf, b_buf, c_buf, m, n, k, batch, sa, sb, aligned, splits=1):
+        """The dispatches of one product: [(pipeline, bind group, workgroups)], the matmul and,
+        with K split into `splits` slices, the kernel adding the partial products."""
+        pipe = self.pipeline(cfg, aligned)
+        length = mc.split_length(k, splits) if splits > 1 else 0
+        ubuf = self.device.create_buffer_with_data(
+            data=mc.params_bytes(m, n, k, batch, sa, sb, m * n, splits=splits, k_split=length),
+            usage=UNIFORM,
+        )
+        if splits == 1:
+            return [(pipe, self._bind(pipe, [a_buf, b_buf, c_buf, ubuf]),
+                     cfg.dispatch(m, n, batch))], [ubuf]
+        parts = self.buffer(nbytes=batch * splits * m * n * 4)
+        data, groups = mc.split_sum_params(batch * m * n, m * n, splits)
+        sbuf = self.device.create_buffer_with_data(data=data, usage=UNIFORM)
+        spipe = self.pipeline(None, False)
+        return [(pipe, self._bind(pipe, [a_buf, b_buf, parts, ubuf]),
+                 cfg.dispatch(m, n, batch * splits)),
+                (spipe, self._bind(spipe, [parts, c_buf, sbuf]), groups)], [ubuf, parts, sbuf]
+
+    def submit(self, steps, reps: int = 1):
         enc = self.device.create_command_encoder()
         cp = enc.begin_compute_pass()
-        cp.set_pipeline(pipe)
-        cp.set_bind_group(0, bind)
         for _ in range(reps):
-            cp.dispatch_workgroups(*groups)
+            for pipe, bind, groups in steps:
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bind)
+                cp.dispatch_workgroups(*groups)
         cp.end()
         self.device.queue.submit([enc.finish()])
 
 
-def run_matmul(r: Runner, cfg, a: np.ndarray, b: np.ndarray, aligned: bool | None = None):
+def run_matmul(r: Runner, cfg, a: np.ndarray, b: np.ndarray, aligned: bool | None = None,
+               splits: int = 1):
     """C = A @ B on the GPU for a: (batch|1, M, K), b: (batch|1, K, N); returns (batch, M, N)."""
     ba, m, k = a.shape
     bb, k2, n = b.shape
@@ -149,8 +173,8 @@ def run_matmul(r: Runner, cfg, a: np.ndarray, b: np.ndarray, aligned: bool | Non
         aligned = mc.is_aligned(n, k, (sa, sb, m * n))
     a_buf, b_buf = r.buffer(a), r.buffer(b)
     c_buf = r.buffer(np.full((batch, m, n), np.nan, np.float32))  # poison: unwritten shows NaN
-    pipe, bind, groups, _ = r.prepare(cfg, a_buf, b_buf, c_buf, m, n, k, batch, sa, sb, aligned)
-    r.submit(pipe, bind, groups)
+    steps, _ = r.prepare(cfg, a_buf, b_buf, c_buf, m, n, k, batch, sa, sb, aligned, splits)
+    r.submit(steps)
     out = r.device.queue.read_buffer(c_buf)
     return np.frombuffer(out, np.float32).reshape(batch, m, n)
 
@@ -168,19 +192,20 @@ def check(r: Runner, configs, seed: int = 0) -> list[dict]:
         (2, 2, 200, 136, 300),
     ]
     results = []
-    for cfg in configs:
-        for ba, bb, m, n, k in cases:
+    for cfg, splits in configs:
+        for ba, bb, m, n, k in cases + ([(1, 1, 130, 140, 1100), (2, 2, 64, 68, 700)]
+                                        if splits > 1 else []):
             a = rng.standard_normal((ba, m, k), dtype=np.float32)
             b = rng.standard_normal((bb, k, n), dtype=np.float32)
             ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
             variants = [False] + ([True] if mc.is_aligned(n, k) else [])
             for aligned in variants:
-                out = run_matmul(r, cfg, a, b, aligned)
+                out = run_matmul(r, cfg, a, b, aligned, splits)
                 rel = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
                 ok = bool(np.isfinite(out).all() and rel < 1e-5)
                 results.append(
                     {
-                        "config": cfg.name,
+                        "config": variant_name(cfg, splits),
                         "shape": [max(ba, bb), m, n, k],
                         "broadcast": "A" if ba < bb else "B" if bb < ba else "",
                         "variant": "vec4" if aligned else "scalar",
@@ -222,29 +247,40 @@ def _time_loop(run_once, sync, min_ms: float, warmup: int, iters: int):
     return statistics.median(times), reps, times
 
 
-def time_webgpu(r: Runner, cfg, n: int, args) -> dict:
+def variant_name(cfg, splits: int) -> str:
+    return cfg.name + (f"/k{splits}" if splits > 1 else "")
+
+
+def parse_variant(name: str):
+    cfg, _, splits = name.partition("/k")
+    return mc.CONFIGS[cfg], int(splits or 1)
+
+
+def time_webgpu(r: Runner, cfg, n: int, args, splits: int = 1) -> dict:
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n), dtype=np.float32)
     b = rng.standard_normal((n, n), dtype=np.float32)
     a_buf, b_buf, c_buf = r.buffer(a), r.buffer(b), r.buffer(nbytes=n * n * 4)
     aligned = mc.is_aligned(n, n)
-    pipe, bind, groups, _ = r.prepare(cfg, a_buf, b_buf, c_buf, n, n, n, 1, 0, 0, aligned)
+    steps, extra = r.prepare(cfg, a_buf, b_buf, c_buf, n, n, n, 1, 0, 0, aligned, splits)
 
     def sync():
         r.device.queue.read_buffer(c_buf, 0, 16)
 
     med, reps, times = _time_loop(
-        lambda k: r.submit(pipe, bind, groups, k), sync, args.min_ms, args.warmup, args.iters
+        lambda k: r.submit(steps, k), sync, args.min_ms, args.warmup, args.iters
     )
     # spot check of the timed result (rows 0 and n-1)
     c = np.frombuffer(r.device.queue.read_buffer(c_buf), np.float32).reshape(n, n)
     rows = [0, n - 1]
     ref = a[rows].astype(np.float64) @ b.astype(np.float64)
     rel = float(np.linalg.norm(c[rows] - ref) / np.linalg.norm(ref))
-    for buf in (a_buf, b_buf, c_buf):
+    for buf in (a_buf, b_buf, c_buf, *extra):
         buf.destroy()
     return {
-        "config": cfg.name,
+        "config": variant_name(cfg, splits),
+        "subgroup": cfg.subgroup,
+        "splits": splits,
         "variant": "vec4" if aligned else "scalar",
         "gflops": 2 * n**3 / med / 1e9,
         "median_ms": med * 1e3,
@@ -310,6 +346,18 @@ def main() -> int:
         help="comma-separated config names to time (default: the one choose_config picks per size)",
     )
     ap.add_argument("--sweep", action="store_true", help="time every config in CONFIGS")
+    ap.add_argument(
+        "--subgroup",
+        choices=("both", "on", "off"),
+        default="both",
+        help="time each config's subgroup twin too (both), instead (on) or never (off); twins "
+        "need the adapter's subgroup feature",
+    )
+    ap.add_argument(
+        "--split",
+        action="store_true",
+        help="also time each config with K split (matmul_config.split_k) where that adds tiles",
+    )
     ap.add_argument("--numpy", action="store_true", help="also time numpy on a GPU machine")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-numpy", action="store_true", help="never time numpy")
@@ -330,15 +378,38 @@ def main() -> int:
     max_size = args.max_size or (1024 if r.is_cpu else 1 << 30)
     sizes = [int(s) for s in args.sizes.split(",") if int(s) <= max_size]
 
-    fitting = [c for c in mc.CONFIGS.values() if c.workgroup_bytes <= r.max_wg_bytes]
-    if args.sweep:
-        timed = fitting
-    elif args.configs:
-        timed = [mc.CONFIGS[name] for name in args.configs.split(",")]
-    else:
-        timed = None  # per size, choose_config
-    chosen = {n: mc.choose_config(n, n, n, 1, r.max_wg_bytes) for n in sizes}
-    check_cfgs = timed if timed is not None else sorted(set(chosen.values()), key=lambda c: c.name)
+    fitting = [c for c in mc.CONFIGS.values()
+               if c.workgroup_bytes <= r.max_wg_bytes and (r.subgroup or not c.subgroup)]
+    # what pyrite runs with autotune off: choose_split's tile and slices of K
+    chosen = {n: mc.choose_split(n, n, n, 1, r.max_wg_bytes) for n in sizes}
+
+    def twins(cfgs):
+        """cfgs with their subgroup twins, per --subgroup (a twin needs the feature)."""
+        out = []
+        for c in cfgs:
+            twin = mc.CONFIGS.get(c.name + mc.SUBGROUP_SUFFIX) if r.subgroup else None
+            if c.subgroup or args.subgroup != "on" or twin is None:
+                out.append(c)
+            if twin is not None and not c.subgroup and args.subgroup != "off":
+                out.append(twin)
+        return out
+
+    def variants(n):
+        """(config, splits) timed at size n."""
+        if args.sweep:
+            cfgs = [c for c in fitting if args.subgroup != "off" or not c.subgroup]
+        elif args.configs:
+            return [parse_variant(name) for name in args.configs.split(",")]
+        else:
+            cfgs = twins([chosen[n][0]])
+        found = [(c, chosen[n][1] if c == chosen[n][0] else 1) for c in cfgs]
+        if args.split:
+            found += [(c, s) for c in cfgs for s in [mc.split_k(c, n, n, n)[0]] if s > 1]
+        return list(dict.fromkeys(found))
+
+    per_size = {n: variants(n) for n in sizes}
+    check_cfgs = sorted({v for vs in per_size.values() for v in vs},
+                        key=lambda v: variant_name(*v))
 
     correctness = check(r, check_cfgs)
     bad = [c for c in correctness if not c["ok"]]
@@ -369,13 +440,13 @@ def main() -> int:
     rows = []
     for n in sizes:
         row: dict = {"n": n, "flop": 2 * n**3}
-        cfgs = timed if timed is not None else [chosen[n]]
+        cfgs = per_size[n]
         if chosen[n] not in cfgs:
             cfgs = [*cfgs, chosen[n]]
-        row["webgpu"] = [time_webgpu(r, cfg, n, args) for cfg in cfgs]
+        row["webgpu"] = [time_webgpu(r, cfg, n, args, splits) for cfg, splits in cfgs]
         best = max(row["webgpu"], key=lambda x: x["gflops"])
-        pick = next(x for x in row["webgpu"] if x["config"] == chosen[n].name)
-        # "chosen": what choose_config (so pyrite) uses at this size; "best": best timed here
+        pick = next(x for x in row["webgpu"] if x["config"] == variant_name(*chosen[n]))
+        # "chosen": what choose_split (so pyrite) uses at this size; "best": best timed here
         row["webgpu_chosen"] = {"config": pick["config"], "gflops": pick["gflops"]}
         row["webgpu_best"] = {"config": best["config"], "gflops": best["gflops"]}
         for peer, fn in (("torch_cuda", torch is not None), ("numpy", use_numpy)):
@@ -415,7 +486,7 @@ def main() -> int:
             "ladder": list(mc.LADDER),
             "min_workgroups": mc.MIN_WORKGROUPS,
             "configs": {c.name: c.as_dict() for c in fitting},
-            "chosen_per_size": {str(n): chosen[n].name for n in sizes},
+            "chosen_per_size": {str(n): variant_name(*chosen[n]) for n in sizes},
             "compile_s": r.compile_s,
         },
         "correctness": correctness,

@@ -26,24 +26,44 @@
 //   2  c: array<ELEM>        read_write  C, all batches (batch stride p.stride_c)
 //   3  p: Params             uniform     m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb,
 //                                         off_a, off_b (elements), splits, k_split
-// Dispatch: (ceil(N / BN), ceil(M / BM), batch * splits) workgroups of (WG_X, WG_Y, 1) threads.
+// Dispatch: (ceil(N / BN), ceil(M / BM), batch * splits) workgroups of WG_X * WG_Y threads, one
+// dimension (naga allows subgroup builtins only there), thread t at row t / WG_X, column t % WG_X
+// of the WG_Y x WG_X grid of threads.
 //
 // Placeholders (filled by pyrite.webgpu.matmul_config.render):
 //   {{ BM }}, {{ BN }}, {{ BK }}      tile of C per workgroup, K step (u32 literals)
 //   {{ TM }}, {{ TN }}                block of C per thread (multiples of 4)
-//   {{ WG_X }}, {{ WG_Y }}            workgroup size, BN / TN and BM / TM
+//   {{ WG_X }}, {{ WG_Y }}            grid of threads, BN / TN and BM / TM
+//   {{ THREADS }}                     workgroup size, WG_X * WG_Y
 //   {{ LOADS_A }}, {{ LOADS_B }}      vec4 loads per thread per K step for the A and B tiles
 //   {{ ELEM }}                        storage element: vec4<f32> when K, N and all offsets are
 //                                     multiples of 4 (aligned variant), else f32
 //   {{ IO_FNS }}                      load_a4 / load_b4 / store_c4 for that element type
 //   {{ PREFETCH_DECL }}, {{ PREFETCH_LOAD }}, {{ PREFETCH_STORE }}
 //                                     register staging of the next K step's tiles
-//   {{ ACC_DECL }}, {{ ACC_STEP }}, {{ ACC_STORE }}
-//                                     the TM x TN accumulator registers: declare, UNROLL k's of
-//                                     outer-product update (k = kk .. kk + UNROLL - 1), write
-//                                     back to C
-//   {{ UNROLL }}                      k's per inner-loop iteration, written out in ACC_STEP
-//                                     (1: leave unrolling to the driver; BK: fully unrolled)
+//   {{ ACC_DECL }}, {{ ACC_STORE }}    the TM x TN accumulator registers: declare, write back to C
+//   {{ K_LOOP }}                      the walk over K steps (below), each multiplying the staged
+//                                     tiles in an inner loop over k that writes out `unroll` k's
+//                                     of outer-product update per iteration (1: leave unrolling
+//                                     to the driver; BK: fully unrolled)
+//
+// The K loop: at each step, the next step's tiles are loaded into registers (PREFETCH_LOAD),
+// the current ones in workgroup buffer `buf` are multiplied, the registers are stored into
+// the other buffer (PREFETCH_STORE), then one barrier. The ping-pong form
+// (TileConfig.pingpong) writes two steps out per iteration, reading buffer 0 then 1, so every
+// workgroup-memory index is the thread's row or column plus a constant (no buffer variable).
+//   {{ SG_BUILTIN }}                  the subgroup variant's extra entry-point argument (the
+//                                     lane's subgroup_invocation_id `sid`), else empty
+//   {{ SG_SETUP }}                    the subgroup variant's per-thread offsets into the A tile
+//                                     (computed once), else empty
+//
+// Subgroup variant (matmul_config.TileConfig.subgroup; needs the adapter's `subgroups`
+// feature): the 4 lanes of a quad (4 consecutive subgroup lanes, 4 consecutive threads of one
+// row of the workgroup, so the same TM rows of C) need the same A values at every k. Instead of
+// each reading all of them from workgroup memory, each lane reads a quarter (unroll * TM / 16
+// vec4s per inner-loop iteration) and the quad exchanges them with subgroupShuffle. (No
+// `enable subgroups;`: naga, which compiles this natively, allows the builtins once the device
+// has the feature and rejects the directive; the page does not request the feature.)
 
 struct Params {
     m: u32,
@@ -91,11 +111,11 @@ var<workgroup> Bs: array<vec4<f32>, 2u * BS_BUF>;
 
 {{ IO_FNS }}
 
-@compute @workgroup_size({{ WG_X }}, {{ WG_Y }}, 1)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let tx = lid.x;
-    let ty = lid.y;
-    let t = ty * WG_X + tx;
+@compute @workgroup_size({{ THREADS }}, 1, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(local_invocation_index) t: u32{{ SG_BUILTIN }}) {
+    let tx = t % WG_X;
+    let ty = t / WG_X;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
     let zb = wid.z / p.splits;
@@ -108,6 +128,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 
     {{ ACC_DECL }}
     {{ PREFETCH_DECL }}
+    {{ SG_SETUP }}
 
     // Stage K step 0 into buffer 0.
     var k0 = k_begin;
@@ -116,25 +137,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     {{ PREFETCH_STORE }}
     workgroupBarrier();
 
-    for (var s = 0u; s < steps; s++) {
-        let more = s + 1u < steps;
-        if (more) {
-            k0 = k_begin + (s + 1u) * BK;
-            {{ PREFETCH_LOAD }}
-        }
-        let ab = buf * AS_BUF + ty;
-        let bb = buf * BS_BUF + tx;
-        for (var kk = 0u; kk < BK; kk += {{ UNROLL }}u) {
-            let ai = ab + kk * AS_ROW;
-            let bi = bb + kk * BS_ROW;
-            {{ ACC_STEP }}
-        }
-        if (more) {
-            buf = 1u - buf;
-            {{ PREFETCH_STORE }}
-        }
-        workgroupBarrier();
-    }
+    {{ K_LOOP }}
 
     {{ ACC_STORE }}
 }

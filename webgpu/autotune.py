@@ -55,6 +55,7 @@ _TARGET_S = 0.002  # a timed batch of dispatches lasts this long, so the sync's 
 _MAX_REPEATS = 32
 _ADAPTERS_KEPT = 8  # adapter sections a store keeps (a driver update starts a new one)
 _SCALAR = "/scalar"  # a matmul candidate suffix: scalar storage access on aligned data
+_SPLIT = "/k"  # a matmul candidate suffix: K split into that many slices
 
 Entry = dict[str, object]  # {"choice": name, "ms": {candidate: milliseconds}, "sizes": [...]}
 Key = tuple[str, DType, tuple[int, ...]]  # (family, dtype, bucket)
@@ -279,23 +280,40 @@ class Autotuner:
         return found
 
     def matmul(self, m: int, n: int, inner: int, batch: int, aligned: bool,
-               run: Callable[[TileConfig, bool], object]) -> tuple[TileConfig, bool]:
-        """The tile configuration of a batch of m x inner @ inner x n f32 products, and whether it
-        reads storage as vec4 (only when `aligned`; see `matmul_config.is_aligned`).
+               run: Callable[[TileConfig, bool, int], object], *,
+               subgroup: Callable[[], bool] = lambda: False,
+               split: bool = False) -> tuple[TileConfig, bool, int]:
+        """The tile configuration of a batch of m x inner @ inner x n f32 products, whether it
+        reads storage as vec4 (only when `aligned`; see `matmul_config.is_aligned`), and in how
+        many slices it splits K (1: none).
 
-        Candidates: `matmul_config.candidates` (the heuristic's `choose_config` first), and the
-        heuristic's tile with scalar access. `run(cfg, vec4)` dispatches one.
+        Candidates: `matmul_config.candidates` (the heuristic's `choose_config` first; the
+        subgroup twins too where `subgroup()` says they work on this device), each tile that
+        leaves the GPU short of workgroups once more with K split (`matmul_config.split_k`,
+        only where `split`: the caller can add the partials), and the heuristic's tile with
+        scalar access. `run(cfg, vec4, splits)` dispatches one.
         """
         limits = self.runtime.limits
+        wg_bytes = limits.max_compute_workgroup_storage_size
+        if split:
+            first, slices = matmul_config.choose_split(m, n, inner, batch, wg_bytes)
+        else:
+            first, slices = matmul_config.choose_config(m, n, inner, batch, wg_bytes), 1
         if self.mode == "off":
-            return matmul_config.choose_config(m, n, inner, batch,
-                                               limits.max_compute_workgroup_storage_size), aligned
+            return first, aligned, slices
+
+        def label(cfg: TileConfig, count: int) -> str:
+            return cfg.name + (f"{_SPLIT}{count}" if count > 1 else "")
 
         def names() -> list[str]:
-            configs = matmul_config.candidates(m, n, inner, batch,
-                                               limits.max_compute_workgroup_storage_size,
-                                               limits.max_compute_invocations_per_workgroup)
-            return [c.name for c in configs] + ([configs[0].name + _SCALAR] if aligned else [])
+            configs = matmul_config.candidates(m, n, inner, batch, wg_bytes,
+                                               limits.max_compute_invocations_per_workgroup,
+                                               subgroup())
+            found = [label(first, slices)]
+            for cfg in configs:
+                counts = (1, matmul_config.split_k(cfg, m, n, inner, batch)[0]) if split else (1,)
+                found += [label(cfg, c) for c in counts if label(cfg, c) not in found]
+            return found + ([configs[0].name + _SCALAR] if aligned else [])
 
         family = "matmul" if aligned else "matmul_unaligned"
         name = self.pick(family, (m, n, inner, batch), DType.F32, names,
@@ -385,11 +403,12 @@ class Autotuner:
         return self._clock() - start
 
 
-def _tile(name: str, aligned: bool) -> tuple[TileConfig, bool]:
-    """A matmul candidate's config and whether it reads vec4s."""
+def _tile(name: str, aligned: bool) -> tuple[TileConfig, bool, int]:
+    """A matmul candidate's config, whether it reads vec4s and its slices of K."""
     if name.endswith(_SCALAR):
-        return matmul_config.CONFIGS[name[: -len(_SCALAR)]], False
-    return matmul_config.CONFIGS[name], aligned
+        return matmul_config.CONFIGS[name[: -len(_SCALAR)]], False, 1
+    cfg, _, count = name.partition(_SPLIT)
+    return matmul_config.CONFIGS[cfg], aligned, int(count or 1)
 
 
 def _describe(adapter: AdapterInfo) -> dict[str, str]:

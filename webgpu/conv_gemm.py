@@ -8,16 +8,16 @@ stored, through fusion's epilogue when there is one. One matmul batch index per 
 
 The weight gradient's reduction runs over every output pixel of the batch while its output is
 small: there the matmul splits K into slices (`splits`), each slice a batch index of its own,
-and one elementwise kernel adds the partial sums. This module owns the GEMM form only;
-`conv.py` chooses between it and the direct kernels per shape bucket (autotune, or its
-heuristic).
+and `matmul_variants.add_partials` adds the partial sums (any number of slices, one kernel).
+This module owns the GEMM form only; `conv.py` chooses between it and the direct kernels per
+shape bucket (autotune, or its heuristic).
 """
 
 from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import matmul_config
+from . import matmul_config, matmul_variants
 from .codegen import BITS_FN, KernelKey, render
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -40,10 +40,8 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
-MAX_SPLITS = 6  # partial sums added by one elementwise kernel: 6 inputs + metadata + output
-SPLIT_ALIGN = 64  # a K slice's length is a multiple of every tile's BK
+MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
-TARGET_WORKGROUPS = 256  # as matmul_config.MIN_WORKGROUPS: fewer leave a large GPU idle
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -62,14 +60,8 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
 
 def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
-    gradient) still fills the GPU; (1, K) when it already does."""
-    x, y, z = cfg.dispatch(m, n, groups)
-    want = min(MAX_SPLITS, -(-TARGET_WORKGROUPS // (x * y * z)), kdim // MIN_SPLIT)
-    if want <= 1:
-        return 1, kdim
-    length = -(-kdim // want)
-    length = -(-length // SPLIT_ALIGN) * SPLIT_ALIGN
-    return -(-kdim // length), length
+    gradient) still fills the GPU; (1, K) when it already does (`matmul_config.split_k`)."""
+    return matmul_config.split_k(cfg, m, n, kdim, groups, most=MAX_SPLITS, min_split=MIN_SPLIT)
 
 
 def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
@@ -119,10 +111,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", "nn", io))
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
     if count > 1:  # the partial sums of the K slices, added up into dw
-        parts = [target.sliced(((0, groups, 1), (s, s + 1, 1), (0, m * n, 1)))
-                 for s in range(count)]
-        k.map("conv2d_gemm_sum", str(count), parts, out.reshaped((groups, 1, m * n)),
-              " + ".join(f"v{s}" for s in range(count)))
+        matmul_variants.add_partials(k, target, out, groups, count)
 
 
 def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:
@@ -130,7 +119,8 @@ def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> 
     limits = k.runtime.limits
     return matmul_config.candidates(m, n, kdim, groups,
                                     limits.max_compute_workgroup_storage_size,
-                                    limits.max_compute_invocations_per_workgroup)[:most]
+                                    limits.max_compute_invocations_per_workgroup,
+                                    matmul_variants.subgroups_usable(k))[:most]
 
 
 def default_tile(k: Kernels, m: int, n: int, kdim: int, groups: int) -> TileConfig:

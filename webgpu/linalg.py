@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dtype import DType
-from . import matmul_config
+from . import matmul_config, matmul_variants
 from .codegen import BITS_FN, KernelKey, compute_type, header, load, render, storage_type, store
 from .fused import DenseEpilogue
 from .kernels import Kernels
+from .runtime import Buffer
 from .tensor import GpuTensor, contiguous_strides
 
 TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
@@ -106,10 +107,16 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         return None
     layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
     out = k.empty(batch + (m, n), DType.F32, "matmul")
-    params = k.constant(matmul_config.params_bytes(
-        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
-        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
-    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
+
+    def params(splits: int = 1) -> Buffer:
+        """The kernel's uniform, K in `splits` slices."""
+        return k.constant(matmul_config.params_bytes(
+            m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
+            lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset, splits=splits,
+            k_split=matmul_config.split_length(inner, splits) if splits > 1 else 0),
+            uniform=True)
+
+    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params()]
     extra: tuple[object, ...] = ()
     code = ""
     if epilogue is not None:
@@ -117,17 +124,25 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         extra = epilogue.key()
         code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 
-    def launch(cfg: matmul_config.TileConfig, vec4: bool) -> None:
+    def launch(cfg: matmul_config.TileConfig, vec4: bool, splits: int) -> None:
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
                         (*cfg.cache_key(vec4, layout), *extra))
         pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
-        k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
+        if splits == 1:
+            k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
+            return
+        parts = k.empty((count, splits, m, n), DType.F32, "matmul")  # no epilogue: 4 bindings
+        k.launch(pipeline, [bindings[0], bindings[1], parts.block.buffer, params(splits)],
+                 cfg.dispatch(m, n, count * splits))
+        matmul_variants.add_partials(k, parts, out, count, splits)
 
     # the tile: timed on first use per shape bucket (autotune.py), else choose_config's
     aligned = matmul_config.is_aligned(
         n, inner, (op_a.batch_stride, op_b.batch_stride, m * n, op_a.ld, op_b.ld, op_a.offset,
                    op_b.offset), m=m, layout=layout)
-    launch(*k.autotune.matmul(m, n, inner, count, aligned, launch))
+    launch(*k.autotune.matmul(m, n, inner, count, aligned, launch,
+                              subgroup=lambda: matmul_variants.subgroups_usable(k),
+                              split=epilogue is None))
     return out
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -48,6 +48,8 @@ class TileConfig:
     tm: int
     tn: int
     unroll: int = 1  # k's per inner-loop iteration written out in the WGSL (1 .. bk)
+    subgroup: bool = False  # the quads of a row share A through subgroupShuffle (the template)
+    pingpong: bool = False  # two K steps per loop iteration, buffers 0 and 1 as constants
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -63,6 +65,9 @@ class TileConfig:
             )
         if self.threads > 256:
             raise ValueError(f"{self.name}: {self.threads} threads exceed WebGPU's default 256")
+        if self.subgroup and (self.wg_x % 4 or (self.unroll * self.tm // 4) % 4):
+            raise ValueError(f"{self.name}: the subgroup variant needs rows of whole quads"
+                             " (bn / tn a multiple of 4) and unroll * tm a multiple of 16")
 
     @property
     def wg_x(self) -> int:
@@ -92,8 +97,8 @@ class TileConfig:
     def dispatch(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
         return (-(-n // self.bn), -(-m // self.bm), batch)
 
-    def cache_key(self, aligned: bool,
-                  layout: str = "nn") -> tuple[str, int, int, int, int, int, int, bool, str]:
+    def cache_key(self, aligned: bool, layout: str = "nn"
+                  ) -> tuple[str, int, int, int, int, int, int, bool, str, bool, bool]:
         return (
             "matmul_tiled",
             self.bm,
@@ -104,6 +109,8 @@ class TileConfig:
             self.unroll,
             bool(aligned),
             layout,
+            self.subgroup,
+            self.pingpong,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -115,10 +122,15 @@ class TileConfig:
             "tm": self.tm,
             "tn": self.tn,
             "unroll": self.unroll,
-            "workgroup_size": [self.wg_x, self.wg_y, 1],
+            "subgroup": self.subgroup,
+            "pingpong": self.pingpong,
+            "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
 
+
+SUBGROUP_SUFFIX = "_sg"
+PINGPONG_SUFFIX = "_pp"
 
 # Measured on an NVIDIA H200 through Vulkan and on lavapipe: see benchmarks/README.md.
 CONFIGS: dict[str, TileConfig] = {
@@ -145,8 +157,20 @@ CONFIGS: dict[str, TileConfig] = {
         TileConfig("t32x32x8_4x4_u8", 32, 32, 8, 4, 4, 8),
     )
 }
-DEFAULT = "t128x128x8_8x8_u8"  # large outputs
-MEDIUM = "t64x64x16_4x4_u16"
+# The subgroup twin of every config whose rows are whole quads: offered only where the device
+# has the `subgroups` feature (and its lanes form quads as the template assumes: linalg.py
+# checks that once per device before autotune may time one).
+_BASE = list(CONFIGS.values())
+CONFIGS.update({
+    c.name + SUBGROUP_SUFFIX: replace(c, name=c.name + SUBGROUP_SUFFIX, subgroup=True)
+    for c in _BASE
+    if c.wg_x % 4 == 0 and (c.unroll * c.tm // 4) % 4 == 0
+})
+# The ping-pong twin of every config (TileConfig.pingpong): two K steps per loop iteration.
+CONFIGS.update({c.name + PINGPONG_SUFFIX: replace(c, name=c.name + PINGPONG_SUFFIX, pingpong=True)
+                for c in _BASE})
+DEFAULT = "t128x128x8_8x8_u8_pp"  # large outputs
+MEDIUM = "t64x64x16_4x4_u16_pp"
 SMALL = "t32x32x16_4x4_u16"
 LADDER = (DEFAULT, MEDIUM, SMALL)  # largest tile first
 MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it idle
@@ -173,6 +197,23 @@ def choose_config(
     return fitting[-1]
 
 
+def choose_split(m: int, n: int, k: int, batch: int = 1,
+                 max_workgroup_bytes: int = 16384) -> tuple[TileConfig, int]:
+    """The heuristic's tile and slices of K (1: none) where the caller can add partial products:
+    the largest tile of LADDER with K split (`split_k`) when that split alone gives it
+    MIN_WORKGROUPS workgroups (1024-class products: on the H100 at 1024^3, 128x128 in 4 slices
+    ran 10% faster than 64x64 whole, see benchmarks/README.md), else `choose_config`'s."""
+    cfg = choose_config(m, n, k, batch, max_workgroup_bytes)
+    big = next(CONFIGS[name] for name in LADDER
+               if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes)
+    if cfg != big:
+        count = split_k(big, m, n, k, batch)[0]
+        x, y, z = big.dispatch(m, n, batch)
+        if count > 1 and x * y * z * count >= MIN_WORKGROUPS:
+            return big, count
+    return cfg, 1
+
+
 def candidates(
     m: int,
     n: int,
@@ -180,11 +221,13 @@ def candidates(
     batch: int = 1,
     max_workgroup_bytes: int = 16384,
     max_threads: int = 256,
+    subgroup: bool = False,
 ) -> list[TileConfig]:
     """The configurations worth timing for a batch of M x K @ K x N products, best guess first.
 
     `choose_config`'s pick, then the rest of LADDER, then every other config (CONFIGS order,
-    largest tile first), each fitting the device's workgroup memory and invocations. A tile
+    largest tile first), each fitting the device's workgroup memory and invocations; with
+    `subgroup`, each config's subgroup twin (when it has one) after it. A tile
     taller than M (or wider than N) rounded up to a power of two only computes padding where a
     smaller tile exists, so it is left out. The autotuner (`webgpu/autotune.py`) times them.
     """
@@ -192,10 +235,14 @@ def candidates(
     rows = max(32, 1 << (m - 1).bit_length())
     cols = max(32, 1 << (n - 1).bit_length())
     rest = [CONFIGS[name] for name in LADDER] + list(CONFIGS.values())
+    if subgroup:
+        rest = [c for cfg in rest if not cfg.subgroup
+                for c in (cfg, CONFIGS.get(cfg.name + SUBGROUP_SUFFIX)) if c is not None]
     found = [first]
     for cfg in rest:
         if (
             cfg not in found
+            and (subgroup or not cfg.subgroup)
             and cfg.workgroup_bytes <= max_workgroup_bytes
             and cfg.threads <= max_threads
             and cfg.bm <= rows
@@ -203,6 +250,47 @@ def candidates(
         ):
             found.append(cfg)
     return found
+
+
+MAX_SPLITS = 16  # slices of K at most (matmul_split_sum.wgsl adds any number)
+SPLIT_ALIGN = 64  # a K slice's length is a multiple of every tile's BK
+MIN_SPLIT = 256  # reduction terms per slice below which splitting K costs more than it gains
+
+
+def split_k(cfg: TileConfig, m: int, n: int, k: int, batch: int = 1, *,
+            target: int = MIN_WORKGROUPS, most: int = MAX_SPLITS,
+            min_split: int = MIN_SPLIT) -> tuple[int, int]:
+    """(slices of K, their length) that bring `cfg`'s dispatch for a batch of M x K @ K x N
+    products up to about `target` workgroups, each slice at least `min_split` long and a
+    multiple of SPLIT_ALIGN; (1, K) where the tiles alone are enough or K is too short. Each
+    slice writes a partial product (`params_bytes(splits=, k_split=)`), and
+    `shaders/matmul_split_sum.wgsl` adds them."""
+    x, y, z = cfg.dispatch(m, n, batch)
+    want = min(most, -(-target // (x * y * z)), k // min_split)
+    if want <= 1:
+        return 1, k
+    length = split_length(k, want)
+    return -(-k // length), length
+
+
+def split_length(k: int, splits: int) -> int:
+    """The length of each of `splits` slices of K: a multiple of SPLIT_ALIGN (a slice past
+    the end of K computes zeros)."""
+    length = -(-k // splits)
+    return -(-length // SPLIT_ALIGN) * SPLIT_ALIGN
+
+
+SPLIT_SUM_PATH = TEMPLATE_PATH.parent / "matmul_split_sum.wgsl"
+
+
+def split_sum_params(total: int, mn: int, splits: int, out_off: int = 0,
+                     most: int = 65535) -> tuple[bytes, tuple[int, int, int]]:
+    """matmul_split_sum.wgsl's uniform and dispatch for `total` (batch * mn) sums of `splits`
+    partials each (`most`: workgroups per dispatch dimension)."""
+    groups = -(-total // 256)
+    row = min(groups, most)
+    return (struct.pack("<8I", total, mn, splits, out_off, row, 0, 0, 0),
+            (row, -(-groups // row), 1))
 
 
 def is_aligned(n: int, k: int, offsets: tuple[int, ...] = (), *, m: int = 0,
@@ -295,11 +383,23 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
     acc = [f"acc{r}_{j}" for r in range(cfg.tm) for j in range(cj)]
     acc_decl = ind.join(f"var {name} = vec4<f32>(0.0);" for name in acc)
 
-    step = []
+    step, setup = [], []
+    share = cfg.unroll * ri // 4  # subgroup variant: A vec4s each lane of a quad reads per step
+    if cfg.subgroup:
+        # lane q of the quad reads vec4s q*share .. q*share+share-1 of the row's unroll * ri,
+        # numbered f = u * ri + i (k = kk + u, rows group i): offsets from `ai` computed once
+        setup = ["let quad = sid & ~3u;", "let q = sid & 3u;"]
+        setup += [f"let so{j} = ((q * {share}u + {j}u) / {ri}u) * AS_ROW"
+                  f" + ((q * {share}u + {j}u) % {ri}u) * WG_Y;" for j in range(share)]
+        step += [f"let sa{j} = As[ai + so{j}];" for j in range(share)]
     for u in range(cfg.unroll):
         ka = f" + {u * cfg.bm // 4}u" if u else ""  # u rows of the A tile further on
         kb = f" + {u * cfg.bn // 4}u" if u else ""
-        step += [f"let va{u}_{i} = As[ai{ka} + {i}u * WG_Y];" for i in range(ri)]
+        if cfg.subgroup:
+            step += [f"let va{u}_{i} = subgroupShuffle(sa{(u * ri + i) % share},"
+                     f" quad + {(u * ri + i) // share}u);" for i in range(ri)]
+        else:
+            step += [f"let va{u}_{i} = As[ai{ka} + {i}u * WG_Y];" for i in range(ri)]
         step += [f"let vb{u}_{j} = Bs[bi{kb} + {j}u * WG_X];" for j in range(cj)]
         for r in range(cfg.tm):
             comp = "xyzw"[r % 4]
@@ -341,14 +441,57 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
             load.append(f"pb{i} = load_b4(base_b, n0 + {j} / {kq}u, k0 + ({j} % {kq}u) * 4u);")
             st.append(_scatter("Bs", "BS_BUF", "BS_ROW", f"pb{i}", f"{j} / {kq}u",
                                f"({j} % {kq}u) * 4u"))
+    loads, stores = ind.join(load), ind.join(st)
     return {
+        "K_LOOP": _k_loop(cfg, acc_step, loads, stores),
+        "SG_BUILTIN": (",\n        @builtin(subgroup_invocation_id) sid: u32"
+                       if cfg.subgroup else ""),
+        "SG_SETUP": ind.join(setup),
         "ACC_DECL": acc_decl,
-        "ACC_STEP": acc_step,
         "ACC_STORE": acc_store,
         "PREFETCH_DECL": ind.join(decl),
         "PREFETCH_LOAD": ind.join(load),
         "PREFETCH_STORE": ind.join(st),
     }
+
+
+def _k_step(cfg: TileConfig, acc_step: str, loads: str, stores: str, read: str,
+            write: str) -> str:
+    """One K step: prefetch the next step's tiles, multiply the tiles of buffer `read`, store
+    the prefetched tiles into buffer `write` (WGSL expressions), barrier."""
+    ind = "\n        "
+    return ind.join((
+        "let more = s + 1u < steps;",
+        "if (more) {",
+        "    k0 = k_begin + (s + 1u) * BK;",
+        "    " + loads.replace("\n    ", "\n            "),
+        "}",
+        f"let ab = {read} * AS_BUF + ty;",
+        f"let bb = {read} * BS_BUF + tx;",
+        f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{",
+        "    let ai = ab + kk * AS_ROW;",
+        "    let bi = bb + kk * BS_ROW;",
+        "    " + acc_step,
+        "}",
+        "if (more) {",
+        f"    {write};",
+        "    " + stores.replace("\n    ", "\n            "),
+        "}",
+        "workgroupBarrier();",
+    ))
+
+
+def _k_loop(cfg: TileConfig, acc_step: str, loads: str, stores: str) -> str:
+    """The loop over K steps (see the template's comment)."""
+    if not cfg.pingpong:
+        body = _k_step(cfg, acc_step, loads, stores, "buf", "buf = 1u - buf")
+        return f"for (var s = 0u; s < steps; s++) {{\n        {body}\n    }}"
+    halves = [_k_step(cfg, acc_step, loads, stores, f"{r}u", f"buf = {1 - r}u")
+              for r in (0, 1)]
+    return ("var s = 0u;\n    loop {\n"
+            + "".join(f"        if (s >= steps) {{ break; }}\n        {{\n        {h}\n"
+                      "        }\n        s += 1u;\n" for h in halves)
+            + "    }")
 
 
 def _scatter(tile: str, buf: str, row: str, value: str, r: str, kk: str) -> str:
@@ -453,9 +596,9 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn
         "TN": cfg.tn,
         "WG_X": cfg.wg_x,
         "WG_Y": cfg.wg_y,
+        "THREADS": cfg.threads,
         "LOADS_A": cfg.loads_a,
         "LOADS_B": cfg.loads_b,
-        "UNROLL": cfg.unroll,
         "ELEM": "vec4<f32>" if aligned else "f32",
         "IO_FNS": io or _io_fns(aligned, epilogue, layout),
     }

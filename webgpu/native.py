@@ -155,7 +155,7 @@ class NativeRuntime(CommandBatch):
             AdapterChoice.parse(adapter_setting() if adapter is None else adapter)
         self._wgpu = wgpu = import_wgpu()
         info, raw = choose_adapter(list_adapters(), choice)
-        wanted = [f for f in ("shader-f16",) if f in raw.features]
+        wanted = [f for f in ("shader-f16", "subgroup") if f in raw.features]
         keep = ("max-buffer-size", "max-storage-buffer-binding-size",
                 "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
                 "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x")

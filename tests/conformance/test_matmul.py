@@ -96,3 +96,13 @@ def test_matmul_identity(backend):
     x = tensor(a, device=backend)
     assert_close(x @ eye(4, device=backend), a)
     assert_close(eye(4, device=backend) @ x, a)
+
+
+@pytest.mark.slow
+def test_matmul_with_k_split_into_slices(backend):
+    # 16 output tiles of 128 x 128 (ragged) and K = 4096: webgpu's heuristic splits K into 16
+    # slices (matmul_config.choose_split) and adds the partial products in a second kernel
+    a = random_array((2, 250, 4096), F32, seed=11)
+    b = random_array((4096, 500), F32, seed=12)
+    x, y = tensor(a, device=backend), tensor(b, device=backend)
+    assert_close(x @ y, np.matmul(reference(a), reference(b)), atol=1e-3, rtol=1e-4)

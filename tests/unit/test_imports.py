@@ -46,3 +46,18 @@ def test_import_has_no_side_effects() -> None:
                          cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_every_webgpu_module_imports_without_numpy() -> None:
+    # the page's Python has no numpy: a webgpu module importing it keeps `pyrite serve` from
+    # building the web bundle (and every page test then skips as "page-webgpu unavailable")
+    script = _SCRIPT.split("import pyrite\n")[0].replace(repr(BLOCKED), repr(("numpy",))) + (
+        "import importlib, pkgutil, pyrite.webgpu\n"
+        "for info in pkgutil.iter_modules(pyrite.webgpu.__path__):\n"
+        "    importlib.import_module('pyrite.webgpu.' + info.name)\n"
+        "assert 'numpy' not in sys.modules\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -116,8 +116,12 @@ def test_off_uses_the_heuristics_times_nothing_and_reads_no_store(
     tuner = Autotuner(rt)  # type: ignore[arg-type]  # a fake runtime
     assert tuner.mode == "off"
     assert _pick(tuner, rt) == "heuristic"
-    assert tuner.matmul(256, 256, 256, 1, True, lambda cfg, vec4: rt.run("x")) == (
-        matmul_config.choose_config(256, 256, 256, 1, 16384), True)
+    assert tuner.matmul(256, 256, 256, 1, True, lambda cfg, vec4, splits: rt.run("x")) == (
+        matmul_config.choose_config(256, 256, 256, 1, 16384), True, 1)
+    # with autotune off, a 1024-class product splits K where the caller can add the partials
+    big = matmul_config.CONFIGS[matmul_config.DEFAULT]
+    assert tuner.matmul(1024, 1024, 1024, 1, True, lambda cfg, vec4, splits: rt.run("x"),
+                        split=True) == (big, True, 4)
     assert tuner.workgroup("reduce", (1024, 1024), DType.F32, 32, lambda: rt.run("x")) == 32
     assert rt.runs == [] and tuner.stats.timed == 0 and tuner.choices() == {}
     assert not isinstance(tuner.store, FileStore) and not (tmp_path / "autotune.json").exists()

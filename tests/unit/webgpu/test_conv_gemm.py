@@ -85,7 +85,7 @@ def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) ->
     want = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
     cfg = CONFIGS["t32x32x16_4x4_u16"]
     count, length = conv_gemm.splits(cfg, 12, 72, 2 * 30 * 31, 1)
-    assert count > 1 and length % 64 == 0
+    assert count > 6 and length % 64 == 0  # more slices than one elementwise kernel could add
     gx = _up(gpu, x)
     out = gpu.kernels.empty(ws, gx.dtype, "test")
     conv_gemm.run(gpu.kernels, cfg, out, gx, _up(gpu, g), None, xs, *args,

@@ -1,0 +1,91 @@
+"""The tiled matmul's variants (`webgpu/matmul_variants.py`, `matmul_config.py`): subgroup twins,
+ping-pong twins and split K, each against numpy through the backend's matmul on ragged shapes,
+every operand layout and aligned or not; the device check that gates the subgroup twins; the
+heuristic's split."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pyrite.webgpu import matmul_config, matmul_variants
+from pyrite.webgpu.matmul_config import CONFIGS, TileConfig
+
+RNG = np.random.default_rng(11)
+
+
+class _Forced:
+    """An autotuner stand-in whose matmul always answers one variant."""
+
+    def __init__(self, cfg: TileConfig, splits: int) -> None:
+        self.cfg, self.splits = cfg, splits
+
+    def matmul(self, m: int, n: int, inner: int, batch: int, aligned: bool, run: Any,
+               **_: Any) -> tuple[TileConfig, bool, int]:
+        return self.cfg, aligned, self.splits
+
+
+def _check(gpu, up, down, monkeypatch, name: str, splits: int = 1) -> None:
+    monkeypatch.setitem(gpu.kernels.__dict__, "autotune", _Forced(CONFIGS[name], splits))
+    # ragged (M, N, K not multiples of anything), aligned, batched with a broadcast operand,
+    # and each operand stored transposed (read in place)
+    for batch, m, k, n in ((1, 70, 333, 45), (2, 64, 520, 96), (3, 37, 129, 130)):
+        a = RNG.normal(size=(batch, m, k)).astype(np.float32)
+        b = RNG.normal(size=(1, k, n)).astype(np.float32)
+        want = a @ b
+        got = down(gpu.matmul(up(a), up(b)))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{name}/k{splits}")
+        at = gpu.permute(up(a.transpose(0, 2, 1).copy()), (0, 2, 1))
+        bt = gpu.permute(up(b.transpose(0, 2, 1).copy()), (0, 2, 1))
+        np.testing.assert_allclose(down(gpu.matmul(at, bt)), want, rtol=1e-4, atol=1e-4,
+                                   err_msg=f"{name}/k{splits} transposed")
+
+
+@pytest.mark.parametrize("name", [matmul_config.DEFAULT, matmul_config.MEDIUM,
+                                  "t128x128x8_8x8_pp"])
+def test_pingpong_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
+    assert CONFIGS[name].pingpong
+    _check(gpu, up, down, monkeypatch, name)
+
+
+@pytest.mark.parametrize("name", ["t64x64x8_8x4_u8_sg", "t128x64x8_8x8_u8_sg",
+                                  "t128x128x16_8x8_u4_sg"])
+def test_subgroup_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
+    if not matmul_variants.subgroups_usable(gpu.kernels):
+        pytest.skip("the adapter has no usable subgroup feature")
+    _check(gpu, up, down, monkeypatch, name)
+
+
+@pytest.mark.parametrize("name,splits", [(matmul_config.DEFAULT, 4), ("t32x32x16_4x4_u16", 3),
+                                         ("t64x64x16_4x4_u16_pp", 9)])
+def test_split_k_agrees_with_numpy(gpu, up, down, monkeypatch, name, splits):
+    # 9 slices of at least 64: slices past the end of K add zeros
+    _check(gpu, up, down, monkeypatch, name, splits)
+
+
+def test_subgroup_twins_are_offered_only_after_the_device_check(gpu, monkeypatch):
+    k = gpu.kernels
+    usable = matmul_variants.subgroups_usable(k)
+    assert usable == ("subgroup" in k.runtime.features)  # lavapipe and GPUs pass the check
+    names = [c.name for c in matmul_config.candidates(500, 500, 500, 1, subgroup=True)]
+    twins = [name for name in names if name.endswith("_sg")]
+    assert twins and all(names.index(name[:-3]) < names.index(name) for name in twins)
+    assert not any(c.subgroup for c in matmul_config.candidates(500, 500, 500, 1))
+    # a device whose lanes do not form the template's quads: no twin is ever a candidate
+    monkeypatch.setattr(matmul_variants, "_USABLE", {})
+    monkeypatch.setattr(matmul_variants, "_agrees", lambda k, name: False)
+    assert not matmul_variants.subgroups_usable(k)
+
+
+def test_the_heuristic_splits_k_only_where_the_split_fills_the_gpu():
+    big = CONFIGS[matmul_config.DEFAULT]
+    assert matmul_config.choose_split(1024, 1024, 1024) == (big, 4)
+    assert matmul_config.choose_split(256, 4096, 1024) == (big, 4)
+    for m, n, k in ((2048, 2048, 2048), (1000, 1000, 1000), (512, 512, 512), (1024, 1024, 256)):
+        cfg, splits = matmul_config.choose_split(m, n, k)
+        assert splits == 1 and cfg == matmul_config.choose_config(m, n, k)
+    count, length = matmul_config.split_k(big, 1024, 1024, 1000)
+    assert length % matmul_config.SPLIT_ALIGN == 0 and count * length >= 1000
+    assert (count - 1) * length < 1000  # no slice wholly past K
