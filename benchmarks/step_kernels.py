@@ -27,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from common import cpu_name, cuda_torch, timed, write_results
 from compile import LR, mnist_data, torch_data
 from webgpu_mnist import throughput, torch_infer, torch_train
