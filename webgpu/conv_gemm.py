@@ -21,6 +21,7 @@ from . import matmul_config
 from .codegen import BITS_FN, KernelKey, render
 from .fused import DenseEpilogue
 from .kernels import Kernels
+from .linalg import add_partials
 from .matmul_config import TileConfig
 from .tensor import GpuTensor
 
@@ -40,10 +41,7 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
-MAX_SPLITS = 6  # partial sums added by one elementwise kernel: 6 inputs + metadata + output
-SPLIT_ALIGN = 64  # a K slice's length is a multiple of every tile's BK
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
-TARGET_WORKGROUPS = 256  # as matmul_config.MIN_WORKGROUPS: fewer leave a large GPU idle
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -63,13 +61,7 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
 def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
     gradient) still fills the GPU; (1, K) when it already does."""
-    x, y, z = cfg.dispatch(m, n, groups)
-    want = min(MAX_SPLITS, -(-TARGET_WORKGROUPS // (x * y * z)), kdim // MIN_SPLIT)
-    if want <= 1:
-        return 1, kdim
-    length = -(-kdim // want)
-    length = -(-length // SPLIT_ALIGN) * SPLIT_ALIGN
-    return -(-kdim // length), length
+    return matmul_config.k_splits(cfg, m, n, kdim, groups, MIN_SPLIT)
 
 
 def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
@@ -119,10 +111,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", "nn", io))
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
     if count > 1:  # the partial sums of the K slices, added up into dw
-        parts = [target.sliced(((0, groups, 1), (s, s + 1, 1), (0, m * n, 1)))
-                 for s in range(count)]
-        k.map("conv2d_gemm_sum", str(count), parts, out.reshaped((groups, 1, m * n)),
-              " + ".join(f"v{s}" for s in range(count)))
+        add_partials(k, target, out)
 
 
 def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:

@@ -29,15 +29,19 @@ from .kernels import Kernels
 from .tensor import GpuTensor
 
 #: invocations of a workgroup, the queries (or keys) it owns: the default; autotune may pick
-#: another of `autotune.WORKGROUPS` per kernel and shape bucket
-ROWS = 64
+#: another of `autotune.WORKGROUPS` per kernel and shape bucket. 128 rather than 64: on the H100
+#: at (8, 8, 1024, 64) each kernel took 0.57-0.68x the time of 64 (a staged tile serves twice
+#: the rows), 32 took 2.3-2.5x (benchmarks/results/attention_h100_s3.json, `rows_N`)
+ROWS = 128
 #: the widest head (d_k and d_v) the kernels take: rows and accumulators live in registers
 MAX_HEAD = 256
 #: rows of the tiles staged in workgroup memory, at most (fewer for wide heads)
 MAX_COLS = 32
 #: head widths (d_k + d_v, in vec4s) from which the key gradients run as two launches, dk then
-#: dv, each holding two or three head rows a thread instead of four (fewer registers)
-SPLIT_KEY_GRADS = 32
+#: dv, each holding two or three head rows a thread instead of four (fewer registers). At
+#: d_k = d_v = 64 two launches took 1.28x one on the H100 (the recomputed scores cost more than
+#: the registers saved), so only heads twice as wide split; that width is not measured yet.
+SPLIT_KEY_GRADS = 64
 
 
 def covers(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor,

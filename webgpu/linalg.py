@@ -4,7 +4,10 @@ Large f32 products go to the template `shaders/matmul_tiled.wgsl` (configured an
 `matmul_config.py`, its tile chosen per shape bucket by `autotune.py`), which reads each operand
 in place when it is a row-major or a transposed matrix view (any offset and row length) with one
 batch stride: `x.T @ g` and `g @ w.T` of a linear layer's backward pass run without copies.
-Other layouts (a mixed broadcast batch, a view strided in both dims) are copied first.
+Other layouts (a mixed broadcast batch, a view strided in both dims) are copied first. A
+product whose output is too small to fill the GPU with the smallest tile (a classifier's last
+layer: N = 10) splits K into slices, each slice a workgroup row of its own, and adds the
+partial sums in one elementwise kernel (`SPLIT_BELOW`); its epilogue then runs apart.
 Everything else (small or integer products) runs `shaders/matmul_naive.wgsl`, which reads any
 strided view directly.
 """
@@ -21,6 +24,10 @@ from .kernels import Kernels
 from .tensor import GpuTensor, contiguous_strides
 
 TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
+#: workgroups of the smallest tile below which the tiled kernel splits K (a latency-bound
+#: handful of workgroups walking a long K: the N = 10 layer of MNIST took 79 us on the H100)
+SPLIT_BELOW = 16
+MIN_SPLIT = 128  # multiply-adds per output and K slice, at least
 EPILOGUE_BINDING = 4  # the first binding of an epilogue, in both matmul kernels
 
 
@@ -85,9 +92,31 @@ def _operand(t: GpuTensor) -> _Operand | None:
     return None
 
 
+def add_partials(k: Kernels, parts: GpuTensor, out: GpuTensor) -> None:
+    """`out` (dense, `count` products of `size` elements) = the sum over the slices of
+    `parts` (count, slices, size): the K slices' partial sums of a split product."""
+    count, slices, size = parts.shape
+    views = [parts.sliced(((0, count, 1), (s, s + 1, 1), (0, size, 1))) for s in range(slices)]
+    k.map("matmul_split_sum", str(slices), views, out.reshaped((count, 1, size)),
+          " + ".join(f"v{s}" for s in range(slices)))
+
+
+def splits_k(m: int, n: int, inner: int, count: int) -> bool:
+    """Whether the tiled product splits K: even the smallest tile gives fewer than
+    SPLIT_BELOW workgroups, and K holds two slices."""
+    x, y, z = matmul_config.CONFIGS[matmul_config.SMALL].dispatch(m, n, count)
+    return x * y * z < SPLIT_BELOW and inner >= 2 * MIN_SPLIT
+
+
 def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
            epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = 1
+    for size in batch:
+        count *= size
+    split = splits_k(m, n, inner, count)
+    if split and epilogue is not None:
+        return None  # partial sums first: the caller runs the epilogue apart
     views, ops = [], []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
         view = t.expanded(shape)
@@ -98,30 +127,34 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         views.append(view)
         ops.append(op)
     op_a, op_b = ops
-    count = 1
-    for size in batch:
-        count *= size
     limits = k.runtime.limits
     if op_a is None or op_b is None or count > limits.max_compute_workgroups_per_dimension:
         return None
     layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
     out = k.empty(batch + (m, n), DType.F32, "matmul")
-    params = k.constant(matmul_config.params_bytes(
-        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
-        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
-    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
     extra: tuple[object, ...] = ()
     code = ""
     if epilogue is not None:
-        bindings += epilogue.bindings(k)
         extra = epilogue.key()
         code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool) -> None:
+        slices, length = (matmul_config.k_splits(cfg, m, n, inner, count, MIN_SPLIT) if split
+                          else (1, inner))
+        target = out if slices == 1 else k.empty((count, slices, m * n), DType.F32, "matmul")
+        params = k.constant(matmul_config.params_bytes(
+            m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
+            lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset, splits=slices,
+            k_split=length), uniform=True)
+        bindings = [views[0].block.buffer, views[1].block.buffer, target.block.buffer, params]
+        if epilogue is not None:
+            bindings += epilogue.bindings(k)
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
                         (*cfg.cache_key(vec4, layout), *extra))
         pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
-        k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
+        k.launch(pipeline, bindings, cfg.dispatch(m, n, count * slices))
+        if slices > 1:
+            add_partials(k, target, out)
 
     # the tile: timed on first use per shape bucket (autotune.py), else choose_config's
     aligned = matmul_config.is_aligned(

@@ -152,6 +152,25 @@ LADDER = (DEFAULT, MEDIUM, SMALL)  # largest tile first
 MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it idle
 
 
+MAX_SPLITS = 6  # partial sums added by one elementwise kernel: 6 inputs + metadata + output
+SPLIT_ALIGN = 64  # a K slice's length is a multiple of every tile's BK
+
+
+def k_splits(cfg: TileConfig, m: int, n: int, kdim: int, batch: int,
+             min_split: int) -> tuple[int, int]:
+    """(slices of K, their length) so that a long reduction over few output tiles still fills
+    the GPU (up to MIN_WORKGROUPS workgroups, MAX_SPLITS slices, each at least `min_split`
+    terms long); (1, K) when it already does. The tiled template walks slice z % splits of
+    the product z // splits and writes its partial sum; the caller adds the partials."""
+    x, y, z = cfg.dispatch(m, n, batch)
+    want = min(MAX_SPLITS, -(-MIN_WORKGROUPS // (x * y * z)), kdim // min_split)
+    if want <= 1:
+        return 1, kdim
+    length = -(-kdim // want)
+    length = -(-length // SPLIT_ALIGN) * SPLIT_ALIGN
+    return -(-kdim // length), length
+
+
 def choose_config(
     m: int, n: int, k: int, batch: int = 1, max_workgroup_bytes: int = 16384
 ) -> TileConfig:

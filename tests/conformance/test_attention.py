@@ -2,8 +2,8 @@
 attention's kernels on webgpu) on every backend: values against numpy, gradients by finite
 differences (against autodiff<numpy> on the other backends), with and without an additive mask
 (padding, causal, a bias), softmax and quiet softmax, and the causal flag (no mask tensor).
-The larger cases cross the kernels' tiles (64 queries or keys a workgroup, up to 32 a staged
-tile) with ragged lengths and head dims that are not multiples of 4."""
+The larger cases cross the kernels' tiles (128 queries or keys a workgroup by default, up to
+32 a staged tile) with ragged lengths and head dims that are not multiples of 4."""
 
 from __future__ import annotations
 
@@ -98,6 +98,7 @@ CAUSAL_CASES = [  # q shape, seq_k, d_v, extra mask ("padding" or None), quiet
     ((1, 2, 67, 8), 130, 9, None, False),  # new positions after cached ones
     ((2, 1, 1, 16), 129, 16, "padding", True),  # one new position: every key, padding too
     ((3, 2, 40, 6), 40, 4, "padding", False),
+    ((1, 1, 150, 4), 150, 3, None, False),  # queries and keys across workgroups of 128
 ]
 
 

@@ -285,11 +285,12 @@ def test_key_gradients_in_one_launch_or_two(gpu, monkeypatch, split, dims, causa
 
 
 def test_causal_tiles_past_the_frontier_are_never_read(gpu) -> None:
-    """With the causal flag a workgroup (64 queries when autotune is off) stops at its last
+    """With the causal flag a workgroup (ROWS queries when autotune is off) stops at its last
     query's frontier: a NaN value at key 150 reaches the queries whose workgroup holds a query
-    that sees it (128 on), never the first 128; an explicit causal mask reads every key, so the
-    NaN (times a zero weight) reaches every row."""
-    assert gpu.kernels.autotune.mode == "off" and flash_attention.ROWS == 64
+    that sees it (128 on for ROWS 64 or 128), never the first 128; an explicit causal mask
+    reads every key, so the NaN (times a zero weight) reaches every row."""
+    assert gpu.kernels.autotune.mode == "off" and 150 // flash_attention.ROWS * \
+        flash_attention.ROWS == 128
     n, d = 200, 8
     q, k, v = (RNG.normal(size=(1, 1, n, d)).astype(np.float32) for _ in range(3))
     v[0, 0, 150] = np.nan
