@@ -210,7 +210,7 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float,
     variants: dict[str, tuple[bool, int | None, int]] = {
         "default": (False, None, default), "one_launch": (False, None, 1 << 30),
         "two_launches": (False, None, 0), "causal": (True, None, default),
-        **{f"rows_{r}": (False, r, default) for r in (32, 128)}}
+        **{f"rows_{r}": (False, r, default) for r in (32, 64, 256)}}
     result: dict[str, Any] = {}
     for name, (causal, rows, split) in variants.items():
         chosen = parts(causal)
