@@ -14,10 +14,15 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    the fused op, the composite and torch (the same loss, `out.backward(w)` being its gradient).
    Target: fused forward + backward >= 0.5x torch (ratio = torch time / pyrite time).
    `fused_kernels` times the fused kernels alone on the raw backend (forward; the backward's dq
-   part; its dk, dv part), to show where the time goes.
+   part; its dk, dv part), to show where the time goes: with the defaults, with the key
+   gradients in one launch instead of two (`one_launch`), with the causal flag (`causal`), and
+   with each other workgroup size (`rows_N`; the benchmark runs with autotune as configured,
+   these force one size).
+3. Causal: forward + backward with the op's causal flag (`F.attention(..., causal=True)`: no
+   mask tensor, the tiles past the frontier skipped) against torch's `is_causal=True`.
 
 Before timing, the fused op's output and gradients are checked against numpy (float64) on a
-small ragged case with a causal mask; exit status 1 if they differ.
+small ragged cases (a causal mask; the causal flag); exit status 1 if they differ.
 Timing: wall clock; a block is `reps` evaluations then a sync (`device.sync()`, which waits for
 the GPU; `torch.cuda.synchronize()`), `reps` chosen so a block takes >= --min-ms; after a warm-up
 block, --iters blocks each, the median (and best) per evaluation.
@@ -44,7 +49,7 @@ import pyrite.webgpu
 from pyrite.backend.autodiff import Autodiff
 from pyrite.data import TensorData
 from pyrite.nn import functional as F
-from pyrite.webgpu import WebGpu
+from pyrite.webgpu import WebGpu, flash_attention
 from pyrite.webgpu.fusion import Fusion
 
 MB = 1 << 20
@@ -64,6 +69,10 @@ def composite(q: Any, k: Any, v: Any, mask: Any = None) -> Any:
 
 def fused(q: Any, k: Any, v: Any, mask: Any = None) -> Any:
     return F.attention(q, k, v, mask)
+
+
+def fused_causal(q: Any, k: Any, v: Any, mask: Any = None) -> Any:
+    return F.attention(q, k, v, mask, causal=True)
 
 
 def step(fn: Callable[..., Any], device: Any, arrays: list[np.ndarray], weight: np.ndarray,
@@ -90,22 +99,26 @@ def reference(arrays: list[np.ndarray], weight: np.ndarray,
 
 
 def check() -> str | None:
-    """The fused op against numpy on a ragged causal case; a message when they differ."""
+    """The fused op against numpy on ragged causal cases (an explicit mask at head dim 20; the
+    causal flag at head dim 64, where the key gradients take two launches); a message when they
+    differ."""
     rng = np.random.default_rng(0)
-    b, h, n, d = 2, 3, 77, 20
-    arrays = [rng.normal(size=(b, h, n, d)).astype(np.float32) for _ in range(3)]
-    weight = rng.normal(size=(b, h, n, d)).astype(np.float32)
-    mask = np.triu(np.full((n, n), -1e4, np.float32), 1).reshape(1, 1, n, n)
-    want_out, want = reference(arrays, weight, mask)
-    device = pyrite.device("autodiff<webgpu>")
-    t = [pyrite.tensor(a, device=device) for a in arrays]
-    out = fused(*t, pyrite.tensor(mask, device=device)).numpy()
-    got = step(fused, device, arrays, weight, mask)
-    for name, g, w in zip(("out", "dq", "dk", "dv"), [out, *got], [want_out, *want],
-                          strict=True):
-        err = float(np.abs(g - w).max())
-        if err > 1e-3 * max(1.0, float(np.abs(w).max())):
-            return f"{name}: max error {err:.3g}"
+    b, h, n = 2, 3, 77
+    for fn, d, explicit in ((fused, 20, True), (fused_causal, 64, False)):
+        arrays = [rng.normal(size=(b, h, n, d)).astype(np.float32) for _ in range(3)]
+        weight = rng.normal(size=(b, h, n, d)).astype(np.float32)
+        mask = np.triu(np.full((n, n), -1e4, np.float32), 1).reshape(1, 1, n, n)
+        want_out, want = reference(arrays, weight, mask)
+        device = pyrite.device("autodiff<webgpu>")
+        t = [pyrite.tensor(a, device=device) for a in arrays]
+        given = mask if explicit else None
+        out = fn(*t, None if given is None else pyrite.tensor(given, device=device)).numpy()
+        got = step(fn, device, arrays, weight, given)
+        for name, g, w in zip(("out", "dq", "dk", "dv"), [out, *got], [want_out, *want],
+                              strict=True):
+            err = float(np.abs(g - w).max())
+            if err > 1e-3 * max(1.0, float(np.abs(w).max())):
+                return f"{fn.__name__} d={d} {name}: max error {err:.3g}"
     return None
 
 
@@ -148,34 +161,67 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
     return both, forward, device.sync
 
 
+FAMILIES = ("attention_forward", "attention_query_grads", "attention_key_grads",
+            "attention_key_grads_dk", "attention_key_grads_dv")
+
+
 def kernel_times(shape: tuple[int, int, int, int], min_ms: float,
                  iters: int) -> dict[str, Any]:
     """The fused kernels one at a time on the raw backend: the forward, the backward's dq part
-    (row statistics + query_grads) and its dk, dv part (row statistics + key_grads)."""
+    (row statistics + query_grads) and its dk, dv part (row statistics + key_grads), under
+    each variant (see the module's docstring)."""
     rng = np.random.default_rng(3)
     gpu = WebGpu()
     q, k, v, g = (gpu.from_data(TensorData(rng.normal(size=shape).astype(np.float32)))
                   for _ in range(4))
     scale = 1 / np.sqrt(shape[3])
-    found = gpu.attention_saving(q, k, v, None, scale, False)
-    assert found is not None
-    out, lse = found
+    saved = {}
+    for causal in (False, True):
+        found = gpu.attention_saving(q, k, v, None, scale, False, causal)
+        assert found is not None
+        saved[causal] = found
+    tuner = gpu.kernels.autotune
 
-    def runs(fn: Callable[[], Any]) -> Callable[[int], None]:
+    def runs(fn: Callable[[], Any], rows: int | None, split: int) -> Callable[[int], None]:
         def run(reps: int) -> None:
-            for _ in range(reps):
-                fn()
+            was = flash_attention.SPLIT_KEY_GRADS
+            flash_attention.SPLIT_KEY_GRADS = split
+            if rows is not None:
+                tuner._forced.update(dict.fromkeys(FAMILIES, rows))
+            try:
+                for _ in range(reps):
+                    fn()
+            finally:
+                flash_attention.SPLIT_KEY_GRADS = was
+                for family in FAMILIES:
+                    tuner._forced.pop(family, None)
         return run
 
-    parts = {"forward": lambda: gpu.attention_saving(q, k, v, None, scale, False),
-             "backward_dq": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
-                                                       False, (True, False, False)),
-             "backward_dk_dv": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
-                                                          False, (False, True, True))}
-    return {name: timed(runs(fn), gpu.sync, min_ms, iters) for name, fn in parts.items()}
+    def parts(causal: bool) -> dict[str, Callable[[], Any]]:
+        out, lse = saved[causal]
+        return {"forward": lambda: gpu.attention_saving(q, k, v, None, scale, False, causal),
+                "backward_dq": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
+                                                          False, causal, (True, False, False)),
+                "backward_dk_dv": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
+                                                             False, causal,
+                                                             (False, True, True))}
+
+    default = flash_attention.SPLIT_KEY_GRADS
+    variants: dict[str, tuple[bool, int | None, int]] = {
+        "default": (False, None, default), "one_launch": (False, None, 1 << 30),
+        "two_launches": (False, None, 0), "causal": (True, None, default),
+        **{f"rows_{r}": (False, r, default) for r in (32, 64, 256)}}
+    result: dict[str, Any] = {}
+    for name, (causal, rows, split) in variants.items():
+        chosen = parts(causal)
+        if name in ("one_launch", "two_launches"):
+            chosen = {"backward_dk_dv": chosen["backward_dk_dv"]}
+        result[name] = {part: timed(runs(fn, rows, split), gpu.sync, min_ms, iters)
+                        for part, fn in chosen.items()}
+    return result
 
 
-def torch_runs(torch: Any, shape: tuple[int, int, int, int]
+def torch_runs(torch: Any, shape: tuple[int, int, int, int], causal: bool = False
                ) -> tuple[Callable[[int], None], Callable[[int], None], Callable[[], None]]:
     sdpa = torch.nn.functional.scaled_dot_product_attention
     gen = torch.Generator(device="cuda").manual_seed(2)
@@ -186,12 +232,12 @@ def torch_runs(torch: Any, shape: tuple[int, int, int, int]
     def both(reps: int) -> None:
         for _ in range(reps):
             q.grad = k.grad = v.grad = None
-            sdpa(q, k, v).backward(w)
+            sdpa(q, k, v, is_causal=causal).backward(w)
 
     def forward(reps: int) -> None:
         with torch.no_grad():
             for _ in range(reps):
-                sdpa(q, k, v)
+                sdpa(q, k, v, is_causal=causal)
 
     return both, forward, torch.cuda.synchronize
 
@@ -227,20 +273,23 @@ def main() -> int:
     shape = (1, 2, 256, 32) if args.quick else (8, 8, 1024, 64)
     timing: dict[str, Any] = {"shape": list(shape), "target_ratio": 0.5}
     runs: dict[str, Any] = {"fused": pyrite_runs(fused, shape),
-                            "composite": pyrite_runs(composite, shape)}
+                            "composite": pyrite_runs(composite, shape),
+                            "fused_causal": pyrite_runs(fused_causal, shape)}
     torch = None if os.environ.get("PYRITE_BENCH_NO_TORCH") else cuda_torch()
     if torch is not None:
         runs["torch_sdpa"] = torch_runs(torch, shape)
+        runs["torch_sdpa_causal"] = torch_runs(torch, shape, causal=True)
         timing["torch"] = torch.__version__
     for name, (both, forward, sync) in runs.items():
         timing[name] = {"forward_backward": timed(both, sync, args.min_ms, args.iters),
                         "forward": timed(forward, sync, args.min_ms, args.iters)}
         print(name, timing[name], flush=True)
-    for peer in ("composite", "torch_sdpa"):
+    for ours, peer in (("fused", "composite"), ("fused", "torch_sdpa"),
+                       ("fused_causal", "torch_sdpa_causal"), ("fused_causal", "fused")):
         if peer in timing:
             for part in ("forward_backward", "forward"):
-                timing[f"fused_vs_{peer}_{part}"] = round(
-                    timing[peer][part]["median_ms"] / timing["fused"][part]["median_ms"], 3)
+                timing[f"{ours}_vs_{peer}_{part}"] = round(
+                    timing[peer][part]["median_ms"] / timing[ours][part]["median_ms"], 3)
     timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters)
     print("fused kernels", timing["fused_kernels"], flush=True)
     result["time"] = timing

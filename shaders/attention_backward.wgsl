@@ -5,14 +5,20 @@
 // dq = ds k * scale. Two entry points, neither needing atomics:
 //   key_grads: a workgroup owns ROWS keys of one (batch, head), one a thread, and walks the
 //     queries in tiles of COLS (their q, dout and stats in workgroup memory); it writes
-//     grad = (batch, heads, seq_k, d_k + d_v) dense, dk then dv in each row.
+//     grad = (batch, heads, seq_k, d_k + d_v) dense, dk then dv in each row. PART 0 computes
+//     both; PART 1 only dk and PART 2 only dv, two launches that each hold two or three head
+//     rows a thread instead of four (wide heads: fewer registers, no spills).
+// With the causal flag a key past a query's frontier (j > i + seq_k - seq_q) weighs nothing, and
+// the tiles wholly past it are skipped: key_grads starts at the first query that sees its
+// first key, query_grads stops after its last query's frontier.
 //   query_grads: a workgroup owns ROWS queries and walks the keys in tiles of COLS (their k and
 //     v in workgroup memory); it writes grad = dq, (batch, heads, seq_q, d_k) dense.
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a 4-byte
 //   zero when there is none), 5 dout, all array<f32> read through their strides; 6 stats:
 //   array<vec2<f32>> (lse, delta) a query row, 7 grad: array<f32>.
 // Placeholders: {{ enable }} (the header), {{ rows }} (invocations a workgroup), {{ cols }}
-//   (rows a tile), {{ dk4 }}, {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }}.
+//   (rows a tile), {{ dk4 }}, {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }},
+//   {{ part }} (key_grads: 0 dk and dv, 1 dk, 2 dv).
 // The loops `for (var c = 0u; c < DK4; c++)` (and DV4) over a row's vec4s are written out
 // when rendered (`flash_attention.unrolled`), so the row arrays are indexed by constants.
 {{ enable }}
@@ -31,6 +37,9 @@ const COLS: u32 = {{ cols }}u;
 const DK4: u32 = {{ dk4 }}u;
 const DV4: u32 = {{ dv4 }}u;
 const HAS_MASK: bool = {{ has_mask }};
+const PART: u32 = {{ part }}u;
+const WITH_DK: bool = PART != 2u;
+const WITH_DV: bool = PART != 1u;
 
 #include "attention_common.wgsl"
 #include "attention_reads.wgsl"
@@ -75,15 +84,20 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   for (var c = 0u; c < DK4; c++) {
     kr[c] = read_k(k_at, info[K_VIEW + 4], c, dk) * scale;
   }
-  let v_at = view_base(V_VIEW, b, h, j);
-  for (var c = 0u; c < DV4; c++) {
-    vr[c] = read_v(v_at, info[V_VIEW + 4], c, dv);
+  if (WITH_DK) {
+    let v_at = view_base(V_VIEW, b, h, j);
+    for (var c = 0u; c < DV4; c++) {
+      vr[c] = read_v(v_at, info[V_VIEW + 4], c, dv);
+    }
   }
   let q_at = view_base(Q_VIEW, b, h, 0);
   let g_at = view_base(G_VIEW, b, h, 0);
   let m_at = view_base(M_VIEW, b, h, 0) + j * info[M_VIEW + 4];
   let row0 = (b * info[1] + h) * seq_q;
-  for (var t = 0; t < seq_q; t += i32(COLS)) {
+  let off = causal_offset();
+  // the first query that sees this workgroup's first key (uniform): causal skips those before
+  let first = clamp(at.z - off, 0, seq_q);
+  for (var t = first; t < seq_q; t += i32(COLS)) {
     for (var e = lid; e < COLS * DK4; e += ROWS) {
       let i = min(t + i32(e / DK4), seq_q - 1);
       dk_tile[e] = read_q(q_at + i * info[Q_VIEW + 3], info[Q_VIEW + 4], e % DK4, dk);
@@ -109,27 +123,37 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         s += mask[m_at + min(t + i32(r), seq_q - 1) * info[M_VIEW + 3]];
       }
       let st = stats_tile[r];
-      let p = exp(s - st.x);
-      var dacc = vec4<f32>(0.0);
-      for (var c = 0u; c < DV4; c++) {
-        let g = dv_tile[r * DV4 + c];
-        gv[c] = fma(vec4<f32>(p), g, gv[c]);
-        dacc = fma(g, vr[c], dacc);
+      // a key past this query's causal frontier weighs nothing
+      let p = select(exp(s - st.x), 0.0, j > t + i32(r) + off);
+      if (WITH_DV) {
+        for (var c = 0u; c < DV4; c++) {
+          gv[c] = fma(vec4<f32>(p), dv_tile[r * DV4 + c], gv[c]);
+        }
       }
-      let ds = p * (dacc.x + dacc.y + dacc.z + dacc.w - st.y);
-      for (var c = 0u; c < DK4; c++) {
-        gk[c] = fma(vec4<f32>(ds), dk_tile[r * DK4 + c], gk[c]);
+      if (WITH_DK) {
+        var dacc = vec4<f32>(0.0);
+        for (var c = 0u; c < DV4; c++) {
+          dacc = fma(dv_tile[r * DV4 + c], vr[c], dacc);
+        }
+        let ds = p * (dacc.x + dacc.y + dacc.z + dacc.w - st.y);
+        for (var c = 0u; c < DK4; c++) {
+          gk[c] = fma(vec4<f32>(ds), dk_tile[r * DK4 + c], gk[c]);
+        }
       }
     }
     workgroupBarrier();
   }
   if (key < seq_k) {
     let out_at = ((b * info[1] + h) * seq_k + key) * (dk + dv);
-    for (var c = 0u; c < DK4; c++) {
-      write_grad(out_at, c, dk, gk[c] * scale);
+    if (WITH_DK) {
+      for (var c = 0u; c < DK4; c++) {
+        write_grad(out_at, c, dk, gk[c] * scale);
+      }
     }
-    for (var c = 0u; c < DV4; c++) {
-      write_grad(out_at + dk, c, dv, gv[c]);
+    if (WITH_DV) {
+      for (var c = 0u; c < DV4; c++) {
+        write_grad(out_at + dk, c, dv, gv[c]);
+      }
     }
   }
 }
@@ -159,7 +183,10 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   let k_at = view_base(K_VIEW, b, h, 0);
   let v_at = view_base(V_VIEW, b, h, 0);
   let m_at = view_base(M_VIEW, b, h, i);
-  for (var t = 0; t < seq_k; t += i32(COLS)) {
+  let off = causal_offset();
+  // the keys any query of this workgroup sees (uniform): causal attention skips the rest
+  let last = min(seq_k, min(at.z + i32(ROWS) - 1, seq_q - 1) + off + 1);
+  for (var t = 0; t < last; t += i32(COLS)) {
     for (var e = lid; e < COLS * DK4; e += ROWS) {
       let key = min(t + i32(e / DK4), seq_k - 1);
       dk_tile[e] = read_k(k_at + key * info[K_VIEW + 3], info[K_VIEW + 4], e % DK4, dk);
@@ -180,7 +207,7 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         s += mask[m_at + min(key, seq_k - 1) * info[M_VIEW + 4]];
       }
       // a key past the end weighs nothing
-      let p = select(0.0, exp(s - st.x), key < seq_k);
+      let p = select(0.0, exp(s - st.x), key < seq_k && key <= i + off);
       var dacc = vec4<f32>(0.0);
       for (var c = 0u; c < DV4; c++) {
         dacc = fma(gr[c], dv_tile[j * DV4 + c], dacc);

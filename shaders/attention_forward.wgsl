@@ -8,6 +8,8 @@
 // the softmax denominator, lse = m + log(l), which the backward pass recomputes the weights from
 // (exp(s - lse)). A row whose every score is -inf writes 0 and lse = +inf. Entry point: forward.
 // Quiet softmax (exp(x) / (1 + sum exp(x))) starts from m = 0, l = 1: the extra logit 0.
+// With the causal flag, a key past a query's frontier scores -inf, and the workgroup stops at
+// the tile holding its last query's frontier: the tiles above the diagonal are never read.
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none: HAS_MASK is false), all array<f32> read through their
 //   strides; 5 out: (batch, heads, seq_q, d_v) dense, 6 lse: (batch, heads, seq_q) dense.
@@ -54,13 +56,17 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     qr[c] = read_q(q_at, info[Q_VIEW + 4], c, dk) * scale;
   }
   var o: array<vec4<f32>, DV4>;
-  let quiet = info[7] != 0;
+  let quiet = (info[7] & 1) != 0;
+  let off = causal_offset();
+  let frontier = r + off;  // the last key this query sees
+  // the keys any query of this workgroup sees (uniform): causal attention skips the rest
+  let last = min(seq_k, min(at.z + i32(ROWS) - 1, seq_q - 1) + off + 1);
   var m = select(-3.0e38, 0.0, quiet);
   var l = select(0.0, 1.0, quiet);
   let k_at = view_base(K_VIEW, b, h, 0);
   let v_at = view_base(V_VIEW, b, h, 0);
   let m_at = view_base(M_VIEW, b, h, r);
-  for (var t = 0; t < seq_k; t += i32(COLS)) {
+  for (var t = 0; t < last; t += i32(COLS)) {
     for (var e = lid; e < COLS * DK4; e += ROWS) {
       let key = min(t + i32(e / DK4), seq_k - 1);
       k_tile[e] = read_k(k_at + key * info[K_VIEW + 3], info[K_VIEW + 4], e % DK4, dk);
@@ -70,7 +76,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       v_tile[e] = read_v(v_at + key * info[V_VIEW + 3], info[V_VIEW + 4], e % DV4, dv);
     }
     workgroupBarrier();
-    let n = min(COLS, u32(seq_k - t));  // the last tile may be short (uniform)
+    let n = min(COLS, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
       var acc = vec4<f32>(0.0);
       for (var c = 0u; c < DK4; c++) {
@@ -79,6 +85,9 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       var x = acc.x + acc.y + acc.z + acc.w;
       if (HAS_MASK) {
         x += mask[m_at + (t + i32(j)) * info[M_VIEW + 4]];
+      }
+      if (t + i32(j) > frontier) {
+        x = pyrite_bits(0xff800000u);  // -inf: a key past the causal frontier
       }
       if (x > m) {  // a new maximum: what was summed so far shrinks by exp(m - x)
         let fade = exp(m - x);

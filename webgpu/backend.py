@@ -296,26 +296,29 @@ class WebGpu(Backend):
 
     # ---- attention: flash attention's kernels where they fit (flash_attention.py) ----------
     def attention(self, q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
-                  scale: float, quiet: bool) -> GpuTensor:
-        found = self.attention_saving(q, k, v, mask, scale, quiet)
+                  scale: float, quiet: bool, causal: bool) -> GpuTensor:
+        found = self.attention_saving(q, k, v, mask, scale, quiet, causal)
         if found is None:
-            return cast(GpuTensor, AttentionOps.attention(self, q, k, v, mask, scale, quiet))
+            return cast(GpuTensor, AttentionOps.attention(self, q, k, v, mask, scale, quiet,
+                                                          causal))
         return found[0]
 
     def attention_saving(self, q: GpuTensor, k: GpuTensor, v: GpuTensor,
-                         mask: GpuTensor | None, scale: float,
-                         quiet: bool) -> tuple[GpuTensor, GpuTensor] | None:
+                         mask: GpuTensor | None, scale: float, quiet: bool,
+                         causal: bool) -> tuple[GpuTensor, GpuTensor] | None:
         """The output and its rows' log-sum-exp, or None where the kernels do not fit."""
         if not flash_attention.covers(self.kernels, q, k, v, mask):
             return None
-        return flash_attention.forward(self.kernels, q, k, v, mask, keep_float(scale), quiet)
+        return flash_attention.forward(self.kernels, q, k, v, mask, keep_float(scale), quiet,
+                                       causal)
 
     def attention_grad(self, q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
                        out: GpuTensor, saved: object, grad: GpuTensor, scale: float,
-                       quiet: bool, needs: tuple[bool, bool, bool]) -> tuple[GpuTensor | None, ...]:
+                       quiet: bool, causal: bool,
+                       needs: tuple[bool, bool, bool]) -> tuple[GpuTensor | None, ...]:
         assert isinstance(saved, GpuTensor)  # attention_saving's log-sum-exp
         return flash_attention.backward(self.kernels, q, k, v, mask, out, saved, grad,
-                                        keep_float(scale), needs)
+                                        keep_float(scale), causal, needs)
 
     # ---- module ops overridden for speed (f32; other dtypes take the composites) -----------
     # The composites return this backend's primitives, typed `Prim` (Any) in ModuleOps: the

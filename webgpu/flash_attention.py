@@ -5,7 +5,9 @@ online softmax over tiles of keys held in workgroup memory, and writes the outpu
 row's log-sum-exp; the backward (`attention_delta.wgsl`, then the two entry points of
 `attention_backward.wgsl`) recomputes the weights from the log-sum-exp tile by tile. Nothing of
 size seq_q * seq_k is allocated by either pass (an additive mask the caller made is read, never
-expanded), so attention's memory grows with the sequence, not with its square.
+expanded), so attention's memory grows with the sequence, not with its square. With the causal
+flag no mask exists at all: each kernel compares positions, and a workgroup skips the tiles
+wholly past its causal frontier (about half of the work at seq_q = seq_k).
 
 q, k, v, the mask and the output gradient are read through their strides (a head split by a
 permute, a mask broadcast over batch or heads: no copies). The kernels keep a query (or a key)
@@ -27,12 +29,19 @@ from .kernels import Kernels
 from .tensor import GpuTensor
 
 #: invocations of a workgroup, the queries (or keys) it owns: the default; autotune may pick
-#: another of `autotune.WORKGROUPS` per kernel and shape bucket
-ROWS = 64
+#: another of `autotune.WORKGROUPS` per kernel and shape bucket. 128 rather than 64: on the H100
+#: at (8, 8, 1024, 64) each kernel took 0.57-0.68x the time of 64 (a staged tile serves twice
+#: the rows), 32 took 2.3-2.5x (benchmarks/results/attention_h100_s3.json, `rows_N`)
+ROWS = 128
 #: the widest head (d_k and d_v) the kernels take: rows and accumulators live in registers
 MAX_HEAD = 256
 #: rows of the tiles staged in workgroup memory, at most (fewer for wide heads)
 MAX_COLS = 32
+#: head widths (d_k + d_v, in vec4s) from which the key gradients run as two launches, dk then
+#: dv, each holding two or three head rows a thread instead of four (fewer registers). At
+#: d_k = d_v = 64 two launches took 1.28x one on the H100 (the recomputed scores cost more than
+#: the registers saved), so only heads twice as wide split; that width is not measured yet.
+SPLIT_KEY_GRADS = 64
 
 
 def covers(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor,
@@ -100,33 +109,37 @@ def _view(x: GpuTensor | None) -> list[int]:
 
 
 def _words(q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None, scale: float,
-           quiet: bool, grad: GpuTensor | None = None) -> list[int]:
+           quiet: bool, causal: bool, grad: GpuTensor | None = None) -> list[int]:
     b, h, sq, dk = q.shape
-    head = [b, h, sq, k.shape[2], dk, v.shape[3], scalar_bits(scale, DType.F32), int(quiet)]
+    head = [b, h, sq, k.shape[2], dk, v.shape[3], scalar_bits(scale, DType.F32),
+            int(quiet) | 2 * int(causal)]
     views = _view(q) + _view(k) + _view(v) + _view(mask)
     return head + views + (_view(grad) if grad is not None else [])
 
 
 def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
             v: GpuTensor, mask: GpuTensor | None, words: list[int],
-            buffers: list[GpuTensor], seq: int) -> None:
+            buffers: list[GpuTensor], seq: int, part: int = 0) -> None:
     """`entry` of `template` over workgroups that each own `rows` of the `seq` rows of every
     (batch, head); metadata first, the mask (or a zero word) after q, k and v. `rows` (the
-    workgroup size) is autotuned per kernel and shape bucket, ROWS by default."""
+    workgroup size) is autotuned per kernel and shape bucket, ROWS by default. `part`: the
+    key kernel's gradients (0 dk and dv, 1 dk, 2 dv)."""
     b, h, _, dk = q.shape
     dv = v.shape[3]
 
     def again() -> None:  # the autotuner times the candidates through this very launch
-        _launch(k, template, entry, q, key, v, mask, words, buffers, seq)
+        _launch(k, template, entry, q, key, v, mask, words, buffers, seq, part)
 
-    rows = k.autotune.workgroup(f"attention_{entry}", (b * h, q.shape[2], key.shape[2], dk + dv),
+    family = f"attention_{entry}" + ("", "_dk", "_dv")[part]
+    rows = k.autotune.workgroup(family, (b * h, q.shape[2], key.shape[2], dk + dv),
                                 DType.F32, ROWS, again)
     cols = tile_rows(_budget(k), dk, dv)
-    params = (rows, cols, _vec4s(dk), _vec4s(dv), mask is not None)
+    params = (rows, cols, _vec4s(dk), _vec4s(dv), mask is not None, part)
     pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
+    extra: dict[str, str | int] = {"part": part} if template == "attention_backward" else {}
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
         f"{template}.wgsl", enable=header(()), rows=rows, cols=cols, dk4=params[2],
-        dv4=params[3], has_mask="true" if mask is not None else "false"),
+        dv4=params[3], has_mask="true" if mask is not None else "false", **extra),
         {"DK4": params[2], "DV4": params[3]}), entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
@@ -135,25 +148,25 @@ def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
 
 
 def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
-            scale: float, quiet: bool) -> tuple[GpuTensor, GpuTensor]:
+            scale: float, quiet: bool, causal: bool) -> tuple[GpuTensor, GpuTensor]:
     """The output (batch, heads, seq_q, d_v) and each query row's log-sum-exp (batch, heads,
     seq_q), +inf for a row whose every score is -inf (its output is 0)."""
     b, h, sq, _ = q.shape
     out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
     lse = k.empty((b, h, sq), DType.F32, "attention")
     _launch(k, "attention_forward", "forward", q, key, v, mask,
-            _words(q, key, v, mask, scale, quiet), [q, key, v, out, lse], sq)
+            _words(q, key, v, mask, scale, quiet, causal), [q, key, v, out, lse], sq)
     return out, lse
 
 
 def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
-             out: GpuTensor, lse: GpuTensor, grad: GpuTensor, scale: float,
+             out: GpuTensor, lse: GpuTensor, grad: GpuTensor, scale: float, causal: bool,
              needs: tuple[bool, bool, bool]) -> tuple[GpuTensor | None, ...]:
     """(dq, dk, dv) from the forward's output and log-sum-exp and the output's gradient; None
     for an input not in `needs`. dk and dv are views of one buffer (the key kernel writes both)."""
     b, h, sq, dk = q.shape
     sk, dv = key.shape[2], v.shape[3]
-    words = _words(q, key, v, mask, scale, False, grad)
+    words = _words(q, key, v, mask, scale, False, causal, grad)
     stats = k.empty((b, h, sq, 2), DType.F32, "attention_grad")
     pipeline_key = KernelKey("attention_delta", "main", (DType.F32, DType.F32), 0, (WORKGROUP,))
     delta = k.cached(pipeline_key) or k.pipeline(pipeline_key, render(
@@ -163,8 +176,11 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     dq = gk = gv = None
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
-        _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
-                [q, key, v, grad, stats, both], sk)
+        split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
+        for part in ((1, 2) if split else (0,)):
+            if part == 0 or needs[part]:
+                _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
+                        [q, key, v, grad, stats, both], sk, part)
         whole = [(0, n, 1) for n in (b, h, sk)]
         gk = both.sliced([*whole, (0, dk, 1)]) if needs[1] else None
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None

@@ -4,7 +4,11 @@ Large f32 products go to the template `shaders/matmul_tiled.wgsl` (configured an
 `matmul_config.py`, its tile chosen per shape bucket by `autotune.py`), which reads each operand
 in place when it is a row-major or a transposed matrix view (any offset and row length) with one
 batch stride: `x.T @ g` and `g @ w.T` of a linear layer's backward pass run without copies.
-Other layouts (a mixed broadcast batch, a view strided in both dims) are copied first.
+Other layouts (a mixed broadcast batch, a view strided in both dims) are copied first. A
+product whose output is too small to fill the GPU with the smallest tile (a classifier's last
+layer: N = 10; `SPLIT_BELOW`) splits K into slices (`matmul_config.split_k`), and
+`shaders/matmul_split_sum.wgsl` adds the partial sums; its epilogue then runs apart. Autotune
+(or, with autotune off, `matmul_config.choose_split`) may split mid-size products too.
 Everything else (small or integer products) runs `shaders/matmul_naive.wgsl`, which reads any
 strided view directly.
 """
@@ -22,6 +26,10 @@ from .runtime import Buffer
 from .tensor import GpuTensor, contiguous_strides
 
 TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
+#: workgroups of the smallest tile below which the tiled kernel splits K (a latency-bound
+#: handful of workgroups walking a long K: the N = 10 layer of MNIST took 79 us on the H100)
+SPLIT_BELOW = 16
+MIN_SPLIT = 128  # multiply-adds per output and K slice, at least
 EPILOGUE_BINDING = 4  # the first binding of an epilogue, in both matmul kernels
 
 
@@ -86,9 +94,22 @@ def _operand(t: GpuTensor) -> _Operand | None:
     return None
 
 
+def splits_k(m: int, n: int, inner: int, count: int) -> bool:
+    """Whether the tiled product splits K: even the smallest tile gives fewer than
+    SPLIT_BELOW workgroups, and K holds two slices."""
+    x, y, z = matmul_config.CONFIGS[matmul_config.SMALL].dispatch(m, n, count)
+    return x * y * z < SPLIT_BELOW and inner >= 2 * MIN_SPLIT
+
+
 def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
            epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = 1
+    for size in batch:
+        count *= size
+    split = splits_k(m, n, inner, count)
+    if split and epilogue is not None:
+        return None  # partial sums first: the caller runs the epilogue apart
     views, ops = [], []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
         view = t.expanded(shape)
@@ -99,9 +120,6 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         views.append(view)
         ops.append(op)
     op_a, op_b = ops
-    count = 1
-    for size in batch:
-        count *= size
     limits = k.runtime.limits
     if op_a is None or op_b is None or count > limits.max_compute_workgroups_per_dimension:
         return None
@@ -120,7 +138,6 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     extra: tuple[object, ...] = ()
     code = ""
     if epilogue is not None:
-        bindings += epilogue.bindings(k)
         extra = epilogue.key()
         code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 
@@ -140,9 +157,12 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     aligned = matmul_config.is_aligned(
         n, inner, (op_a.batch_stride, op_b.batch_stride, m * n, op_a.ld, op_b.ld, op_a.offset,
                    op_b.offset), m=m, layout=layout)
-    launch(*k.autotune.matmul(m, n, inner, count, aligned, launch,
-                              subgroup=lambda: matmul_variants.subgroups_usable(k),
-                              split=epilogue is None))
+    cfg, vec4, slices = k.autotune.matmul(m, n, inner, count, aligned, launch,
+                                          subgroup=lambda: matmul_variants.subgroups_usable(k),
+                                          split=epilogue is None)
+    if split and slices == 1:  # few outputs, long K: split even the chosen tile
+        slices = matmul_config.split_k(cfg, m, n, inner, count, min_split=MIN_SPLIT)[0]
+    launch(cfg, vec4, slices)
     return out
 
 

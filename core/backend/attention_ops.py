@@ -19,7 +19,11 @@ Arguments arrive validated by `pyrite.nn.functional.attention`:
   negative number (`MultiHeadAttention` uses its `min_float`, -1e4 by default), others 0; any
   other values act as an attention bias (ALiBi, relative positions);
 - scale: a Python float (usually 1 / sqrt(d_k));
-- quiet: use the quiet softmax, exp(x) / (1 + sum exp(x)), instead of softmax.
+- quiet: use the quiet softmax, exp(x) / (1 + sum exp(x)), instead of softmax;
+- causal: query i sees only keys j <= i + seq_k - seq_q (the last query sees every key:
+  self-attention's lower triangle, or new positions after cached ones); seq_q <= seq_k. No mask
+  tensor exists for it: the composite hides the other keys itself (-inf), a fused kernel
+  compares positions and skips the tiles past the frontier. It adds to `mask` if both are given.
 
 The op returns the context only, (batch, heads, seq_q, d_v). The weights are
 `attention_weights(...)`, the same composite stopped before the last matmul; a caller that needs
@@ -29,6 +33,7 @@ that and multiplies by v itself, so a fused kernel never has to write the weight
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ..dtype import Kind
@@ -43,22 +48,22 @@ class AttentionOps:
     """Mixin of `Backend`: the default composition of scaled dot-product attention."""
 
     def attention(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, scale: float,
-                  quiet: bool) -> Prim:
+                  quiet: bool, causal: bool) -> Prim:
         """(B, H, Sq, Dk), (B, H, Sk, Dk), (B, H, Sk, Dv) -> (B, H, Sq, Dv)."""
         from ..tensor import Tensor
         backend: Any = self
         qt, kt, vt = (Tensor._wrap(p, backend, Kind.FLOAT) for p in (q, k, v))
         mt = None if mask is None else Tensor._wrap(mask, backend, Kind.FLOAT)
-        return (attention_weights(qt, kt, mt, scale, quiet) @ vt).into_primitive()
+        return (attention_weights(qt, kt, mt, scale, quiet, causal) @ vt).into_primitive()
 
     def attention_saving(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, scale: float,
-                         quiet: bool) -> tuple[Prim, object] | None:
+                         quiet: bool, causal: bool) -> tuple[Prim, object] | None:
         """A fused forward: the output and what `attention_grad` needs from the forward, or
         None when this backend has no fused kernel for these arguments (the default)."""
         return None
 
     def attention_grad(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, out: Prim,
-                       saved: object, grad: Prim, scale: float, quiet: bool,
+                       saved: object, grad: Prim, scale: float, quiet: bool, causal: bool,
                        needs: tuple[bool, bool, bool]) -> tuple[Prim | None, ...]:
         """(dq, dk, dv) of `attention_saving`'s output from its gradient `grad`, None for an
         input not in `needs` (q, k, v), the mask taken as a constant.
@@ -71,7 +76,7 @@ class AttentionOps:
         backend: Any = self
         qt, kt, vt, ot, gt = (Tensor._wrap(p, backend, Kind.FLOAT) for p in (q, k, v, out, grad))
         mt = None if mask is None else Tensor._wrap(mask, backend, Kind.FLOAT)
-        p = attention_weights(qt, kt, mt, scale, quiet)
+        p = attention_weights(qt, kt, mt, scale, quiet, causal)
         ds = p * (gt @ vt.swap_dims(-1, -2) - (gt * ot).sum_dim(-1))
         dq = (ds @ kt) * scale if needs[0] else None
         dk = (ds.swap_dims(-1, -2) @ qt) * scale if needs[1] else None
@@ -80,11 +85,15 @@ class AttentionOps:
 
 
 def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float,
-                      quiet: bool) -> Tensor:
+                      quiet: bool, causal: bool = False) -> Tensor:
     """softmax(q @ k^T * scale + mask) over the keys: (B, H, Sq, Sk). Arguments as `attention`."""
     scores = (q @ k.swap_dims(-1, -2)) * scale
     if mask is not None:
         scores = scores + mask
+    if causal:
+        from ..creation import tril_mask
+        sq, sk = q.shape[-2], k.shape[-2]
+        scores = scores.mask_fill(tril_mask((sq, sk), sk - sq, device=q.device), -math.inf)
     if not quiet:
         return scores.softmax(-1)
     return quiet_softmax_last(scores)

@@ -101,7 +101,7 @@ class AutodiffModuleOps:
             inner.adaptive_avg_pool2d_grad(g, x_shape),))
 
     def attention(self, q: Prim, k: Prim, v: Prim, mask: Prim | None, scale: float,
-                  quiet: bool) -> Prim:
+                  quiet: bool, causal: bool) -> Prim:
         inner = self.inner
         unwrap = self.unwrap  # type: ignore[attr-defined]
         qv, kv, vv = unwrap(q), unwrap(k), unwrap(v)
@@ -109,13 +109,14 @@ class AutodiffModuleOps:
         needs = (_needs_grad(q), _needs_grad(k), _needs_grad(v))
         me: Any = self  # the composite runs on this backend's primitives
         if mask is not None and _needs_grad(mask):
-            return AttentionOps.attention(me, q, k, v, mask, scale, quiet)
+            return AttentionOps.attention(me, q, k, v, mask, scale, quiet, causal)
         if not any(needs):
             return self._record(  # type: ignore[attr-defined]
-                inner.attention(qv, kv, vv, mv, scale, quiet), (), lambda g: ())
-        found = inner.attention_saving(qv, kv, vv, mv, scale, quiet)
+                inner.attention(qv, kv, vv, mv, scale, quiet, causal), (), lambda g: ())
+        found = inner.attention_saving(qv, kv, vv, mv, scale, quiet, causal)
         if found is None:
-            return AttentionOps.attention(me, q, k, v, mask, scale, quiet)
+            return AttentionOps.attention(me, q, k, v, mask, scale, quiet, causal)
         out, saved = found
         return self._record(out, (q, k, v), lambda g: (  # type: ignore[attr-defined]
-            inner.attention_grad(qv, kv, vv, mv, out, saved, g, scale, quiet, needs)))
+            inner.attention_grad(qv, kv, vv, mv, out, saved, g, scale, quiet, causal,
+                                 needs)))

@@ -1,7 +1,7 @@
 """The character-level language model: a small decoder-only transformer.
 
     tokens (batch, seq) -> Embedding -> + PositionalEncoding -> TransformerEncoder (causal
-    mask, pre-norm, GELU) -> LayerNorm -> Linear head -> logits (batch, seq, vocab)
+    flag, pre-norm, GELU) -> LayerNorm -> Linear head -> logits (batch, seq, vocab)
 
 `ModelConfig` holds the sizes and the vocabulary (the characters, a token's id is its index),
 so the config JSON beside a record is all a page needs to rebuild the model and its tokenizer.
@@ -24,7 +24,6 @@ from pyrite.nn.transformer import (
     TransformerEncoderAutoregressiveCache,
     TransformerEncoderConfig,
     TransformerEncoderInput,
-    generate_autoregressive_mask,
 )
 
 if TYPE_CHECKING:  # the Learner's types: imported where used, so a page never loads pyrite.train
@@ -75,10 +74,9 @@ class Model(Module):
         self.context = config.context
 
     def forward(self, tokens: Tensor) -> Tensor:
-        batch, seq = tokens.shape
         x = self.positional(self.embedding(tokens))
-        mask = generate_autoregressive_mask(batch, seq, x.device)
-        x = self.encoder(TransformerEncoderInput(x).mask_attn(mask))
+        # causal flag, no mask tensor: the fused attention kernels skip the hidden tiles
+        x = self.encoder(TransformerEncoderInput(x).causal())
         logits: Tensor = self.head(self.norm(x))
         return logits
 

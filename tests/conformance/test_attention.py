@@ -1,9 +1,9 @@
 """The attention module op (softmax(q k^T * scale + mask) v, a composite by default, flash
 attention's kernels on webgpu) on every backend: values against numpy, gradients by finite
 differences (against autodiff<numpy> on the other backends), with and without an additive mask
-(padding, causal, a bias), softmax and quiet softmax. The larger cases cross the kernels' tiles
-(64 queries or keys a workgroup, up to 32 a staged tile) with ragged lengths and head dims that
-are not multiples of 4."""
+(padding, causal, a bias), softmax and quiet softmax, and the causal flag (no mask tensor).
+The larger cases cross the kernels' tiles (128 queries or keys a workgroup by default, up to
+32 a staged tile) with ragged lengths and head dims that are not multiples of 4."""
 
 from __future__ import annotations
 
@@ -93,6 +93,71 @@ def test_attention_matches_numpy(backend, qs, seq_k, d_v, ms, scale, quiet) -> N
                                rtol=1e-4, atol=1e-5)
 
 
+CAUSAL_CASES = [  # q shape, seq_k, d_v, extra mask ("padding" or None), quiet
+    ((2, 3, 70, 33), 70, 5, None, False),  # self-attention, ragged tiles and head dims
+    ((1, 2, 67, 8), 130, 9, None, False),  # new positions after cached ones
+    ((2, 1, 1, 16), 129, 16, "padding", True),  # one new position: every key, padding too
+    ((3, 2, 40, 6), 40, 4, "padding", False),
+    ((1, 1, 150, 4), 150, 3, None, False),  # queries and keys across workgroups of 128
+]
+
+
+@pytest.mark.parametrize("qs, seq_k, d_v, ms, quiet", CAUSAL_CASES)
+def test_causal_flag_matches_numpy(backend, qs, seq_k, d_v, ms, quiet) -> None:
+    """`causal=True` hides the keys past each query's frontier (j > i + seq_k - seq_q) with no
+    mask tensor: the values of the explicit causal mask, alone or added to another mask."""
+    rng = np.random.default_rng(6)
+    b, h, sq, d = qs
+    q, k, v = rng.normal(size=qs), rng.normal(size=(b, h, seq_k, d)), rng.normal(
+        size=(b, h, seq_k, d_v))
+    mask = _mask(ms, rng, (b, h, sq, seq_k))
+    want_mask = _causal(sq, seq_k) if mask is None else _causal(sq, seq_k) + mask
+    want = attention_ref(q, k, v, want_mask, 1 / np.sqrt(d), quiet)
+    m = None if mask is None else _t(mask, backend)
+    out = F.attention(_t(q, backend), _t(k, backend), _t(v, backend), m, quiet=quiet,
+                      causal=True)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-5)
+    w = F.attention_weights(_t(q, backend), _t(k, backend), m, quiet=quiet, causal=True)
+    np.testing.assert_allclose(w.numpy() @ v, want, rtol=1e-4, atol=1e-5)
+
+
+def test_causal_flag_needs_no_more_queries_than_keys(backend) -> None:
+    """More queries than keys would leave the first queries nothing to see: one clear error."""
+    q = _t(np.ones((1, 1, 5, 4)), backend)
+    k = _t(np.ones((1, 1, 3, 4)), backend)
+    with pytest.raises(pyrite.ShapeError, match="causal attention needs seq_q <= seq_k"):
+        F.attention(q, k, k, causal=True)
+
+
+def test_causal_flag_gradients(ad_backend) -> None:
+    """Finite differences through the causal flag (new positions after a cached one)."""
+    rng = np.random.default_rng(8)
+    check_grad(lambda q, k, v: F.attention(q, k, v, causal=True),
+               [rng.normal(size=(1, 2, 3, 4)), rng.normal(size=(1, 2, 4, 4)),
+                rng.normal(size=(1, 2, 4, 3))], ad_backend)
+
+
+@pytest.mark.parametrize("qs, seq_k, d_v, ms, quiet", CAUSAL_CASES)
+def test_causal_flag_gradients_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet) -> None:
+    """Gradients with the causal flag against autodiff<numpy>'s of the composite, on inputs
+    larger than one tile (the kernels skip the tiles past the frontier)."""
+    rng = np.random.default_rng(9)
+    b, h, sq, d = qs
+    mask = _mask(ms, rng, (b, h, sq, seq_k))
+    arrays = [rng.normal(size=qs), rng.normal(size=(b, h, seq_k, d)),
+              rng.normal(size=(b, h, seq_k, d_v))]
+
+    def fn(q: pyrite.Tensor, k: pyrite.Tensor, v: pyrite.Tensor) -> pyrite.Tensor:
+        m = None if mask is None else pyrite.tensor(mask, device=q.device, dtype=q.dtype)
+        return F.attention(q, k, v, m, quiet=quiet, causal=True)
+
+    got = autodiff_grads(fn, arrays, ad_backend, dtype=ad_backend.float_dtype.short)
+    want = autodiff_grads(fn, arrays, pyrite.device("autodiff<numpy>"))
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g is not None and w is not None
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4, err_msg=f"input {i}")
+
+
 @pytest.mark.parametrize("quiet", [False, True])
 def test_attention_gradients(ad_backend, quiet) -> None:
     rng = np.random.default_rng(1)
@@ -160,7 +225,7 @@ def test_webgpu_runs_the_fused_kernels(backend) -> None:
     kernels' output and log-sum-exp; a backend without them answers None (the composite)."""
     rng = np.random.default_rng(5)
     q, k, v = (_t(rng.normal(size=(1, 2, 5, 4)), backend).into_primitive() for _ in range(3))
-    found = backend.attention_saving(q, k, v, None, 0.5, False)
+    found = backend.attention_saving(q, k, v, None, 0.5, False, False)
     if "webgpu" not in backend.name:
         assert found is None
         return

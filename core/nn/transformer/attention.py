@@ -26,7 +26,7 @@ from ..dropout import Dropout, DropoutConfig
 from ..init import DEFAULT_GAIN, Initializer, KaimingUniform
 from ..linear import Linear, LinearConfig
 from .cache import MhaCache
-from .mask import additive_mask, causal_chunk_mask, check_mask
+from .mask import additive_mask, check_mask
 
 Device = Backend | str | None
 
@@ -95,12 +95,17 @@ class MhaInput(_Builder):
 
     Build with `MhaInput.self_attn(x)` or `MhaInput.cross_attn(q, k, v)` and add masks with the
     builders `.mask_pad(m)` / `.mask_attn(m)`; read them back as `.pad_mask` / `.attn_mask`.
+    `.causal()` lets query i see keys up to i + seq_k - seq_q only, the causal mask without a
+    mask tensor (the attention op's causal flag: a fused kernel skips the hidden tiles); read
+    back as `.is_causal`.
     """
 
     def __init__(self, query: Tensor, key: Tensor, value: Tensor,
-                 mask_pad: Tensor | None = None, mask_attn: Tensor | None = None) -> None:
+                 mask_pad: Tensor | None = None, mask_attn: Tensor | None = None,
+                 causal: bool = False) -> None:
         self.query, self.key, self.value = query, key, value
         self._mask_pad, self._mask_attn = mask_pad, mask_attn
+        self._causal = causal
 
     @classmethod
     def self_attn(cls, tensor: Tensor) -> MhaInput:
@@ -117,6 +122,15 @@ class MhaInput(_Builder):
 
     def mask_attn(self, mask: Tensor) -> MhaInput:
         return self._with("mask_attn", mask)
+
+    def causal(self) -> MhaInput:
+        out = copy.copy(self)
+        out._causal = True
+        return out
+
+    @property
+    def is_causal(self) -> bool:
+        return self._causal
 
     @property
     def pad_mask(self) -> Tensor | None:
@@ -174,7 +188,7 @@ class MultiHeadAttention(Module):
         k = self._heads(self.key(input.key))
         v = self._heads(self.value(input.value))
         mask = self._mask(input, batch, seq_q, seq_k, q)
-        return self._attend(q, k, v, mask, batch, seq_q)
+        return self._attend(q, k, v, mask, batch, seq_q, input.is_causal)
 
     def forward_cache(self, input: MhaInput, cache: MhaCache) -> MhaOutput:  # noqa: A002
         """Attention for new positions only, with the others' keys and values from `cache`.
@@ -201,11 +215,8 @@ class MultiHeadAttention(Module):
             k, v = cache.append(k_new, v_new)
         seq_k = k.shape[2]
         mask = self._mask(input, batch, new, seq_k, q)
-        if not cache.cross and input.attn_mask is None:
-            causal = causal_chunk_mask(new, seq_k - new, self.min_float, q)
-            if causal is not None:
-                mask = causal if mask is None else mask + causal
-        return self._attend(q, k, v, mask, batch, new)
+        causal = not cache.cross and input.attn_mask is None and new > 1
+        return self._attend(q, k, v, mask, batch, new, causal or input.is_causal)
 
     # ---- parts -------------------------------------------------------------------------------
     def _check(self, x: Tensor, name: str, batch: int | None = None,
@@ -241,16 +252,17 @@ class MultiHeadAttention(Module):
         return x.reshape([b, s, self.n_heads, self.d_k]).swap_dims(1, 2)
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, batch: int,
-                seq_q: int) -> MhaOutput:
+                seq_q: int, causal: bool) -> MhaOutput:
         scale = 1.0 / math.sqrt(self.d_k)
         quiet = self.quiet_softmax
         weights: Tensor | Callable[[], Tensor]
         if q.device.is_autodiff and self.dropout.prob > 0.0:
-            weights = F.attention_weights(q, k, mask, scale=scale, quiet=quiet)
+            weights = F.attention_weights(q, k, mask, scale=scale, quiet=quiet, causal=causal)
             context = self.dropout(weights) @ v
         else:
-            context = F.attention(q, k, v, mask, scale=scale, quiet=quiet)
-            weights = partial(F.attention_weights, q, k, mask, scale=scale, quiet=quiet)
+            context = F.attention(q, k, v, mask, scale=scale, quiet=quiet, causal=causal)
+            weights = partial(F.attention_weights, q, k, mask, scale=scale, quiet=quiet,
+                              causal=causal)
 
         context = context.swap_dims(1, 2).reshape([batch, seq_q, self.d_model])
         return MhaOutput(self.output(context), weights)

@@ -4,6 +4,7 @@ autoregressive key/value cache for decoding one position at a time."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import KW_ONLY
 
@@ -78,18 +79,30 @@ def check_sizes(cfg: Config, **sizes: int) -> None:
 class TransformerEncoderInput(_Builder):
     """The input (batch, seq, d_model) and optional Bool masks, True where attention is not
     allowed: `mask_pad` (batch, seq), `mask_attn` (batch, seq, seq). Builders `.mask_pad(m)`,
-    `.mask_attn(m)`; read back as `.pad_mask`, `.attn_mask`."""
+    `.mask_attn(m)`; read back as `.pad_mask`, `.attn_mask`. `.causal()`: each position sees
+    itself and the earlier ones only, with no mask tensor (`generate_autoregressive_mask`'s
+    effect; the attention op's causal flag); read back as `.is_causal`."""
 
     def __init__(self, tensor: Tensor, mask_pad: Tensor | None = None,
-                 mask_attn: Tensor | None = None) -> None:
+                 mask_attn: Tensor | None = None, causal: bool = False) -> None:
         self.tensor = tensor
         self._mask_pad, self._mask_attn = mask_pad, mask_attn
+        self._causal = causal
 
     def mask_pad(self, mask: Tensor) -> TransformerEncoderInput:
         return self._with("mask_pad", mask)
 
     def mask_attn(self, mask: Tensor) -> TransformerEncoderInput:
         return self._with("mask_attn", mask)
+
+    def causal(self) -> TransformerEncoderInput:
+        out = copy.copy(self)
+        out._causal = True
+        return out
+
+    @property
+    def is_causal(self) -> bool:
+        return self._causal
 
     @property
     def pad_mask(self) -> Tensor | None:
@@ -116,8 +129,9 @@ class TransformerEncoderLayer(Module):
         self.norm_first = norm_first
 
     def forward(self, x: Tensor, mask_pad: Tensor | None = None,
-                mask_attn: Tensor | None = None) -> Tensor:
-        return self._run(x, lambda h: self.mha(MhaInput(h, h, h, mask_pad, mask_attn)).context)
+                mask_attn: Tensor | None = None, causal: bool = False) -> Tensor:
+        return self._run(x, lambda h: self.mha(
+            MhaInput(h, h, h, mask_pad, mask_attn, causal)).context)
 
     def forward_autoregressive_inference(self, x: Tensor, mask_pad: Tensor | None,
                                          cache: MhaCache) -> Tensor:
@@ -166,7 +180,7 @@ class TransformerEncoder(Module):
                        "(batch, seq_q, seq_k), True where a query may not see a key")
         x = input.tensor
         for layer in self.layers:
-            x = layer(x, input.pad_mask, input.attn_mask)
+            x = layer(x, input.pad_mask, input.attn_mask, input.is_causal)
         return x
 
     def new_autoregressive_cache(self) -> TransformerEncoderAutoregressiveCache:

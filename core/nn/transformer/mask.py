@@ -86,14 +86,5 @@ def additive_mask(mask_pad: Tensor | None, mask_attn: Tensor | None, min_float: 
     return out
 
 
-def causal_chunk_mask(new: int, cached: int, min_float: float, like: Tensor) -> Tensor | None:
-    """Additive mask (1, 1, new, cached + new) letting new position i see keys up to
-    cached + i: None for one new position, which may see every key."""
-    if new == 1:
-        return None
-    hidden = tril_mask((new, cached + new), cached, device=like.device)
-    return (hidden.cast(like.dtype) * min_float).reshape([1, 1, new, cached + new])
-
-
-__all__ = ["GeneratePaddingMask", "additive_mask", "causal_chunk_mask", "check_mask",
+__all__ = ["GeneratePaddingMask", "additive_mask", "check_mask",
            "generate_autoregressive_mask", "generate_padding_mask"]

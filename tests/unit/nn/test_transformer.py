@@ -178,6 +178,34 @@ def test_causal_mask_hides_later_keys() -> None:
     np.testing.assert_allclose(w[0, 0, 2], [1 / 3] * 3 + [0.0], atol=1e-6)
 
 
+@pytest.mark.parametrize("device", ["numpy", "webgpu"])
+def test_causal_flag_equals_the_autoregressive_mask(device: str) -> None:
+    """`.causal()` (the attention op's causal flag, no mask tensor) gives what the Bool
+    autoregressive mask gives: MultiHeadAttention's context and weights, a whole encoder."""
+    dev = _device_or_skip(device)
+    rng = np.random.default_rng(11)
+    x = pyrite.tensor(rng.normal(size=(2, 7, 8)).astype(np.float32), device=dev)
+    mask = generate_autoregressive_mask(2, 7, dev)
+    mha = MultiHeadAttentionConfig(8, 2).init(dev)
+    want, got = (mha(MhaInput.self_attn(x).mask_attn(mask)), mha(MhaInput.self_attn(x).causal()))
+    assert MhaInput.self_attn(x).causal().is_causal and not MhaInput.self_attn(x).is_causal
+    np.testing.assert_allclose(got.context.numpy(), want.context.numpy(), atol=1e-6)
+    np.testing.assert_allclose(got.weights.numpy(), want.weights.numpy(), atol=1e-6)
+    enc = TransformerEncoderConfig(8, 16, 2, 2, norm_first=True).init(dev)
+    np.testing.assert_allclose(enc(TransformerEncoderInput(x).causal()).numpy(),
+                               enc(TransformerEncoderInput(x).mask_attn(mask)).numpy(),
+                               atol=1e-5)
+
+
+def _device_or_skip(name: str) -> pyrite.Backend:
+    try:
+        dev = pyrite.device(name)
+        pyrite.zeros((1,), device=dev).numpy()
+    except pyrite.BackendUnavailable as exc:
+        pytest.skip(f"{name} unavailable: {exc}")
+    return dev
+
+
 def test_padding_mask_generation() -> None:
     out = generate_padding_mask(0, [[3, 3, 3], [3, 3, 3, 4, 10, 15]], None)
     assert out.mask.int().to_list() == [[0, 0, 0, 1, 1, 1], [0] * 6]

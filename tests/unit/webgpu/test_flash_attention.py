@@ -66,18 +66,18 @@ def test_kernel_gradients_match_the_recomputing_default(gpu, dims, mask_shape) -
     ref = NumpyBackend()
     prims = [ref.from_data(TensorData(a)) for a in (q, k, v)]
     ref_mask = None if mask is None else ref.from_data(TensorData(mask))
-    out = ref.attention(*prims, ref_mask, scale, False)
+    out = ref.attention(*prims, ref_mask, scale, False, False)
     want = ref.attention_grad(*prims, ref_mask, out, None, ref.from_data(TensorData(grad)),
-                              scale, False, (True, True, True))
+                              scale, False, False, (True, True, True))
 
     def up(a: np.ndarray):  # type: ignore[no-untyped-def]
         return gpu.from_data(TensorData(a.astype(np.float32)))
 
     gpu_mask = None if mask is None else up(mask)
-    found = gpu.attention_saving(up(q), up(k), up(v), gpu_mask, scale, False)
+    found = gpu.attention_saving(up(q), up(k), up(v), gpu_mask, scale, False, False)
     assert found is not None
     got = gpu.attention_grad(up(q), up(k), up(v), gpu_mask, found[0], found[1], up(grad),
-                             scale, False, (True, True, True))
+                             scale, False, False, (True, True, True))
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         np.testing.assert_allclose(gpu.to_data(g).to_numpy(), ref.to_data(w).to_numpy(),
                                    rtol=1e-4, atol=1e-5, err_msg=f"input {i}")
@@ -169,11 +169,11 @@ def test_what_the_kernels_do_not_take_runs_the_composite(gpu) -> None:
     q, k, v = (RNG.normal(size=(1, 1, 3, d)) for _ in range(3))
     ts = [gpu.from_data(TensorData(a.astype(np.float32))) for a in (q, k, v)]
     assert not flash_attention.covers(gpu.kernels, *ts, None)
-    assert gpu.attention_saving(*ts, None, 0.05, False) is None
+    assert gpu.attention_saving(*ts, None, 0.05, False, False) is None
     s = q[0, 0] @ k[0, 0].T * 0.05
     p = np.exp(s - s.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True)) @ v[0, 0]
-    got = gpu.to_data(gpu.attention(*ts, None, 0.05, False)).to_numpy()
+    got = gpu.to_data(gpu.attention(*ts, None, 0.05, False, False)).to_numpy()
     np.testing.assert_allclose(got[0, 0], want, rtol=1e-4, atol=1e-5)
 
 
@@ -228,19 +228,78 @@ def test_every_workgroup_size_autotune_may_pick_agrees(gpu, monkeypatch, rows: i
     grad = RNG.normal(size=(b, h, sq, dv))
     ref = NumpyBackend()
     prims = [ref.from_data(TensorData(a)) for a in (q, k, v)]
-    out = ref.attention(*prims, None, 0.3, False)
+    out = ref.attention(*prims, None, 0.3, False, False)
     want = [ref.to_data(t).to_numpy() for t in (out, *ref.attention_grad(
-        *prims, None, out, None, ref.from_data(TensorData(grad)), 0.3, False,
+        *prims, None, out, None, ref.from_data(TensorData(grad)), 0.3, False, False,
         (True, True, True)))]
 
     def up(a: np.ndarray):  # type: ignore[no-untyped-def]
         return gpu.from_data(TensorData(a.astype(np.float32)))
 
-    found = gpu.attention_saving(up(q), up(k), up(v), None, 0.3, False)
+    found = gpu.attention_saving(up(q), up(k), up(v), None, 0.3, False, False)
     assert found is not None
     got = [found[0], *gpu.attention_grad(up(q), up(k), up(v), None, found[0], found[1],
-                                          up(grad), 0.3, False, (True, True, True))]
+                                          up(grad), 0.3, False, False, (True, True, True))]
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         np.testing.assert_allclose(gpu.to_data(g).to_numpy(), w, rtol=1e-4, atol=1e-5,
                                    err_msg=f"output {i}")
     assert tuner.stats.stored == 3 and set(tuner.choices().values()) == {str(rows)}
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("dims, causal", [
+    ((2, 2, 70, 37, 9, 5), False),
+    ((1, 2, 70, 70, 16, 8), True),
+    ((2, 1, 33, 150, 12, 20), True),
+])
+def test_key_gradients_in_one_launch_or_two(gpu, monkeypatch, split, dims, causal) -> None:
+    """The key kernel's two forms (dk and dv together, or dk then dv in two launches, the one
+    wide heads take) give the recomputing default's gradients, with and without the causal
+    flag."""
+    monkeypatch.setattr(flash_attention, "SPLIT_KEY_GRADS", 0 if split else 10 ** 6)
+    b, h, sq, sk, dk, dv = dims
+    q, k, v = (RNG.normal(size=s) for s in ((b, h, sq, dk), (b, h, sk, dk), (b, h, sk, dv)))
+    grad = RNG.normal(size=(b, h, sq, dv))
+    ref = NumpyBackend()
+    prims = [ref.from_data(TensorData(a)) for a in (q, k, v)]
+    out = ref.attention(*prims, None, 0.4, False, causal)
+    want = [ref.to_data(t).to_numpy() for t in (out, *ref.attention_grad(
+        *prims, None, out, None, ref.from_data(TensorData(grad)), 0.4, False, causal,
+        (True, True, True)))]
+
+    def up(a: np.ndarray):  # type: ignore[no-untyped-def]
+        return gpu.from_data(TensorData(a.astype(np.float32)))
+
+    found = gpu.attention_saving(up(q), up(k), up(v), None, 0.4, False, causal)
+    assert found is not None
+    got = [found[0], *gpu.attention_grad(up(q), up(k), up(v), None, found[0], found[1],
+                                          up(grad), 0.4, False, causal, (True, True, True))]
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(gpu.to_data(g).to_numpy(), w, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"output {i}")
+    only_v = gpu.attention_grad(up(q), up(k), up(v), None, found[0], found[1], up(grad), 0.4,
+                                False, causal, (False, False, True))
+    assert only_v[0] is None and only_v[1] is None and only_v[2] is not None
+    np.testing.assert_allclose(gpu.to_data(only_v[2]).to_numpy(), want[3], rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_causal_tiles_past_the_frontier_are_never_read(gpu) -> None:
+    """With the causal flag a workgroup (ROWS queries when autotune is off) stops at its last
+    query's frontier: a NaN value at key 150 reaches the queries whose workgroup holds a query
+    that sees it (128 on for ROWS 64 or 128), never the first 128; an explicit causal mask
+    reads every key, so the NaN (times a zero weight) reaches every row."""
+    assert gpu.kernels.autotune.mode == "off" and 150 // flash_attention.ROWS * \
+        flash_attention.ROWS == 128
+    n, d = 200, 8
+    q, k, v = (RNG.normal(size=(1, 1, n, d)).astype(np.float32) for _ in range(3))
+    v[0, 0, 150] = np.nan
+    ts = [gpu.from_data(TensorData(a)) for a in (q, k, v)]
+    found = gpu.attention_saving(*ts, None, 0.3, False, True)
+    assert found is not None
+    out = gpu.to_data(found[0]).to_numpy()[0, 0]
+    assert np.all(np.isfinite(out[:128])) and np.all(np.isnan(out[150:]))
+    mask = np.triu(np.full((n, n), -np.inf, np.float32), 1).reshape(1, 1, n, n)
+    masked = gpu.attention_saving(*ts, gpu.from_data(TensorData(mask)), 0.3, False, False)
+    assert masked is not None
+    assert np.all(np.isnan(gpu.to_data(masked[0]).to_numpy()[0, 0, :128]))

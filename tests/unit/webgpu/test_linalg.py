@@ -89,3 +89,40 @@ def test_tiled_copies_what_it_cannot_read(gpu, up, down):
     np.testing.assert_allclose(down(got), np.broadcast_to(row, (72, 96)) @ b, rtol=1e-4,
                                atol=1e-4)
     assert copies == 1
+
+
+def test_few_output_tiles_split_k(gpu, up, down, monkeypatch):
+    """A product whose output fills few tiles (a classifier's last layer, N = 10) splits K
+    into slices and adds their partial sums: the values of the unsplit product, ragged and
+    aligned, transposed, batched, and through Fusion with the epilogue run apart."""
+    import pyrite
+    from pyrite.webgpu import linalg
+    from pyrite.webgpu.fusion import Fusion
+
+    dispatched: list[tuple[int, int, int]] = []
+    launch = gpu.kernels.launch
+    monkeypatch.setattr(gpu.kernels, "launch", lambda p, b, g: (dispatched.append(g),
+                                                                  launch(p, b, g))[1])
+    for m, inner, n in ((256, 512, 10), (64, 1000, 16), (100, 777, 5)):
+        assert m * inner * n >= linalg.TILED_MIN_WORK
+        assert linalg.splits_k(m, n, inner, 1)
+        a = RNG.normal(size=(m, inner)).astype(np.float32)
+        b = RNG.normal(size=(inner, n)).astype(np.float32)
+        dispatched.clear()
+        got = down(gpu.matmul(up(a), up(b)))
+        np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+        assert dispatched[0][2] > 1 and len(dispatched) == 2, dispatched  # slices, their sum
+        bt = np.ascontiguousarray(b.T)
+        got_t = down(gpu.matmul(up(a), gpu.permute(up(bt), (1, 0))))
+        np.testing.assert_allclose(got_t, a @ b, rtol=1e-4, atol=1e-3)
+    a = RNG.normal(size=(3, 32, 600)).astype(np.float32)
+    b = RNG.normal(size=(600, 8)).astype(np.float32)
+    np.testing.assert_allclose(down(gpu.matmul(up(a), gpu.reshape(up(b), (1, 600, 8)))), a @ b,
+                               rtol=1e-4, atol=1e-3)
+    device = Fusion(gpu)
+    x = RNG.normal(size=(64, 512)).astype(np.float32)
+    w = RNG.normal(size=(512, 10)).astype(np.float32)
+    bias = RNG.normal(size=(10,)).astype(np.float32)
+    out = (pyrite.tensor(x, device=device) @ pyrite.tensor(w, device=device)
+           + pyrite.tensor(bias, device=device)).clamp_min(0.0)
+    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w + bias, 0), rtol=1e-4, atol=1e-3)

@@ -831,16 +831,24 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None = None,
     if past_key is not None and past_value is not None:
         k, v = Tensor.cat([past_key, k], 2), Tensor.cat([past_value, v], 2)
     present_k, present_v = k, v
-    bias = _bias_of(q, k.shape[2], attn_mask, past, nonpad_kv_seqlen, is_causal,
-                    left_window_size, right_window_size)
     k, v = _repeat_heads(k, q.shape[1] // k.shape[1]), _repeat_heads(v, q.shape[1] // v.shape[1])
     # f16 keeps the composite below: ONNX's reference rounds its scaled q and k to f16
     if outputs < 4 and softcap <= 0 and q.dtype is not DType.F16 and (
             softmax_precision is None or dtype_of(softmax_precision) is q.dtype):
+        # causal alone, with ONNX's frontier the op's (query i at position past + i, as many
+        # new keys as queries): the op's causal flag, no bias tensor, the hidden tiles skipped
+        if is_causal and k.shape[2] == past + q.shape[2] and attn_mask is None and (
+                nonpad_kv_seqlen is None and left_window_size < 0 and right_window_size < 0):
+            y = F.attention(q, k, v, scale=scale, causal=True)
+            return (_merge_heads(y, three_d), present_k, present_v)[:max(outputs, 1)]
+        bias = _bias_of(q, k.shape[2], attn_mask, past, nonpad_kv_seqlen, is_causal,
+                        left_window_size, right_window_size)
         bias4 = bias.reshape((1,) * (4 - bias.ndim) + bias.shape)
         y = F.attention(q, k, v, bias4, scale=scale)
         y = y.mask_fill(bias4.max_dim(-1).equal_elem(-math.inf), 0.0)  # every key masked
         return (_merge_heads(y, three_d), present_k, present_v)[:max(outputs, 1)]
+    bias = _bias_of(q, k.shape[2], attn_mask, past, nonpad_kv_seqlen, is_causal,
+                    left_window_size, right_window_size)
     root = math.sqrt(scale if scale is not None else 1 / math.sqrt(q.shape[3]))
     scores = (q * root).matmul((k * root).swap_dims(-1, -2))
     if softcap > 0:
