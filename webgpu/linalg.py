@@ -138,6 +138,7 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     extra: tuple[object, ...] = ()
     code = ""
     if epilogue is not None:
+        bindings += epilogue.bindings(k)
         extra = epilogue.key()
         code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 

@@ -477,6 +477,17 @@ def test_matmul_bias_relu(fdev) -> None:
     _close(got, _reference(_dense_relu, xa, wa, ba), rtol=1e-5, atol=1e-5)
 
 
+def test_matmul_bias_relu_on_the_tiled_kernel(fdev) -> None:
+    """Large enough for the tiled template (not the naive kernel): the epilogue's own
+    bindings reach the tiled kernel's bind group."""
+    xa, wa, ba = _f32((96, 128)), _f32((128, 80)), _f32((80,))
+    x, w, b = _on(fdev, xa, wa, ba)
+    with fusion.inspect() as seen:
+        got = _dense_relu(x, w, b).numpy()
+    assert _kinds(seen) == ["matmul+epilogue"], seen.groups
+    _close(got, _reference(_dense_relu, xa, wa, ba), rtol=1e-4, atol=1e-4)
+
+
 # ---- autodiff and the optimizer -----------------------------------------------------------------
 class _Mlp(Module):
     def __init__(self, device: Any) -> None:
