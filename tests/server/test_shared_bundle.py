@@ -8,14 +8,20 @@ the folder is republished again and again."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import queue
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from pyrite.server import bundle, create_app
+from pyrite.server.folders import default_pyodide_dir
 from pyrite.wasm import live_bundle
 
 from .conftest import TestClient, _pyodide, _write
@@ -125,3 +131,93 @@ def test_a_server_keeps_answering_while_another_rebuilds(tmp_path: Path) -> None
         reader.join(60)
     assert answered > 0 and failures == []
     assert _read_version(web) == 39
+
+
+class _Serve:
+    """`pyrite serve --port 0` in a subprocess, building its bundle in `web` (PYRITE_WEB_DIR)."""
+
+    def __init__(self, web: Path) -> None:
+        env = {**os.environ, "PYRITE_WEB_DIR": str(web), "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pyrite.server", "--host", "127.0.0.1", "--port", "0",
+             "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env=env)
+        self.log: list[str] = []
+        urls: queue.Queue[str] = queue.Queue()
+
+        def read() -> None:
+            assert self.process.stdout is not None
+            for line in iter(self.process.stdout.readline, ""):
+                self.log.append(line)
+                if line.startswith("pyrite serve: http://"):
+                    urls.put(line.split("pyrite serve: ", 1)[1].split()[0].rstrip("/"))
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        try:
+            self.url = urls.get(timeout=600)
+        except queue.Empty:
+            self.stop()
+            raise AssertionError("pyrite serve did not start:\n"
+                                 + "".join(self.log[-20:])) from None
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.reader.join(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+@pytest.mark.slow
+def test_two_real_servers_on_one_folder(tmp_path: Path) -> None:
+    """Server A serves the folder it built while server B starts on the same folder and
+    rebuilds it (about a minute on two cores: two real builds)."""
+    if not (default_pyodide_dir() / "pyodide-lock.json").is_file():
+        pytest.skip("wasm/node_modules/pyodide missing (make setup installs it)")
+    if not any(bundle.wasm_build.default_cache().glob("micropip-*.whl")):
+        pytest.skip("micropip's wheel is not cached (the builder fetches it once, online)")
+    web = tmp_path / "web"
+    a = _Serve(web)
+    failures: list[str] = []
+    answered = 0
+    done = threading.Event()
+
+    def get(path: str) -> bytes:
+        with urllib.request.urlopen(a.url + path, timeout=30) as r:
+            body: bytes = r.read()
+            if r.status != 200:
+                raise OSError(f"{r.status}")
+            return body
+
+    def poll() -> None:
+        nonlocal answered
+        while not done.is_set():
+            try:
+                manifest = json.loads(get("/manifest.json"))
+                for path in ("/pyrite.js", "/web/", "/pyodide/pyodide.mjs",
+                             "/" + manifest["wheels"][-1]["path"]):
+                    get(path)
+                    answered += 1
+            except (OSError, ValueError, KeyError) as err:
+                failures.append(f"{type(err).__name__}: {err}")
+
+    poller = threading.Thread(target=poll)
+    try:
+        poller.start()
+        b = _Serve(web)  # rebuilds the folder A is serving, and publishes it
+        b.stop()
+        time.sleep(0.5)
+    finally:
+        done.set()
+        poller.join(60)
+        a.stop()
+    assert failures == [] and answered > 0, (failures[:5], answered)
+    assert web.is_symlink() and bundle.check(web) == web
+    # B published its own version while A served: A's and B's are both there
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith(".web.v-")]) == 2
+    print(f"server A answered {answered} requests while server B rebuilt the folder")
