@@ -262,7 +262,7 @@ async function boot() {
       const what = status.saved.done ? "the trained model"
         : `the model at step ${status.saved.step} (the last checkpoint)`;
       const end = measured(run, what);
-      if (!status.saved.done) end.message = dashboard.data().message; // kept from the replay
+      end.message = dashboard.data().message; // the replay's words on how the run ended
       dashboard.push(end);
       scored = ` Its model scores ${pct(run.accuracy)} on ` +
         `${status.saved.settings.valid_items} validation digits.`;
