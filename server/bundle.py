@@ -74,11 +74,12 @@ def build(out_dir: Path | None = None, pyodide_dir: Path | None = None) -> Path:
     of `pyodide_dir` (default the npm package) and return it, checked.
 
     The one place the server calls the builder: `pyrite serve` without --web, and
-    `create_app()` without a folder.
+    `create_app()` without a folder. Other servers may be serving the same folder: the new
+    bundle replaces the old in one atomic step for them (pyrite.wasm.live_bundle).
     """
     out_dir = out_dir or default_dir()
     try:
-        wasm_build.build(out_dir, pyodide_dir=pyodide_dir)
+        wasm_build.build(out_dir, pyodide_dir=pyodide_dir, live=True)
     except Exception as exc:  # noqa: BLE001 - any failure is reported with the folder and fix
         raise ServeSetupError(f"building the web bundle in {out_dir} failed: "
                               f"{type(exc).__name__}: {exc}; fix that, or pass --web DIR with "

@@ -42,7 +42,7 @@ import pyrite
 from pyrite import config
 from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
-from . import compress, example, minify, pyodide_dist, snapshot, stdlib
+from . import compress, example, live_bundle, minify, pyodide_dist, snapshot, stdlib
 from .pyodide_dist import PYODIDE_DIR, page_wheel
 
 HERE = Path(__file__).resolve().parent
@@ -270,10 +270,12 @@ def _swap(stage: Path, out: Path) -> None:
 
 def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] | None = None,
           pyodide_dir: Path | None = None, precision: str = "shipped",
-          with_snapshot: bool = False) -> dict[str, object]:
+          with_snapshot: bool = False, live: bool = False) -> dict[str, object]:
     """Write the web bundle into `out` (replacing an older one whole and atomically: the
     folder is pyrite's, as `pyrite serve`'s is; `export-web` builds into a new folder and moves
-    the files into the user's) and return its manifest.
+    the files into the user's) and return its manifest. `live`: running servers may be
+    serving `out`, so it is published as a link to a versioned folder (live_bundle.py), never
+    missing or half-replaced for them.
 
     `models`: the demo models to ship (default all, less those whose files are not installed,
     which the manifest lists under "unavailable" with the reason; ValueError naming the known
@@ -361,7 +363,10 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
         manifest["files"] = _list_files(stage)
         (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         _precompress_one(stage / "manifest.json")
-        _swap(stage, out)
+        if live:
+            live_bundle.publish(stage, out)
+        else:
+            _swap(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

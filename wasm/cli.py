@@ -114,7 +114,7 @@ def _run_build(args: argparse.Namespace) -> int:
     models.use_option(args.models_dir)
     if args.out is None:  # pyrite's own folder, where `pyrite serve` reads: replaced whole
         out = default_bundle()
-        manifest = build(out)
+        manifest = build(out, live=True)  # servers may be reading it
     else:  # a folder the user named: as export-web, only what pyrite wrote there is replaced
         out = args.out
         export_web(out)

@@ -169,18 +169,28 @@ def _memory(backend: pyrite.Backend) -> int | None:
 
 
 def status() -> dict[str, Any]:
-    """What the page can offer: the stored run (`saved`, see `run.saved_run`) and whether a
-    trained model is in memory."""
+    """What the page can offer: the stored run (`saved`, see `run.saved_run`), whether it was
+    interrupted (the page reloaded or closed while training) and whether a trained model is in
+    memory."""
     from pyrite.demos.train import run
 
+    from . import page_run
+
     _mount()
-    return {"saved": run.saved_run(RUN), "trained": _state["model"] is not None}
+    saved = run.saved_run(RUN)
+    notes = page_run.read(RUN)
+    # the page went away while it trained: the run stands at its last checkpoint
+    interrupted = bool(saved and not saved["done"] and notes and notes["state"] == "running")
+    return {"saved": saved, "trained": _state["model"] is not None,
+            "interrupted": interrupted}
 
 
 def history() -> list[dict[str, Any]]:
     """The stored run's curve as training events (from its metric logs), so the dashboard
     shows the steps before a reload."""
     from pyrite.demos.train import run
+
+    from . import page_run
 
     saved = run.saved_run(RUN)
     if saved is None:
@@ -202,7 +212,7 @@ def history() -> list[dict[str, Any]]:
             events.append({"type": "epoch", "split": "valid", "epoch": epoch,
                            "epochs": settings.epochs, "step": epoch * per_epoch,
                            "metrics": means})
-    return events
+    return page_run.with_notes(events, page_run.read(RUN))
 
 
 def _read_logs(epoch: int, split: str) -> dict[str, list[float]]:
@@ -221,21 +231,34 @@ def start(settings: dict[str, Any], data_url: str, resume: bool = False) -> dict
     from pyrite.demos.train import run
     from pyrite.train import EventRenderer, start_event
 
+    from . import page_run
+
     _mount()
     _js().pyriteSignals.stop = False
     ad = _device()
     saved = run.saved_run(RUN) if resume else None
     chosen = run.TrainSettings.from_dict(
         _local_data(saved["settings"] if saved else settings, data_url)).check()
-    renderer = EventRenderer(_post, memory=lambda: _memory(ad.inner),  # type: ignore[attr-defined]
+    notes = page_run.PageRun(RUN, resume)
+
+    def post(event: dict[str, Any]) -> None:
+        notes.observe(event)
+        _post(event)
+
+    def checkpointed(epoch: int, steps: int | None) -> None:
+        notes.save("running")  # stored with the checkpoint: a reload finds the run as it was
+        _flush()
+
+    renderer = EventRenderer(post, memory=lambda: _memory(ad.inner),  # type: ignore[attr-defined]
                              interval_s=0.2)
     _post(start_event(chosen.epochs, chosen.to_dict(), chosen.model))
     _state["model"] = None
     model = run.train(chosen, ad, RUN, root=DATA, renderer=renderer, resume=resume,
-                      stop=_stop_requested, on_checkpoint=_flush)
+                      stop=_stop_requested, on_checkpoint=checkpointed)
+    stopped = _stop_requested()
+    notes.save("stopped" if stopped else "done")
     _flush()
     _state["model"] = model.valid()
-    stopped = _stop_requested()
     return {"state": "stopped" if stopped else "done", "saved": run.saved_run(RUN),
             "accuracy": run.evaluate(_state["model"], chosen, DATA)}
 

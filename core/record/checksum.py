@@ -14,7 +14,7 @@ a damaged version field makes one.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import RecordError
 
@@ -22,7 +22,7 @@ CHECKSUM_KEY = "checksum"
 _PREFIX = "crc32:"
 
 
-def checksum_text(*parts: bytes) -> str:
+def checksum_text(*parts: bytes | memoryview) -> str:
     """The checksum field's value for the concatenation of `parts`.
 
     >>> checksum_text(b"pyrite")
@@ -34,7 +34,8 @@ def checksum_text(*parts: bytes) -> str:
     return f"{_PREFIX}{crc:08x}"
 
 
-def verify_checksum(metadata: object, parts: Callable[[dict[str, object]], list[bytes]], *,
+def verify_checksum(metadata: object,
+                    parts: Callable[[dict[str, object]], Sequence[bytes | memoryview]], *,
                     source: str, description: str) -> None:
     """RecordError unless the metadata's checksum matches `parts(metadata without it)`.
 

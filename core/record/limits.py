@@ -70,27 +70,43 @@ def gunzip_limited(data: bytes, *, source: str, expected: str) -> bytes:
     limit = inflate_limit(len(data))
     out: list[bytes] = []
     total = 0
-    rest = data
-    while rest:
+    view = memoryview(data)
+    pos = 0  # where the current member's unread input starts in `data`
+    while pos < len(data):
         inflater = zlib.decompressobj(wbits=31)
         try:
-            while True:  # in chunks of at most 64 KiB, so nothing grows past the limit
-                chunk = inflater.decompress(rest, min(_CHUNK, limit + 1 - total))
+            # the input goes in 64 KiB pieces and each piece's output comes in chunks of at most
+            # 64 KiB, so nothing grows past the limit and no step copies more than a piece
+            # (feeding all of `data` made every chunk copy the rest: quadratic time)
+            while not inflater.eof and pos < len(data):
+                tail: bytes | memoryview = view[pos:pos + _CHUNK]
+                pos += len(tail)
+                while tail:
+                    chunk = inflater.decompress(tail, min(_CHUNK, limit + 1 - total))
+                    total += len(chunk)
+                    out.append(chunk)
+                    if total > limit:
+                        raise too_large(source, "the gzip stream", len(data), limit)
+                    tail = inflater.unconsumed_tail
+                    if inflater.eof or not chunk and not tail:
+                        break
+            while not inflater.eof:  # output zlib still holds for input already given
+                chunk = inflater.decompress(b"", min(_CHUNK, limit + 1 - total))
+                if not chunk:
+                    break
                 total += len(chunk)
                 out.append(chunk)
                 if total > limit:
                     raise too_large(source, "the gzip stream", len(data), limit)
-                rest = inflater.unconsumed_tail
-                if inflater.eof or (not chunk and not rest):
-                    break
         except zlib.error as err:
             raise RecordError(f"{source}: expected {expected}, found corrupt gzip data "
                               f"({err})") from err
         if not inflater.eof:
             raise RecordError(f"{source}: expected {expected}, found a truncated gzip stream")
-        rest = inflater.unused_data
-        if rest and not rest.startswith(b"\x1f\x8b"):
-            if rest.strip(b"\x00"):  # gzip tolerates zero padding after the last member
+        pos -= len(inflater.unused_data)  # the next member (or stray bytes) starts there
+        rest = view[pos:]
+        if rest and bytes(rest[:2]) != b"\x1f\x8b":
+            if bytes(rest).strip(b"\x00"):  # gzip tolerates zero padding after the last member
                 raise RecordError(f"{source}: expected {expected}, found {len(rest)} stray "
                                   f"bytes after the gzip stream")
             break

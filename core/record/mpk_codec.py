@@ -20,6 +20,7 @@ from .metadata import check_version
 from .tree import RecordValue
 
 _TENSOR_KEYS = frozenset({"dtype", "shape", "bytes"})
+_HEAD_CHUNK = 1 << 16  # the first piece of a file fed to the metadata's Unpacker
 
 
 def _msgpack() -> Any:
@@ -56,31 +57,46 @@ class MpkCodec(Codec):
         return b"".join([b"\x82", pack("metadata"), pack(meta), pack("item"), item])
 
     def decode(self, data: bytes, *, source: str) -> object:
+        # Peak memory: the file's bytes plus the record decoded from them (about 2x the file).
+        # The small head (metadata) goes through a streaming Unpacker fed piece by piece; the
+        # item is unpacked straight from a view of `data` and checksummed from that view, so
+        # neither is copied whole (a fed Unpacker and a slice each held another copy: 4x).
         self.expect(data, source=source)
         msgpack = _msgpack()
-        unpacker = msgpack.Unpacker(raw=False, strict_map_key=True,
-                                    max_buffer_size=max(len(data), 1))
-        unpacker.feed(data)
+        view = memoryview(data)
+        head = msgpack.Unpacker(raw=False, strict_map_key=True,
+                                max_buffer_size=max(len(data), 1))
+        fed = 0
+
+        def step(read: Callable[[], Any]) -> Any:
+            nonlocal fed
+            while True:
+                try:
+                    return read()
+                except msgpack.OutOfData:
+                    if fed >= len(data):
+                        raise ValueError("Unpack failed: incomplete input") from None
+                    size = max(_HEAD_CHUNK, fed)  # doubling: a large metadata takes few feeds
+                    head.feed(view[fed:fed + size])
+                    fed += size
         try:
-            unpacker.read_map_header()  # 2 entries: `expect` checked the head
-            meta_key, meta = unpacker.unpack(), unpacker.unpack()
-            item_key = unpacker.unpack()
-            start = unpacker.tell()
-            item = unpacker.unpack()
-            end = unpacker.tell()
+            step(head.read_map_header)  # 2 entries: `expect` checked the head
+            meta_key, meta, item_key = step(head.unpack), step(head.unpack), step(head.unpack)
+            start = head.tell()
+            item = msgpack.unpackb(view[start:], raw=False, strict_map_key=True)
+        except msgpack.ExtraData as extra:
+            raise RecordError(f"{source}: expected {self.description}, found "
+                              f"{len(extra.extra)} stray bytes after it") from None
         except (msgpack.UnpackException, ValueError, TypeError, RecursionError) as err:
             # msgpack says "Unpack failed: incomplete input" for a truncated file
             raise RecordError(f"{source}: expected {self.description}, found truncated or "
                               f"corrupt MessagePack data ({type(err).__name__} {err})") from err
-        if end != len(data):
-            raise RecordError(f"{source}: expected {self.description}, found "
-                              f"{len(data) - end} stray bytes after it")
         check_depth(meta, source=source, what="the metadata")
         check_depth(item, source=source)
         if isinstance(meta, dict):
             check_version(meta.get("format_version"), meta.get("pyrite_version"), self, source)
         pack = _packer()
-        verify_checksum(meta, lambda rest: [pack(rest), data[start:end]], source=source,
+        verify_checksum(meta, lambda rest: [pack(rest), view[start:]], source=source,
                         description=self.description)
         # paths in errors start inside the record: 'fc1.weight'
         return {meta_key: _tensors(meta, str(meta_key), source),

@@ -58,6 +58,37 @@ def _close_dashboard(server: Any, linger_s: float | None) -> None:
 
 
 TEST_INDEX = Range(0, 9_999, integer=True)  # the MNIST test set's 10,000 images
+LATEST = "latest"  # `--resume latest`: the newest complete checkpoint
+
+
+def resume_arg(text: str) -> int | str:
+    """`--resume`'s argparse `type=`: an epoch number, or `latest`."""
+    if text.strip().lower() == LATEST:
+        return LATEST
+    try:
+        return int(EPOCHS.arg(text))
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"{err} or 'latest'") from None
+
+
+def _resolve_resume(artifacts: Path, resume: int | str | None) -> int | None:
+    """The epoch to resume from: `latest` becomes the newest complete checkpoint's epoch in
+    `artifacts` (a run killed while checkpointing leaves its last epoch incomplete), said on
+    stdout; a missing one is an error that says how to start afresh."""
+    if resume != LATEST:
+        return resume if isinstance(resume, int) else None
+    from pyrite.errors import ConfigError
+    from pyrite.record import BinFileRecorder
+    from pyrite.train.checkpoint_index import CheckpointIndex
+
+    folder = artifacts / "checkpoint"
+    newest = CheckpointIndex(folder, BinFileRecorder.extension).newest()
+    if newest is None:
+        raise ConfigError(f"--resume latest: {folder} holds no complete checkpoint; train "
+                          f"without --resume to start from the beginning")
+    print(f"Resuming from epoch {newest}, the newest complete checkpoint in {folder}",
+          flush=True)
+    return newest
 
 
 def _run_train(args: argparse.Namespace) -> int:
@@ -70,6 +101,7 @@ def _run_train(args: argparse.Namespace) -> int:
     from .training import ARTIFACT_FILES, TrainingConfig, export_record, train
     # before anything starts: a folder holding files pyrite did not write is refused
     check_artifact_dir(args.artifacts, ARTIFACT_FILES, what="--artifacts")
+    resume = _resolve_resume(Path(args.artifacts), args.resume)
     config = TrainingConfig.load(args.config or CONFIG)
     if args.epochs is not None:
         config = config.with_num_epochs(args.epochs)
@@ -83,7 +115,7 @@ def _run_train(args: argparse.Namespace) -> int:
     dashboard = _start_dashboard(args) if args.dashboard else None
     renderers = [] if dashboard is None else [dashboard.renderer()]
     try:
-        model = train(args.artifacts, config, args.device, resume=args.resume,
+        model = train(args.artifacts, config, args.device, resume=resume,
                       limit=args.limit, renderers=renderers, dataset=args.dataset,
                       checkpoint_every=args.checkpoint_every, workers=args.workers,
                       ray_address=args.ray_address)
@@ -145,9 +177,10 @@ def add_train(tasks: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     train.add_argument("--export", metavar="PATH", type=path_arg, help="also save the trained "
                        "model in half precision (.bin) at PATH, as the shipped record, and "
                        "report its accuracy (default: no export)")
-    train.add_argument("--resume", type=EPOCHS.arg, metavar="EPOCH",
-                       help="continue from the checkpoint of EPOCH in the artifact directory "
-                       "(default: start afresh)")
+    train.add_argument("--resume", type=resume_arg, metavar="EPOCH",
+                       help="continue from the checkpoint of EPOCH in the artifact directory, "
+                       "or from the newest complete one with `--resume latest` (default: "
+                       "start afresh)")
     default_device = os.environ.get("PYRITE_TRAIN_DEVICE", "autodiff<numpy>")
     train.add_argument("--device", default=default_device, type=devices_arg,
                        help=device_help(default_device, "device to train on (an autodiff "

@@ -379,7 +379,8 @@ export function createDashboard(container, options = {}) {
     setTile("validLoss", formatNumber(latest.validLoss), latest.validLossWhen || "");
     setTile("trainAccuracy", formatPercent(latest.trainAccuracy),
       isNum(latest.trainAccuracyEpoch) ? `epoch mean ${formatPercent(latest.trainAccuracyEpoch)}` : "");
-    setTile("validAccuracy", formatPercent(latest.validAccuracy), latest.validLossWhen || "");
+    setTile("validAccuracy", formatPercent(latest.validAccuracy),
+      latest.validAccuracyWhen || latest.validLossWhen || "");
     setTile("speed", formatRate(latest.itemsPerS), latest.speedSplit || "");
     setTile("lr", formatLr(latest.lr));
     setTile("memory", formatBytes(latest.memory));
@@ -421,6 +422,7 @@ export function createDashboard(container, options = {}) {
       if (isNum(em[names.loss])) d.latest.validLoss = em[names.loss];
       if (isNum(em[names.accuracy])) d.latest.validAccuracy = em[names.accuracy];
       d.latest.validLossWhen = `epoch ${e.epoch}, running`;
+      d.latest.validAccuracyWhen = "";
     }
     if (isNum(e.items_per_s)) {
       d.latest.itemsPerS = e.items_per_s;
@@ -446,7 +448,7 @@ export function createDashboard(container, options = {}) {
       add("validAccuracy", [e.step, m[names.accuracy], e.epoch]);
       add("validItemsPerS", [e.step, e.items_per_s, e.epoch]);
       Object.assign(d.latest, { validLoss: m[names.loss], validAccuracy: m[names.accuracy],
-        validLossWhen: `epoch ${e.epoch}` });
+        validLossWhen: `epoch ${e.epoch}`, validAccuracyWhen: "" });
     }
   }
 
@@ -465,6 +467,13 @@ export function createDashboard(container, options = {}) {
       } else if (event.type === "end") {
         d.state = ["done", "stopped", "error"].includes(event.state) ? event.state : "done";
         d.message = event.message || "";
+        // the model as the run ended, measured on the validation set by the page (a stopped
+        // run's model was never validated as a whole epoch): the tile shows that, and says so
+        const valid = event.valid_metrics || {};
+        if (isNum(valid[names.accuracy])) {
+          d.latest.validAccuracy = valid[names.accuracy];
+          d.latest.validAccuracyWhen = event.valid_when || "the model as the run ended";
+        }
       } else {
         return;
       }

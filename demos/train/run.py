@@ -27,6 +27,7 @@ from ..mnist.data import MnistBatcher
 from .models import MODELS, build
 
 SETTINGS = "settings.json"
+PAGE_RUN = "page-run.json"  # the training page's notes on the run (pyrite.wasm.page_run)
 SCHEDULES = ("constant", "cosine")
 
 
@@ -155,7 +156,7 @@ def train(settings: TrainSettings, device: str | pyrite.Backend, folder: str | P
     if not ad.is_autodiff:
         ad = pyrite.device(f"autodiff<{ad.name}>")
     # a new run deletes an earlier run's files (only those), so curves do not mix
-    prepare_artifact_dir(folder, [SETTINGS], clear=not resume)
+    prepare_artifact_dir(folder, [SETTINGS, PAGE_RUN], clear=not resume)
     settings.save(folder / SETTINGS)
     pyrite.seed(settings.seed, device=ad)  # the training device's generator: init, dropout
     train_loader, valid_loader = loaders(settings, ad, root)

@@ -298,6 +298,73 @@ def test_bad_uploads_give_readable_errors_and_the_page_keeps_working(
     assert problems == []
 
 
+def _portrait(folder: Path, kind: str) -> tuple[Path, tuple[int, int]]:
+    """A real portrait photo, cut from a sample as a tall strip: "plain" (stored upright),
+    "exif" (stored on its side with EXIF orientation 6, as phones save portraits) or "huge"
+    (upright, scaled up to 6000 x 8000: large, though under the page's limits). Returns its
+    path and its upright size."""
+    from PIL import Image
+
+    with Image.open(_samples()[0]) as opened:
+        src = opened.convert("RGB")
+    w, h = src.size
+    strip = src.crop((w // 2 - h // 4, 0, w // 2 + h // 4, h))  # half as wide as tall
+    path = folder / f"portrait-{kind}.jpg"
+    if kind == "huge":
+        strip = strip.resize((6000, 8000), Image.Resampling.BILINEAR)
+    if kind == "exif":
+        exif = Image.Exif()
+        exif[0x0112] = 6  # shown turned 90 degrees clockwise: the stored image lies on its side
+        strip.transpose(Image.Transpose.ROTATE_90).save(path, "JPEG", quality=95, exif=exif)
+    else:
+        strip.save(path, "JPEG", quality=95)
+    return path, strip.size
+
+
+def _crop_of(photo: Path, top: bool) -> np.ndarray:
+    """Pillow's 227 x 227 of `photo` (upright), from the centre or, `top`, from the top."""
+    from PIL import Image, ImageOps
+
+    from pyrite.demos.image_classification.image import crop_box
+    with Image.open(photo) as opened:
+        image = ImageOps.exif_transpose(opened).convert("RGB")
+    w, h, left, top_, right, bottom = crop_box(*image.size)
+    box = (left, 0, right, SIDE) if top else (left, top_, right, bottom)
+    cut = image.resize((w, h), Image.Resampling.BILINEAR).crop(box)
+    return np.frombuffer(cut.tobytes(), np.uint8).astype(np.int16)
+
+
+@pytest.mark.parametrize("kind", ["plain", "exif", "huge"])
+def test_a_portrait_photo_is_cut_as_the_cli_cuts_it(classify: tuple[Page, list[str]],
+                                                    tmp_path: Path, kind: str) -> None:
+    """A tall photo: the preview shows all of it, upright; the model gets the centre square of
+    the photo scaled to a shorter side of 256, as `pyrite infer squeezenet` does, and the page
+    says so in numbers."""
+    page, problems = classify
+    photo, (width, height) = _portrait(tmp_path, kind)
+    page.locator("#file").set_input_files(str(photo))
+    settle(page)
+    got = state(page)
+    assert got["photoError"] is None and got["error"] is None, got
+    assert got["result"]["photo"] == photo.name
+    seen = np.asarray(got["input"], np.int16)
+    cli = _pillow(photo)  # what `pyrite infer squeezenet` feeds the model
+    near = float(np.abs(seen - cli).mean())
+    wrong = float(np.abs(seen - _crop_of(photo, top=True)).mean())
+    assert near < MAX_MEAN_PIXEL_DIFF < wrong, (near, wrong)  # the same square, not the top one
+    assert np.array_equal(cli, _crop_of(photo, top=False))
+    natural = page.evaluate("(() => { const i = document.querySelector('#photo'); return "
+                            "[i.naturalWidth, i.naturalHeight, getComputedStyle(i).objectFit];"
+                            " })()")
+    assert natural == [width, height, "contain"]  # upright, and not cut in the preview
+    scaled = round(height * 256 / width)
+    assert page.inner_text("#resize-note") == (
+        f"{width} × {height} photo, scaled to 256 × {scaled}; the model sees its centre "
+        "227 × 227, not its top and bottom (the preview shows it all). `pyrite infer "
+        "squeezenet` cuts the same square.")
+    assert problems == []
+
+
 def test_a_failed_prediction_is_shown_and_the_page_keeps_working(
         classify: tuple[Page, list[str]]) -> None:
     page, problems = classify

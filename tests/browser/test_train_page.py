@@ -89,6 +89,13 @@ def _train_steps(page: Page) -> list[dict[str, Any]]:
                          "(e) => e.type === 'step' && e.split === 'train')")
 
 
+def _tile_agrees_with_status(page: Page, what: str) -> None:
+    value = page.inner_text("[data-tile=validAccuracy] .pd-value")
+    assert value.endswith(" %") and value in page.inner_text("#status-text"), value
+    sub = page.inner_text("[data-tile=validAccuracy] .pd-sub")
+    assert sub == f"{what}, all {SETTINGS['valid_items']} validation digits", sub
+
+
 def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str,
                                                   data_root: Path, tmp_path: Path) -> None:
     context = chromium.new_context(viewport={"width": 1280, "height": 1000})
@@ -124,6 +131,9 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     assert STOP_AFTER <= pressed_at <= stopped_at <= pressed_at + 3, (pressed_at, stopped_at)
     assert run["saved"]["epoch"] == 1 and run["saved"]["steps"] == stopped_at
     assert not page.is_hidden("#resume")
+    # the status line's accuracy and the dashboard's validation tile are one measurement,
+    # and the tile says which: the stopped model on all the validation digits
+    _tile_agrees_with_status(page, f"the model at step {stopped_at} (stopped)")
 
     # a reload finds the stored checkpoint and redraws the curve so far
     page.reload()
@@ -138,6 +148,9 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     assert page.evaluate("window.trainDemo.dashboard.data().state") == "stopped"
     assert page.is_visible("pyrite-mnist") and page.evaluate("window.trainDemo.lastRun.state") \
         == "stopped"
+
+    _tile_agrees_with_status(page, f"the model at step {stopped_at} (the last checkpoint)")
+    assert not page.evaluate("window.trainDemo.interrupted")  # stopped, not cut short
 
     page.click("#resume")
     page.wait_for_function("window.trainDemo.state === 'ready' && window.trainDemo.lastRun",
@@ -156,6 +169,7 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     data = page.evaluate("window.trainDemo.dashboard.data()")
     assert len(data["series"]["trainLoss"]) >= 60 and data["series"]["validLoss"]
     assert data["state"] == "done"
+    _tile_agrees_with_status(page, "the trained model")
     page.screenshot(path=str(tmp_path / "train.png"), full_page=True)
 
     # the drawing pad reads a digit with the model just trained, as the native model does
@@ -182,6 +196,56 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     settings = training.TrainSettings.from_dict(run["saved"]["settings"])
     assert training.evaluate(native, settings, data_root) == pytest.approx(run["accuracy"],
                                                                            abs=0.21)
+    context.close()
+
+
+def test_a_reload_during_training_shows_the_true_state(chromium: Browser, server: str,
+                                                       tmp_path: Path) -> None:
+    """Reloaded while it trains, the page shows the run as it stands: interrupted at its last
+    checkpoint (every 25 steps), with the curves, speed and memory so far, the checkpoint's
+    model on the drawing pad and its score in the status line and the validation tile."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{server}/train")
+    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
+                           timeout=LOAD_MS)
+    page.evaluate("window.trainDemo.forget()")
+    _fill(page, SETTINGS)
+    page.click("#start")
+    page.wait_for_function("window.trainDemo.events.some((e) => e.type === 'step' && "
+                           "e.split === 'train' && e.step >= 35)", timeout=RUN_MS)
+    assert page.evaluate("window.trainDemo.state") == "training"
+    page.reload()  # in the middle of the run
+    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
+                           timeout=LOAD_MS)
+    saved = page.evaluate("window.trainDemo.saved")
+    step = saved["step"]
+    assert step >= 25 and step % 25 == 0 and not saved["done"], saved  # a checkpoint's step
+    assert page.evaluate("window.trainDemo.interrupted") is True
+    status = page.inner_text("#status-text")
+    assert "The page was reloaded while training: the run was interrupted and stands at its " \
+        f"last checkpoint, epoch 1 of 2, step {step} of 100." in status, status
+    assert "reloaded while training" in page.inner_text("#saved")
+    assert not page.is_hidden("#resume") and not page.is_disabled("#start")
+    data = page.evaluate("window.trainDemo.dashboard.data()")
+    assert data["state"] == "stopped" and "interrupted by a reload" in data["message"]
+    # the header: where the run stands, not a stale "Training" line
+    header = page.inner_text("#dashboard .pd-status")
+    assert "Training stopped" in header and f"step {step}" in header, header
+    # every curve so far: the losses of every step (the metric logs), the speed and memory at
+    # the steps the run reported them (at most 5 times a second)
+    assert [p[0] for p in data["series"]["trainLoss"]] == list(range(1, step + 1))
+    for key in ("itemsPerS", "memory"):
+        steps = [p[0] for p in data["series"][key]]
+        assert steps and steps == sorted(set(steps)) and steps[-1] <= step, (key, steps)
+        assert all(p[1] > 0 for p in data["series"][key]), key
+    assert page.inner_text("[data-tile=speed] .pd-value") not in ("–", "")
+    assert page.inner_text("[data-tile=memory] .pd-value") not in ("–", "")
+    assert "No data yet" not in page.inner_text("#dashboard")
+    # the checkpoint's model reads digits, and its score is the same everywhere
+    assert page.is_visible("pyrite-mnist")
+    _tile_agrees_with_status(page, f"the model at step {step} (the last checkpoint)")
+    page.screenshot(path=str(tmp_path / "train-reloaded.png"), full_page=True)
     context.close()
 
 

@@ -50,7 +50,9 @@ def test_default_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_build_calls_the_wasm_builder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     calls: list[tuple[Path, Path | None]] = []
 
-    def build(out: Path, pyodide_dir: Path | None = None) -> dict[str, object]:
+    def build(out: Path, pyodide_dir: Path | None = None, live: bool = False
+              ) -> dict[str, object]:
+        assert live  # other servers may be serving the folder
         calls.append((out, pyodide_dir))
         (out / "pyodide").mkdir(parents=True)
         (out / "pyrite.js").write_text("// built\n")
@@ -79,7 +81,8 @@ def test_create_app_without_a_folder_builds_one(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_build_failure_is_a_setup_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def build(out: Path, pyodide_dir: Path | None = None) -> dict[str, object]:
+    def build(out: Path, pyodide_dir: Path | None = None, live: bool = False
+              ) -> dict[str, object]:
         raise FileNotFoundError("wasm: pyodide-lock.json is missing: install the pinned Pyodide")
 
     monkeypatch.setattr(bundle.wasm_build, "build", build)
@@ -94,6 +97,7 @@ def test_the_real_builder(tmp_path: Path) -> None:
     if not any(bundle.wasm_build.default_cache().glob("micropip-*.whl")):
         pytest.skip("micropip's wheel is not cached (the builder fetches it once, online)")
     web = bundle.build(tmp_path / "web")
+    assert web.is_symlink()  # a link to a version: rebuilt atomically for other servers
     manifest = json.loads((web / "manifest.json").read_text())
     files = [w["path"] for w in manifest["wheels"]] + [
         m["path"] for m in manifest["models"].values()] + [

@@ -26,6 +26,13 @@ PathLike = str | os.PathLike[str]
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 #: the most dimensions an initializer may have (numpy's limit is 64; no model needs 32)
 MAX_RANK = 32
+#: how many of each a model may hold; checked on the parsed file before anything is built, so a
+#: hostile file of 800,000 empty nodes is refused at once (the largest models pyrite has seen
+#: hold a few thousand nodes)
+MAX_COUNTS = {"nodes": 100_000, "initializers": 100_000, "graph inputs": 10_000,
+              "graph outputs": 10_000, "metadata entries": 10_000, "opset imports": 100}
+#: per node: its inputs, outputs and attributes
+MAX_NODE_COUNTS = {"inputs": 10_000, "outputs": 10_000, "attributes": 1_000}
 #: the typed field that carries each element type's values when raw_data is empty
 _TYPED_FIELD = {1: "float_data", 2: "int32_data", 3: "int32_data", 5: "int32_data",
                 6: "int32_data", 7: "int64_data", 9: "int32_data", 10: "int32_data",
@@ -82,6 +89,7 @@ def from_proto(proto: Any, *, source: str = "<model>", folder: Path | None = Non
     if opset == 0:
         raise OnnxError(f"{source}: the model imports no opset of the default ONNX domain")
     _check_versions(proto, opset, source)
+    _check_counts(proto, source)
     g = proto.graph
     initializers: dict[str, TensorData] = {}
     for t in g.initializer:
@@ -134,6 +142,28 @@ def _check_versions(proto: Any, opset: int, source: str) -> None:
         raise OnnxError(f"{source}: ONNX opset {opset} is not one pyrite knows (1 to "
                         f"{newest_opset}); re-export the model with opset {newest_opset} or "
                         f"older")
+
+
+def _check_counts(proto: Any, source: str) -> None:
+    """Refuse a model holding more nodes, initializers, inputs, ... than MAX_COUNTS (and nodes
+    with more inputs, outputs or attributes than MAX_NODE_COUNTS), before any is converted."""
+    g = proto.graph
+    found = {"nodes": len(g.node), "initializers": len(g.initializer),
+             "graph inputs": len(g.input), "graph outputs": len(g.output),
+             "metadata entries": len(proto.metadata_props),
+             "opset imports": len(proto.opset_import)}
+    for what, count in found.items():
+        if count > MAX_COUNTS[what]:
+            raise OnnxError(f"{source}: the model holds {count:,} {what}, more than the "
+                            f"{MAX_COUNTS[what]:,} pyrite accepts (reader.MAX_COUNTS); the file "
+                            f"is corrupt or hostile, or the model is too large to import")
+    for i, n in enumerate(g.node):
+        for what, count in (("inputs", len(n.input)), ("outputs", len(n.output)),
+                            ("attributes", len(n.attribute))):
+            if count > MAX_NODE_COUNTS[what]:
+                raise OnnxError(f"{source}: node {i} holds {count:,} {what}, more than the "
+                                f"{MAX_NODE_COUNTS[what]:,} pyrite accepts "
+                                f"(reader.MAX_NODE_COUNTS); the file is corrupt or hostile")
 
 
 def _value_info(v: Any, text: _Text) -> ValueInfo:

@@ -27,7 +27,7 @@ const UNSURE_BELOW = 0.3; // a best guess below this probability is shown as low
 const el = {
   panel: $("photo-panel"), samples: $("samples"), samplesHint: $("samples-hint"),
   file: $("file"), photoError: $("photo-error"), photo: $("photo"), placeholder: $("placeholder"),
-  input: $("input227"), photoName: $("photo-name"),
+  input: $("input227"), photoName: $("photo-name"), resize: $("resize-note"),
   prediction: $("prediction"), confidence: $("confidence"), names: $("names"), bars: $("bars"),
 };
 
@@ -142,7 +142,17 @@ function cropOf(width, height) {
   const left = Math.floor((w - SIDE) / 2);
   const top = Math.floor((h - SIDE) / 2);
   return { sx: (left * width) / w, sy: (top * height) / h, sw: (SIDE * width) / w,
-    sh: (SIDE * height) / h };
+    sh: (SIDE * height) / h, w, h };
+}
+
+// How a photo becomes the model's input, in words, under "What the model sees": the preview
+// shows the whole photo, the model only the centre square of the scaled one
+function describeResize(width, height) {
+  const { w, h } = cropOf(width, height);
+  const cut = w > h ? "its left and right ends" : h > w ? "its top and bottom" : "its edges";
+  return `${width} × ${height} photo, scaled to ${w} × ${h}; the model sees its centre ` +
+    `${SIDE} × ${SIDE}, not ${cut} (the preview shows it all). \`pyrite infer squeezenet\` ` +
+    "cuts the same square.";
 }
 
 const inputContext = el.input.getContext("2d", { willReadFrequently: true });
@@ -210,6 +220,7 @@ async function classifyFile(blob, name, version = ++demo.version) {
     return null;
   }
   showPhoto(blob, name);
+  el.resize.textContent = describeResize(bitmap.width, bitmap.height);
   const pixels = toPixels(bitmap);
   bitmap.close();
   wanted = { pixels, version, name };

@@ -108,12 +108,18 @@ function describeSaved(saved) {
       "continues from there.";
 }
 
-// `replay`: redraw the stored run's curve (after a reload; a run of this visit is drawn already)
-async function showSaved(saved, replay = false) {
+// what the page says of a run that a reload (or closing the page) cut short
+const interruptedAt = (saved) => `The page was reloaded while training: the run was ` +
+  `interrupted and stands at its last checkpoint, ${checkpointAt(saved)}.`;
+
+// `replay`: redraw the stored run's curve (after a reload; a run of this visit is drawn
+// already); `interrupted`: the page went away while the run trained
+async function showSaved(saved, replay = false, interrupted = false) {
   demo.saved = saved;
   el.resume.hidden = !saved || saved.done;
   el.forget.hidden = !saved;
-  el.saved.textContent = saved ? describeSaved(saved) : "";
+  el.saved.textContent = saved ? (interrupted ? `${interruptedAt(saved)} Resume continues ` +
+    "from there." : describeSaved(saved)) : "";
   if (!saved || !replay) return;
   fillSettings(saved.settings);
   dashboard.reset();
@@ -121,7 +127,16 @@ async function showSaved(saved, replay = false) {
   // the replayed steps leave the dashboard "running": say how the stored run really ended
   dashboard.push({ type: "end", state: saved.done ? "done" : "stopped",
     message: saved.done ? "stored in this browser"
-      : `at ${checkpointAt(saved)} (the last checkpoint); Resume continues` });
+      : `${interrupted ? "interrupted by a reload " : ""}at ${checkpointAt(saved)} (the last ` +
+        "checkpoint); Resume continues" });
+}
+
+// the validation accuracy the page measured on the model as the run ended, for the dashboard
+// (its tile shows the same number as the status line, and says what was measured)
+function measured(run, what) {
+  return { type: "end", state: run.state, valid_metrics: { Accuracy: run.accuracy },
+    valid_when: `${what}, all ${run.saved.settings.valid_items} validation digits`,
+    message: run.state === "stopped" ? `at ${checkpointAt(run.saved)}` : "" };
 }
 
 // ---- training -----------------------------------------------------------------------------
@@ -157,11 +172,11 @@ async function train(settings, resume) {
     const digits = `${pct(run.accuracy)} on ${run.saved.settings.valid_items} validation digits`;
     if (run.state === "stopped") {
       const where = checkpointAt(run.saved);
-      dashboard.push({ type: "end", state: "stopped", message: `at ${where}` });
+      dashboard.push(measured(run, `the model at step ${run.saved.step} (stopped)`));
       setStatus("stopped", `Stopped at ${where}: the model so far scores ${digits}. Resume ` +
         "continues from there.");
     } else {
-      dashboard.push({ type: "end", state: "done", message: "" });
+      dashboard.push(measured(run, "the trained model"));
       setStatus("ready", `Finished: the trained model scores ${digits}.`);
     }
     return run;
@@ -188,7 +203,7 @@ async function forget() {
   await showSaved(null);
 }
 
-const pct = (p) => `${p.toFixed(1)} %`;
+const pct = (p) => `${p.toFixed(2)} %`; // as the dashboard's tiles show it
 
 // ---- the trained model --------------------------------------------------------------------
 
@@ -234,7 +249,9 @@ async function boot() {
   try {
     const got = await pyrite.load({ device: "webgpu" });
     const status = await pyrite.call(`${TRAINING}.status`);
-    await showSaved(status.saved, true);
+    demo.interrupted = status.interrupted;
+    await showSaved(status.saved, true, status.interrupted);
+    let scored = "";
     if (status.saved) {
       // a run stopped (or cut short by a reload) draws with its last checkpoint, as a
       // finished one draws with its model
@@ -242,13 +259,25 @@ async function boot() {
         accuracy: (await pyrite.call(`${TRAINING}.use_saved`, DATA)).accuracy };
       demo.lastRun = run;
       showTrained(run);
+      const what = status.saved.done ? "the trained model"
+        : `the model at step ${status.saved.step} (the last checkpoint)`;
+      const end = measured(run, what);
+      end.message = dashboard.data().message; // the replay's words on how the run ended
+      dashboard.push(end);
+      scored = ` Its model scores ${pct(run.accuracy)} on ` +
+        `${status.saved.settings.valid_items} validation digits.`;
     }
     el.start.disabled = false;
     const adapter = String(got.adapter?.["in use"] || "").replace(/^#\d+\s+/, "");
-    setStatus("ready", `Ready: Python ${got.python} on ${adapter || "WebGPU"}. ` +
-      (status.saved && !status.saved.done
-        ? `A run was stopped at ${checkpointAt(status.saved)}: Resume it, or start a new one.`
-        : "Choose a model and press Start."));
+    const ready = `Ready: Python ${got.python} on ${adapter || "WebGPU"}. `;
+    if (status.saved && !status.saved.done) {
+      setStatus("ready", ready + (status.interrupted ? interruptedAt(status.saved)
+        : `A run was stopped at ${checkpointAt(status.saved)}.`) + scored +
+        " Resume it, or start a new one.");
+    } else {
+      setStatus("ready", ready + (status.saved ? `A finished run is stored.${scored} ` : "") +
+        "Choose a model and press Start.");
+    }
   } catch (err) {
     demo.lastError = errorText(err);
     el.error.textContent = `Why: ${demo.lastError.replace(/^BackendUnavailable: /, "")}. ` +

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pyrite.errors import OnnxError
+from pyrite.interop.onnx import reader
 from pyrite.interop.onnx.codegen import import_onnx
 from pyrite.interop.onnx.graph import Graph, Node
 from pyrite.interop.onnx.registry import SHOWN, check
@@ -87,3 +88,37 @@ def test_many_unsupported_nodes_are_summarised() -> None:
     lines = str(err.value).splitlines()
     assert len(lines) == SHOWN + 2 and lines[-1] == f"  ... and {100_000 - SHOWN} more"
     assert lines[0] == "m.onnx: 100000 unsupported item(s); nothing was run:"
+
+
+def _over(what: str) -> bytes:
+    """A model holding one more of `what` than the reader accepts (empty nodes, as a hostile
+    file has them)."""
+    if what == "nodes":
+        nodes = [onnx.NodeProto() for _ in range(reader.MAX_COUNTS["nodes"] + 1)]
+        return _model(nodes)
+    if what == "node inputs":
+        return _model([h.make_node("Sum", ["x"] * (reader.MAX_NODE_COUNTS["inputs"] + 1),
+                                   ["y"])])
+    m = onnx.ModelProto()
+    m.ParseFromString(_model(RELU))
+    for i in range(reader.MAX_COUNTS["metadata entries"] + 1):
+        m.metadata_props.add(key=f"k{i}", value="v")
+    return bytes(m.SerializeToString())
+
+
+@pytest.mark.parametrize("what,message", [
+    ("nodes", r"holds 100,001 nodes, more than the 100,000 pyrite accepts \(reader.MAX_COUNTS\)"),
+    ("node inputs", r"node 0 holds 10,001 inputs, more than the 10,000 pyrite accepts"),
+    ("metadata entries", r"holds 10,001 metadata entries, more than the 10,000"),
+])
+def test_counts_are_bounded_before_anything_is_built(what: str, message: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def built(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a node was converted before the counts were checked")
+
+    monkeypatch.setattr(reader, "Node", built)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_over(what))
+    with pytest.raises(OnnxError, match=message) as err:
+        import_onnx(path, tmp_path / "out")
+    assert "\n" not in str(err.value) and not (tmp_path / "out").exists()

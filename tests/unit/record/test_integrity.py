@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import struct
 import warnings
 
@@ -21,7 +22,7 @@ from pyrite.record import (
     NamedMpkGzFileRecorder,
     PrettyJsonFileRecorder,
 )
-from pyrite.record.limits import MAX_DEPTH, inflate_limit
+from pyrite.record.limits import MAX_DEPTH, gunzip_limited, inflate_limit
 
 RECORD = {"fc": {"weight": TensorData([[0.25, -0.5], [1.5, 2.0]]), "bias": TensorData([0.1, 0.2])},
           "epoch": 3}
@@ -86,6 +87,33 @@ def test_gzip_of_an_all_zero_model_within_the_slack_loads() -> None:
     record = {"w": TensorData([0.0] * 100_000)}
     blob = JsonGzFileRecorder().to_bytes(record)
     assert JsonGzFileRecorder().from_bytes(blob) == record
+
+
+def test_gunzip_reads_members_of_several_pieces_and_refuses_stray_bytes() -> None:
+    # incompressible members larger than the 64 KiB input pieces, one after the other
+    rng = random.Random(0)
+    parts = [rng.randbytes(200_000), rng.randbytes(70_000), b"x" * 10]
+    stream = b"".join(gzip.compress(p, mtime=0) for p in parts)
+    assert gunzip_limited(stream, source="s", expected="e") == b"".join(parts)
+    assert gunzip_limited(stream + bytes(9), source="s", expected="e") == b"".join(parts)
+    with pytest.raises(RecordError, match="found 3 stray bytes after the gzip stream"):
+        gunzip_limited(stream + b"abc", source="s", expected="e")
+    with pytest.raises(RecordError, match="found a truncated gzip stream"):
+        gunzip_limited(stream[:-5], source="s", expected="e")
+
+
+def test_mpk_stray_bytes_and_a_large_metadata() -> None:
+    from pyrite.record.mpk_codec import MPK
+    envelope = {"metadata": {"format": "named-mpk", "format_version": 2, "pad": "p" * 300_000},
+                "item": {"w": TensorData([1.0, 2.0])}}
+    blob = MPK.encode(envelope)  # metadata past the first 64 KiB piece fed to the unpacker
+    decoded = MPK.decode(blob, source="m")
+    assert isinstance(decoded, dict) and decoded["item"] == {"w": TensorData([1.0, 2.0])}
+    assert decoded["metadata"]["pad"] == "p" * 300_000
+    with pytest.raises(RecordError, match="found 2 stray bytes after it"):
+        MPK.decode(blob + b"\x00\x00", source="m")
+    with pytest.raises(RecordError, match="truncated or corrupt"):
+        MPK.decode(blob[:100_000], source="m")
 
 
 def test_deep_nesting_is_refused() -> None:
