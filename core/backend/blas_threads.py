@@ -28,6 +28,7 @@ from .. import config
 _ENV_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _LIMIT: list[Any] = []  # the threadpoolctl limiter in force, kept alive
 _APPLIED: list[bool] = []  # the setting is applied once per process
+_BUDGET: list[int] = []  # the count last set through set_blas_threads
 
 
 def default_threads() -> int | None:
@@ -53,6 +54,7 @@ def set_blas_threads(n: int) -> bool:
     threadpoolctl and numpy already imported)."""
     if sys.platform == "emscripten":
         return True
+    _BUDGET[:] = [n]
     try:
         from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # no stubs
     except ImportError:
@@ -79,3 +81,42 @@ def apply_setting() -> None:
     set_blas_threads(n)
     if "numpy" in sys.modules:
         _APPLIED.append(True)
+
+
+def budget() -> int:
+    """The threads this process's numpy work may use: the count set here, else the BLAS
+    variable the user set, else 1 (unknown: assume nothing spare)."""
+    if _BUDGET:
+        return _BUDGET[0]
+    for var in _ENV_VARS:
+        value = os.environ.get(var, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return 1
+
+
+def blas_switch() -> Any:
+    """A function `set(n)` that changes BLAS's thread count at once (a C call per library, under
+    a microsecond), or None without threadpoolctl or BLAS: the convolution pool uses it to give
+    each of its workers a share of the budget for the length of one parallel call."""
+    if _SWITCH:
+        return _SWITCH[0]
+    found = None
+    if sys.platform != "emscripten":
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            pass
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                libs = ThreadpoolController().select(user_api="blas").lib_controllers
+            if libs:
+                def found(n: int) -> None:
+                    for lib in libs:
+                        lib.set_num_threads(n)
+    _SWITCH[:] = [found]
+    return found
+
+
+_SWITCH: list[Any] = []  # blas_switch's answer, found once

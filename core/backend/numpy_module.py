@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import sample_pool
+
 Prim = Any
 Pair = tuple[int, ...]  # one entry per spatial dim
 Pads = tuple[tuple[int, int], ...]  # (before, after) per spatial dim
@@ -37,51 +39,90 @@ class NumpyModuleOps:
     def _cols(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair,
               groups: int) -> tuple[Prim, Pair]:
         """im2col: (N, groups, C/groups*kh*kw, OH*OW), contiguous, and (OH, OW)."""
-        np = self.np
-        if padding != ((0, 0), (0, 0)):
-            x = self.pad(x, ((0, 0), (0, 0), *padding), 0.0)
-        n, c, h, w = x.shape
-        kh, kw = kernel
-        span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
-        oh = (h - span[0]) // stride[0] + 1
-        ow = (w - span[1]) // stride[1] + 1
-        win = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
-        win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
-        win = win[:, :, :oh, :ow]  # N, C, OH, OW, kh, kw
-        cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))
-        return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow), (oh, ow)
+        win, (oh, ow) = self._windows(self._padded(x, padding, 0.0), kernel, stride, dilation)
+        n, c = x.shape[:2]
+        cols = self.np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))
+        return cols.reshape(n, groups, (c // groups) * kernel[0] * kernel[1], oh * ow), (oh, ow)
 
     def _matmul_groups(self, w: Prim, cols: Prim) -> Prim:
-        """w (G, M, K) @ cols (N, G, K, P) -> (N, G, M, P), one BLAS call per sample and group:
-        numpy's matmul broadcasting w over N leaves BLAS (10-100x slower)."""
+        """w (G, M, K) @ cols (N, G, K, P) -> (N, G, M, P), one BLAS call per sample and group
+        (numpy's matmul broadcasting w over N leaves BLAS: 10-100x slower), samples shared
+        among `sample_pool`'s workers."""
         np = self.np
         n, groups = cols.shape[:2]
         if groups > 8:  # depthwise-like: many tiny products, numpy's own loop is better
             return np.matmul(w, cols)
         out = np.empty((n, groups, w.shape[1], cols.shape[3]),
                        dtype=np.result_type(w.dtype, cols.dtype))
-        for i in range(n):
-            for g in range(groups):
-                np.matmul(w[g], cols[i, g], out=out[i, g])
-        return out
 
-    def conv2d_saving(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
-                      padding: Pads, dilation: Pair, groups: int) -> tuple[Prim, Any]:
-        c_out, cg, kh, kw = weight.shape
-        n, c, h, wd = x.shape
-        if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
-            cols, (oh, ow) = x.reshape(n, groups, c // groups, h * wd), (h, wd)  # no im2col
-        else:
-            cols, (oh, ow) = self._cols(x, (kh, kw), stride, padding, dilation, groups)
-        w = weight.reshape(groups, c_out // groups, cg * kh * kw)
-        out = self._matmul_groups(w, cols).reshape(n, c_out, oh, ow)
-        if bias is not None:
-            out += bias.reshape(1, c_out, 1, 1)
-        return out, cols
+        def work(start: int, stop: int) -> None:
+            for i in range(start, stop):
+                for g in range(groups):
+                    np.matmul(w[g], cols[i, g], out=out[i, g])
+
+        sample_pool.run(work, n)
+        return out
 
     def conv2d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
                dilation: Pair, groups: int) -> Prim:
-        return self.conv2d_saving(x, weight, bias, stride, padding, dilation, groups)[0]
+        return self._conv_forward(x, weight, bias, stride, padding, dilation, groups, False)
+
+    def conv2d_relu(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                    padding: Pads, dilation: Pair, groups: int) -> Prim:
+        return self._conv_forward(x, weight, bias, stride, padding, dilation, groups, True)
+
+    def _conv_forward(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                      padding: Pads, dilation: Pair, groups: int, relu: bool) -> Prim:
+        """conv2d (and ReLU) without Autodiff, one sample at a time: the sample's im2col, its
+        products, then the bias and ReLU added in place on the product while it is in cache
+        (no extra pass over the output, no batch-sized im2col); samples share the cores
+        through `sample_pool` when there are cores to spare."""
+        np = self.np
+        c_out, cg, kh, kw = weight.shape
+        n, k, m = x.shape[0], cg * kh * kw, c_out // groups
+        if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
+            oh, ow = x.shape[2:]
+            flat = x.reshape(n, groups, cg, oh * ow)  # a view of a contiguous x: no im2col
+
+            def cols_of(i: int) -> Prim:
+                return flat[i]
+        else:
+            win, (oh, ow) = self._windows(self._padded(x, padding, 0.0), (kh, kw), stride,
+                                          dilation)
+
+            def cols_of(i: int) -> Prim:  # (groups, C/groups*kh*kw, OH*OW), taps before pixels
+                return np.ascontiguousarray(win[i].transpose(0, 3, 4, 1, 2)).reshape(
+                    groups, k, oh * ow)
+        out = np.empty((n, groups, m, oh * ow), dtype=np.result_type(x.dtype, weight.dtype))
+        w = weight.reshape(groups, m, k)
+        b = None if bias is None else bias.reshape(groups, m, 1)
+
+        def work(start: int, stop: int) -> None:
+            for i in range(start, stop):
+                cols, o = cols_of(i), out[i]
+                if groups > 8:  # depthwise-like: numpy's own loop over tiny products
+                    np.matmul(w, cols, out=o)
+                else:
+                    for g in range(groups):
+                        np.matmul(w[g], cols[g], out=o[g])
+                if b is not None:
+                    o += b
+                if relu:
+                    np.maximum(o, 0, out=o)
+
+        sample_pool.run(work, n)
+        return out.reshape(n, c_out, oh, ow)
+
+    def _windows(self, x: Prim, kernel: Pair, stride: Pair, dilation: Pair) -> tuple[Prim, Pair]:
+        """The (N, C, OH, OW, kh, kw) view of every window of an already padded x, no copy."""
+        h, w = x.shape[2:]
+        kh, kw = kernel
+        span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+        oh = (h - span[0]) // stride[0] + 1
+        ow = (w - span[1]) // stride[1] + 1
+        win = self.np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+        win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+        return win[:, :, :oh, :ow], (oh, ow)
 
     def conv2d_weight_grad(self, x: Prim, grad: Prim, weight_shape: tuple[int, ...],
                            stride: Pair, padding: Pads, dilation: Pair, groups: int,
