@@ -7,7 +7,7 @@ first used, wgpu when the webgpu backend is.
 
 from typing import TYPE_CHECKING
 
-from . import activation
+from . import activation, consuming
 from .backend import REGISTRY, Backend, Op
 from .backend.autodiff import Autodiff, Gradients
 from .backend.numpy import NumpyBackend
@@ -82,7 +82,8 @@ __all__ = [
     "ConversionOverflow", "DType", "DTypeError", "Default", "DeviceError", "DimError",
     "Distribution", "Float", "GradError", "Gradients", "Int", "Kind", "KindError", "Normal",
     "NumpyBackend", "Op", "PrintOptions", "PyriteError", "ShapeError", "Tensor", "TensorData",
-    "Uniform", "activation", "arange", "arange_step", "backend_names", "cartesian_grid", "cat",
+    "Uniform", "activation", "arange",
+    "consuming", "arange_step", "backend_names", "cartesian_grid", "cat",
     "check_closeness", "device", "diag_mask", "empty", "eye", "from_data", "from_floats",
     "from_ints", "full", "int_random", "one_hot", "ones", "random", "register_backend",
     "register_decorator", "register_indexed_backend", "seed", "set_print_options", "stack",
