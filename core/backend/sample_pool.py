@@ -11,26 +11,29 @@ and a 16-core machine is used on a batch of 16.
 
 Samples run one after another in the calling thread when there is one worker: a budget of 1, a
 batch of 1 (BLAS then has the whole budget), no threads (Pyodide), or no way to change BLAS's
-threads during the call (no threadpoolctl: W workers each starting B BLAS threads would fight).
+threads during the call (neither threadpoolctl nor OpenBLAS's setter: W workers each starting B
+BLAS threads would fight), or inside `serial()` (benchmarks compare the two).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from typing import Any
 
 from . import blas_threads
 
 _POOL: list[Any] = []  # [executor, its size]
 _LOCK = threading.Lock()  # one parallel call at a time: the BLAS share is process-wide
+_SERIAL: list[bool] = []  # inside serial()
 
 
 def workers(n_items: int) -> int:
     """How many workers `run` would use for `n_items` samples now."""
-    if n_items < 2 or sys.platform == "emscripten":
+    if n_items < 2 or _SERIAL or sys.platform == "emscripten":
         return 1
     b = blas_threads.budget()
     if b < 2 or blas_threads.blas_switch() is None:
@@ -73,3 +76,14 @@ def _executor(w: int) -> ThreadPoolExecutor:
         _POOL[:] = [ThreadPoolExecutor(max(1, w - 1), thread_name_prefix="pyrite-conv"), w - 1]
     pool: ThreadPoolExecutor = _POOL[0]
     return pool
+
+
+@contextmanager
+def serial() -> Iterator[None]:
+    """Run per-sample work in the calling thread inside (BLAS keeps its whole budget): the
+    benchmarks' comparison of the pool against one thread of samples."""
+    _SERIAL.append(True)
+    try:
+        yield
+    finally:
+        _SERIAL.pop()

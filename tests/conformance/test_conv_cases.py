@@ -133,8 +133,9 @@ def test_the_sample_pool_gives_the_serial_results(case) -> None:
     forward and input gradient equal the one-thread results."""
     from pyrite.backend import blas_threads, sample_pool
 
-    if sample_pool.workers(5) == 1 and blas_threads.blas_switch() is None:
-        pytest.skip("no threadpoolctl: the pool is off")
+    pytest.importorskip("numpy")
+    if blas_threads.blas_switch() is None:
+        pytest.skip("no way to change BLAS's threads here: the pool is off")
     backend = pyrite.device("numpy")
     xs, ws, stride, pads, dil, groups = CASES[case]
     xs = (5, *xs[1:])

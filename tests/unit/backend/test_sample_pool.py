@@ -69,3 +69,29 @@ def test_one_worker_runs_in_the_calling_thread(budget) -> None:
     threads: list[int] = []
     sample_pool.run(lambda a, b: threads.append(threading.get_ident()), 1)
     assert threads == [threading.get_ident()]
+
+
+def test_serial_turns_the_pool_off(budget) -> None:
+    budget(4)
+    assert sample_pool.workers(8) == 4
+    with sample_pool.serial():
+        assert sample_pool.workers(8) == 1
+    assert sample_pool.workers(8) == 4
+
+
+def test_openblas_setter_without_threadpoolctl() -> None:
+    """The fallback when threadpoolctl is missing: OpenBLAS's own setter, found in the loaded
+    libraries, changes the count threadpoolctl sees."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import numpy  # noqa: F401
+
+    setter = blas_threads._openblas_setter()
+    if setter is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS here")
+    old = blas_threads.budget()
+    try:
+        setter(1)
+        assert {i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["internal_api"] == "openblas"} == {1}
+    finally:
+        blas_threads.set_blas_threads(old)
