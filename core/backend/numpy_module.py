@@ -63,6 +63,22 @@ class NumpyModuleOps:
         sample_pool.run(work, n)
         return out
 
+    def conv2d_saving(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                      padding: Pads, dilation: Pair, groups: int) -> tuple[Prim, Any]:
+        """The training forward (Autodiff): the batch's im2col is kept for the weight
+        gradient, so it is built once for the whole batch."""
+        c_out, cg, kh, kw = weight.shape
+        n, c, h, wd = x.shape
+        if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
+            cols, (oh, ow) = x.reshape(n, groups, c // groups, h * wd), (h, wd)  # no im2col
+        else:
+            cols, (oh, ow) = self._cols(x, (kh, kw), stride, padding, dilation, groups)
+        w = weight.reshape(groups, c_out // groups, cg * kh * kw)
+        out = self._matmul_groups(w, cols).reshape(n, c_out, oh, ow)
+        if bias is not None:
+            out += bias.reshape(1, c_out, 1, 1)
+        return out, cols
+
     def conv2d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
                dilation: Pair, groups: int) -> Prim:
         return self._conv_forward(x, weight, bias, stride, padding, dilation, groups, False)

@@ -161,3 +161,13 @@ def test_the_sample_pool_gives_the_serial_results(case) -> None:
         blas_threads.set_blas_threads(old)
     for a, b in zip(serial, pooled, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_numpy_keeps_the_training_forwards_columns() -> None:
+    """Autodiff's conv2d rule hands numpy's im2col back to the weight gradient: the training
+    forward must return it (else every weight gradient builds it again)."""
+    backend = pyrite.device("numpy")
+    xt, wt, bt, _ = _inputs(backend, (2, 3, 6, 5), (4, 3, 3, 3), views=False)
+    out, saved = backend.conv2d_saving(xt.into_primitive(), wt.into_primitive(),
+                                       bt.into_primitive(), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    assert saved is not None and saved.shape == (2, 1, 27, 30)
