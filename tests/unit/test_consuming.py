@@ -56,3 +56,17 @@ def test_autodiff_keeps_the_operand_and_its_gradient() -> None:
 def test_an_int_tensor_is_refused_with_the_fix() -> None:
     with pytest.raises(TypeError, match="relu: not defined for Int tensors.*Convert with .float()"):
         consuming.relu(pyrite.tensor([1, 2], device="numpy"))
+
+
+def test_linear_adds_its_bias_into_the_product_and_leaves_its_inputs() -> None:
+    from pyrite.nn import functional as F
+
+    rng = np.random.default_rng(4)
+    x = pyrite.tensor(rng.normal(size=(2, 3, 4)).astype(np.float32), device="numpy")
+    w = pyrite.tensor(rng.normal(size=(4, 5)).astype(np.float32), device="numpy")
+    b = pyrite.tensor(rng.normal(size=(5,)).astype(np.float32), device="numpy")
+    saved = [t.numpy().copy() for t in (x, w, b)]
+    got = F.linear(x, w, b).numpy()
+    np.testing.assert_allclose(got, saved[0] @ saved[1] + saved[2], rtol=1e-5, atol=1e-5)
+    for t, before in zip((x, w, b), saved, strict=True):
+        np.testing.assert_array_equal(t.numpy(), before)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ... import checks
+from ... import checks, consuming
 from ...dtype import Kind
 from ...errors import ShapeError
 from ...tensor import Tensor
@@ -27,7 +27,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                          f"{weight.shape})")
     _same_device(op, x, weight, bias)
     out = x @ weight
-    return out if bias is None else out + bias
+    # the product is new memory nobody else holds: the bias may be added into it (numpy does,
+    # outside Autodiff; see pyrite.consuming)
+    return out if bias is None else consuming.add(out, bias)
 
 
 
