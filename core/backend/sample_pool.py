@@ -17,6 +17,7 @@ BLAS threads would fight), or inside `serial()` (benchmarks compare the two).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -67,6 +68,25 @@ def run(fn: Callable[[int, int], None], n_items: int) -> None:
             switch(budget)
     finally:
         _LOCK.release()
+
+
+def shutdown() -> None:
+    """Stop the pool's threads (a later parallel call starts them again): before a fork, or
+    at the end of a test that used them."""
+    if _POOL:
+        _POOL[0].shutdown(wait=True)
+        _POOL.clear()
+
+
+def _forget() -> None:
+    """In a forked child the parent's worker threads do not exist: start afresh."""
+    _POOL.clear()
+    if _LOCK.locked():  # forked while a parallel call ran in another thread
+        _LOCK.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget)
 
 
 def _executor(w: int) -> ThreadPoolExecutor:

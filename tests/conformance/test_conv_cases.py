@@ -159,6 +159,7 @@ def test_the_sample_pool_gives_the_serial_results(case) -> None:
         pooled = results()
     finally:
         blas_threads.set_blas_threads(old)
+        sample_pool.shutdown()  # no idle threads left for a later test's fork
     for a, b in zip(serial, pooled, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 

@@ -24,6 +24,7 @@ def budget():
 
     yield set_to
     blas_threads.set_blas_threads(old)
+    sample_pool.shutdown()  # no idle threads left for a later test's fork
 
 
 def test_slices_cover_each_item_once_on_several_threads(budget) -> None:
