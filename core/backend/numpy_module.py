@@ -234,13 +234,20 @@ class NumpyModuleOps:
                 np.maximum(views[0], views[1], out=dest)
             for view in views[2:]:
                 np.maximum(dest, view, out=dest)
-        for o in [*range(0, min(first, n_out)), *range(max(last + 1, first), n_out)]:
-            taps = [o * s - lo + t * d for t in range(k)]
-            taps = [i for i in taps if 0 <= i < size]
-            if taps:
-                out[at(o)] = x[at(slice(min(taps), max(taps) + 1, d))].max(axis=axis)
-            else:  # a window wholly in the padding
-                out[at(o)] = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        # the outputs whose windows reach into the padding, at each end: per tap, one strided
+        # maximum over the outputs it falls inside x for (a window wholly in the padding keeps
+        # the fill)
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        for a, b in ((0, min(first, n_out)), (max(last + 1, first), n_out)):
+            if a >= b:
+                continue
+            out[at(slice(a, b))] = fill
+            for t in range(k):
+                off = t * d - lo  # output o reads x[o * s + off]
+                o0, o1 = max(a, -(off // s)), min(b - 1, (size - 1 - off) // s)
+                if o1 >= o0:
+                    part = out[at(slice(o0, o1 + 1))]
+                    np.maximum(part, x[at(slice(o0 * s + off, o1 * s + off + 1, s))], out=part)
         return out
 
     def avg_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,
