@@ -96,24 +96,42 @@ class NumpyModuleOps:
         np = self.np
         c_out, cg, kh, kw = weight.shape
         n, k, m = x.shape[0], cg * kh * kw, c_out // groups
+        c, h, wd = x.shape[1:]
+        (top, bottom), (left, right) = padding
+        oh = (h + top + bottom - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+        ow = (wd + left + right - dilation[1] * (kw - 1) - 1) // stride[1] + 1
         if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
-            oh, ow = x.shape[2:]
             flat = x.reshape(n, groups, cg, oh * ow)  # a view of a contiguous x: no im2col
 
-            def cols_of(i: int) -> Prim:
-                return flat[i]
+            def columns() -> Any:
+                return lambda i: flat[i]
         else:
-            win, (oh, ow) = self._windows(self._padded(x, padding, 0.0), (kh, kw), stride,
-                                          dilation)
+            def columns() -> Any:
+                """One worker's im2col: a padded sample and its columns, in buffers reused for
+                every sample it takes (they stay in cache; no batch-sized padded copy)."""
+                if padding == ((0, 0), (0, 0)):
+                    src, inner = x, None
+                else:  # the borders stay zero; each sample is copied inside them
+                    src = np.zeros((1, c, h + top + bottom, wd + left + right), dtype=x.dtype)
+                    inner = src[0, :, top:top + h, left:left + wd]
+                win = self._windows(src, (kh, kw), stride, dilation)[0]
+                cols = np.empty((c, kh, kw, oh, ow), dtype=x.dtype)
+                flat_cols = cols.reshape(groups, k, oh * ow)
 
-            def cols_of(i: int) -> Prim:  # (groups, C/groups*kh*kw, OH*OW), taps before pixels
-                return np.ascontiguousarray(win[i].transpose(0, 3, 4, 1, 2)).reshape(
-                    groups, k, oh * ow)
+                def cols_of(i: int) -> Prim:  # (groups, C/groups*kh*kw, OH*OW), taps first
+                    if inner is None:
+                        np.copyto(cols, win[i].transpose(0, 3, 4, 1, 2))
+                    else:
+                        inner[...] = x[i]
+                        np.copyto(cols, win[0].transpose(0, 3, 4, 1, 2))
+                    return flat_cols
+                return cols_of
         out = np.empty((n, groups, m, oh * ow), dtype=np.result_type(x.dtype, weight.dtype))
         w = weight.reshape(groups, m, k)
         b = None if bias is None else bias.reshape(groups, m, 1)
 
         def work(start: int, stop: int) -> None:
+            cols_of = columns()
             for i in range(start, stop):
                 cols, o = cols_of(i), out[i]
                 if groups > 8:  # depthwise-like: numpy's own loop over tiny products
