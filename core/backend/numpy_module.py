@@ -91,8 +91,9 @@ class NumpyModuleOps:
                       padding: Pads, dilation: Pair, groups: int, relu: bool) -> Prim:
         """conv2d (and ReLU) without Autodiff, one sample at a time: the sample's im2col, its
         products, then the bias and ReLU added in place on the product while it is in cache
-        (no extra pass over the output, no batch-sized im2col); samples share the cores
-        through `sample_pool` when there are cores to spare."""
+        (no extra pass over the output, no batch-sized im2col). Samples share the cores
+        through `sample_pool` when there are cores to spare; with fewer samples than workers
+        each sample's output rows are split into bands, one item of work each."""
         np = self.np
         c_out, cg, kh, kw = weight.shape
         n, k, m = x.shape[0], cg * kh * kw, c_out // groups
@@ -100,31 +101,41 @@ class NumpyModuleOps:
         (top, bottom), (left, right) = padding
         oh = (h + top + bottom - dilation[0] * (kh - 1) - 1) // stride[0] + 1
         ow = (wd + left + right - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+        workers = sample_pool.workers(n * oh)
+        bands = 1 if n >= workers else min(oh, -(-workers // n))
+        edges = [oh * j // bands for j in range(bands + 1)]
+        rows_max = max(edges[j + 1] - edges[j] for j in range(bands))
         if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
             flat = x.reshape(n, groups, cg, oh * ow)  # a view of a contiguous x: no im2col
 
             def columns() -> Any:
-                return lambda i: flat[i]
+                return lambda i, r0, r1: flat[i, :, :, r0 * ow:r1 * ow]
         else:
             def columns() -> Any:
-                """One worker's im2col: a padded sample and its columns, in buffers reused for
-                every sample it takes (they stay in cache; no batch-sized padded copy)."""
+                """One worker's im2col: a padded sample and its columns (a band of output rows
+                at a time), in buffers reused for every item it takes (they stay in cache; no
+                batch-sized padded copy)."""
                 if padding == ((0, 0), (0, 0)):
                     src, inner = x, None
                 else:  # the borders stay zero; each sample is copied inside them
                     src = np.zeros((1, c, h + top + bottom, wd + left + right), dtype=x.dtype)
                     inner = src[0, :, top:top + h, left:left + wd]
                 win = self._windows(src, (kh, kw), stride, dilation)[0]
-                cols = np.empty((c, kh, kw, oh, ow), dtype=x.dtype)
-                flat_cols = cols.reshape(groups, k, oh * ow)
+                store = np.empty(c * kh * kw * rows_max * ow, dtype=x.dtype)
+                held = [-1]  # the sample inside the padded buffer
 
-                def cols_of(i: int) -> Prim:  # (groups, C/groups*kh*kw, OH*OW), taps first
+                def cols_of(i: int, r0: int, r1: int) -> Prim:
+                    """(groups, C/groups*kh*kw, (r1-r0)*OW): taps before pixels."""
+                    size = c * kh * kw * (r1 - r0) * ow
+                    cols = store[:size].reshape(c, kh, kw, r1 - r0, ow)
                     if inner is None:
-                        np.copyto(cols, win[i].transpose(0, 3, 4, 1, 2))
+                        np.copyto(cols, win[i, :, r0:r1].transpose(0, 3, 4, 1, 2))
                     else:
-                        inner[...] = x[i]
-                        np.copyto(cols, win[0].transpose(0, 3, 4, 1, 2))
-                    return flat_cols
+                        if held[0] != i:
+                            inner[...] = x[i]
+                            held[0] = i
+                        np.copyto(cols, win[0, :, r0:r1].transpose(0, 3, 4, 1, 2))
+                    return cols.reshape(groups, k, (r1 - r0) * ow)
                 return cols_of
         out = np.empty((n, groups, m, oh * ow), dtype=np.result_type(x.dtype, weight.dtype))
         w = weight.reshape(groups, m, k)
@@ -132,8 +143,10 @@ class NumpyModuleOps:
 
         def work(start: int, stop: int) -> None:
             cols_of = columns()
-            for i in range(start, stop):
-                cols, o = cols_of(i), out[i]
+            for item in range(start, stop):
+                i, j = divmod(item, bands)
+                r0, r1 = edges[j], edges[j + 1]
+                cols, o = cols_of(i, r0, r1), out[i, :, :, r0 * ow:r1 * ow]
                 if groups > 8:  # depthwise-like: numpy's own loop over tiny products
                     np.matmul(w, cols, out=o)
                 else:
@@ -144,7 +157,7 @@ class NumpyModuleOps:
                 if relu:
                     np.maximum(o, 0, out=o)
 
-        sample_pool.run(work, n)
+        sample_pool.run(work, n * bands)
         return out.reshape(n, c_out, oh, ow)
 
     def _windows(self, x: Prim, kernel: Pair, stride: Pair, dilation: Pair) -> tuple[Prim, Pair]:

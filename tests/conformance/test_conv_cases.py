@@ -126,11 +126,13 @@ def test_conv2d_activation_through_the_front_end_and_its_gradient(ad_backend) ->
         F.conv2d(x, w, activation="gelu")
 
 
+@pytest.mark.parametrize("batch", [5, 2, 1])
 @pytest.mark.parametrize("case", ["odd sizes, stride, asymmetric padding", "groups and dilation",
-                                  "1x1 grouped", "depthwise"])
-def test_the_sample_pool_gives_the_serial_results(case) -> None:
-    """With a budget of 3 threads, 5 samples go to 3 workers: forward, fused ReLU, training
-    forward and input gradient equal the one-thread results."""
+                                  "1x1 grouped", "1x1 (many pixels)", "depthwise"])
+def test_the_sample_pool_gives_the_serial_results(case, batch) -> None:
+    """With a budget of 3 threads: 5 samples go to 3 workers; 2 samples or 1 have their output
+    rows split into bands (2 or 3 per sample). Forward, fused ReLU, training forward and input
+    gradient equal the one-thread results."""
     from pyrite.backend import blas_threads, sample_pool
 
     pytest.importorskip("numpy")
@@ -138,7 +140,7 @@ def test_the_sample_pool_gives_the_serial_results(case) -> None:
         pytest.skip("no way to change BLAS's threads here: the pool is off")
     backend = pyrite.device("numpy")
     xs, ws, stride, pads, dil, groups = CASES[case]
-    xs = (5, *xs[1:])
+    xs = (batch, *xs[1:])
     xt, wt, bt, _ = _inputs(backend, xs, ws, views=False)
     px, pw, pb = xt.into_primitive(), wt.into_primitive(), bt.into_primitive()
     args = (stride, pads, dil, groups)
@@ -152,10 +154,10 @@ def test_the_sample_pool_gives_the_serial_results(case) -> None:
     old = blas_threads.budget()
     try:
         blas_threads.set_blas_threads(1)
-        assert sample_pool.workers(5) == 1
+        assert sample_pool.workers(batch * 8) == 1
         serial = results()
         blas_threads.set_blas_threads(3)
-        assert sample_pool.workers(5) == 3
+        assert sample_pool.workers(batch * 8) == 3
         pooled = results()
     finally:
         blas_threads.set_blas_threads(old)
