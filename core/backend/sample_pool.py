@@ -9,10 +9,11 @@ W = min(B, N) workers share them, BLAS runs B // W threads inside each for the l
 and gets B back after. So a process on a busy machine (budget 1 by default) stays on one core,
 and a 16-core machine is used on a batch of 16.
 
-Samples run one after another in the calling thread when there is one worker: a budget of 1, a
-batch of 1 (BLAS then has the whole budget), no threads (Pyodide), or no way to change BLAS's
-threads during the call (neither threadpoolctl nor OpenBLAS's setter: W workers each starting B
-BLAS threads would fight), or inside `serial()` (benchmarks compare the two).
+Items run one after another in the calling thread when there is one worker: a budget of 1, a
+single item (BLAS then has the whole budget; the inference convolution splits a small batch's
+output rows into bands so that there are enough items), no threads (Pyodide), no way to change
+BLAS's threads during the call (neither threadpoolctl nor OpenBLAS's setter: W workers each
+starting B BLAS threads would fight), or inside `serial()` (benchmarks compare the two).
 """
 
 from __future__ import annotations
