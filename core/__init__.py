@@ -7,7 +7,7 @@ first used, wgpu when the webgpu backend is.
 
 from typing import TYPE_CHECKING
 
-from . import activation
+from . import activation, consuming
 from .backend import REGISTRY, Backend, Op
 from .backend.autodiff import Autodiff, Gradients
 from .backend.numpy import NumpyBackend
@@ -83,6 +83,7 @@ __all__ = [
     "Distribution", "Float", "GradError", "Gradients", "Int", "Kind", "KindError", "Normal",
     "NumpyBackend", "Op", "PrintOptions", "PyriteError", "ShapeError", "Tensor", "TensorData",
     "Uniform", "activation", "arange", "arange_step", "backend_names", "cartesian_grid", "cat",
+    "consuming",
     "check_closeness", "device", "diag_mask", "empty", "eye", "from_data", "from_floats",
     "from_ints", "full", "int_random", "one_hot", "ones", "random", "register_backend",
     "register_decorator", "register_indexed_backend", "seed", "set_print_options", "stack",

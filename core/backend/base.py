@@ -121,6 +121,16 @@ class Backend(AttentionOps, NormOps, ModuleOps, DeformOps, ABC):
     @abstractmethod
     def binary(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim: ...
 
+    def unary_consuming(self, op: Op, x: Prim) -> Prim:
+        """`unary(op, x)` where the caller gives `x` up: it reads `x` no more, and no other
+        tensor shares its memory (`pyrite.consuming`). A backend may write the result there;
+        by default this is `unary`, so a decorator (Autodiff, Fusion) keeps its semantics."""
+        return self.unary(op, x)
+
+    def binary_consuming(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim:
+        """`binary(op, a, b)` where the caller gives `a` up, as `unary_consuming`."""
+        return self.binary(op, a, b)
+
     @abstractmethod
     def where(self, mask: Prim, a: Prim, b: Prim) -> Prim:
         """a where mask else b; all three of equal rank, broadcastable."""

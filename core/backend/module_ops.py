@@ -12,6 +12,7 @@ stride, dilation and kernel sizes are tuples with one entry per spatial dim, pad
 | op                       | composite                                                        |
 |--------------------------|------------------------------------------------------------------|
 | conv2d                   | im2col (one strided slice per kernel tap) + one batched matmul   |
+| conv2d_relu              | relu(conv2d(...)); numpy applies bias and ReLU per sample in place |
 | conv2d_input_grad        | conv_transpose of the output gradient                            |
 | conv2d_weight_grad       | im2col(x) @ grad^T, summed over the batch                        |
 | adaptive_avg_pool2d_grad | the gradient spread over each window (the resampling matrix^T)   |
@@ -51,6 +52,8 @@ class ModuleOps:
 
         def dtype(self, x: Prim) -> DType: ...
 
+        def unary(self, op: Any, x: Prim) -> Prim: ...
+
     # ---- helpers -----------------------------------------------------------------------------
     def _ft(self, prim: Prim, kind: Kind = Kind.FLOAT) -> Tensor:
         from ..tensor import Tensor
@@ -84,6 +87,13 @@ class ModuleOps:
         if bias is not None:
             out = out + self._ft(bias).reshape([1, c_out, 1, 1])
         return out.into_primitive()
+
+    def conv2d_relu(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                    padding: Pads, dilation: Pair, groups: int) -> Prim:
+        """relu(conv2d(...)): one op, so a backend may apply bias and ReLU on its product
+        without another pass (numpy does); Autodiff differentiates this composition."""
+        from .unary import RELU
+        return self.unary(RELU, self.conv2d(x, weight, bias, stride, padding, dilation, groups))
 
     def conv2d_saving(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
                       padding: Pads, dilation: Pair, groups: int) -> tuple[Prim, Any]:

@@ -20,6 +20,7 @@ from .numpy_norm import NumpyNormOps
 from .numpy_softmax import NumpySoftmaxOps
 from .reduce import REDUCTIONS, Reduction
 from .registry import Op
+from .unary import RELU
 
 
 def _import_numpy() -> Any:
@@ -125,6 +126,33 @@ class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
         # No dtype fix-up needed: operands share a dtype, and a Python scalar is weak under
         # numpy 2's promotion rules (NEP 50) and range-checked by the front end.
         return self._fns[op](a, b)
+
+    def unary_consuming(self, op: Op, x: Prim) -> Prim:
+        fn = self._into(op)
+        if fn is None or x.dtype.kind != "f" or not x.flags.writeable:
+            return self._fns[op](x)
+        # x is given up: its memory takes the result (float in, same float out)
+        return fn(x, 0, out=x) if op is RELU else fn(x, out=x)
+
+    def binary_consuming(self, op: Op, a: Prim, b: Prim | float | int | bool) -> Prim:
+        fn = self._into(op)
+        if fn is None or a.dtype.kind != "f" or not a.flags.writeable or (
+                isinstance(b, self.np.ndarray) and (
+                    b.dtype is not a.dtype
+                    or self.np.broadcast_shapes(a.shape, b.shape) != a.shape)):
+            return self._fns[op](a, b)
+        return fn(a, b, out=a)
+
+    def _into(self, op: Op) -> Any:
+        """The ufunc that computes `op` into an `out=` array, or None: ops whose numpy entry
+        is a ufunc's name and whose result keeps the kind, and relu (`maximum(x, 0)`); the
+        callers take float arrays only, so `numpy_int` variants never apply."""
+        if op is RELU:
+            return self.np.maximum
+        if op.out_kind is not None or not isinstance(op.numpy, str):
+            return None
+        fn = getattr(self.np, op.numpy, None)
+        return fn if isinstance(fn, self.np.ufunc) else None
 
     def where(self, mask: Prim, a: Prim, b: Prim) -> Prim:
         return self.np.where(mask, a, b)

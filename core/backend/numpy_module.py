@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import sample_pool
+
 Prim = Any
 Pair = tuple[int, ...]  # one entry per spatial dim
 Pads = tuple[tuple[int, int], ...]  # (before, after) per spatial dim
@@ -37,36 +39,34 @@ class NumpyModuleOps:
     def _cols(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads, dilation: Pair,
               groups: int) -> tuple[Prim, Pair]:
         """im2col: (N, groups, C/groups*kh*kw, OH*OW), contiguous, and (OH, OW)."""
-        np = self.np
-        if padding != ((0, 0), (0, 0)):
-            x = self.pad(x, ((0, 0), (0, 0), *padding), 0.0)
-        n, c, h, w = x.shape
-        kh, kw = kernel
-        span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
-        oh = (h - span[0]) // stride[0] + 1
-        ow = (w - span[1]) // stride[1] + 1
-        win = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
-        win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
-        win = win[:, :, :oh, :ow]  # N, C, OH, OW, kh, kw
-        cols = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))
-        return cols.reshape(n, groups, (c // groups) * kh * kw, oh * ow), (oh, ow)
+        win, (oh, ow) = self._windows(self._padded(x, padding, 0.0), kernel, stride, dilation)
+        n, c = x.shape[:2]
+        cols = self.np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))
+        return cols.reshape(n, groups, (c // groups) * kernel[0] * kernel[1], oh * ow), (oh, ow)
 
     def _matmul_groups(self, w: Prim, cols: Prim) -> Prim:
-        """w (G, M, K) @ cols (N, G, K, P) -> (N, G, M, P), one BLAS call per sample and group:
-        numpy's matmul broadcasting w over N leaves BLAS (10-100x slower)."""
+        """w (G, M, K) @ cols (N, G, K, P) -> (N, G, M, P), one BLAS call per sample and group
+        (numpy's matmul broadcasting w over N leaves BLAS: 10-100x slower), samples shared
+        among `sample_pool`'s workers."""
         np = self.np
         n, groups = cols.shape[:2]
         if groups > 8:  # depthwise-like: many tiny products, numpy's own loop is better
             return np.matmul(w, cols)
         out = np.empty((n, groups, w.shape[1], cols.shape[3]),
                        dtype=np.result_type(w.dtype, cols.dtype))
-        for i in range(n):
-            for g in range(groups):
-                np.matmul(w[g], cols[i, g], out=out[i, g])
+
+        def work(start: int, stop: int) -> None:
+            for i in range(start, stop):
+                for g in range(groups):
+                    np.matmul(w[g], cols[i, g], out=out[i, g])
+
+        sample_pool.run(work, n)
         return out
 
     def conv2d_saving(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
                       padding: Pads, dilation: Pair, groups: int) -> tuple[Prim, Any]:
+        """The training forward (Autodiff): the batch's im2col is kept for the weight
+        gradient, so it is built once for the whole batch."""
         c_out, cg, kh, kw = weight.shape
         n, c, h, wd = x.shape
         if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
@@ -81,7 +81,95 @@ class NumpyModuleOps:
 
     def conv2d(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair, padding: Pads,
                dilation: Pair, groups: int) -> Prim:
-        return self.conv2d_saving(x, weight, bias, stride, padding, dilation, groups)[0]
+        return self._conv_forward(x, weight, bias, stride, padding, dilation, groups, False)
+
+    def conv2d_relu(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                    padding: Pads, dilation: Pair, groups: int) -> Prim:
+        return self._conv_forward(x, weight, bias, stride, padding, dilation, groups, True)
+
+    def _conv_forward(self, x: Prim, weight: Prim, bias: Prim | None, stride: Pair,
+                      padding: Pads, dilation: Pair, groups: int, relu: bool) -> Prim:
+        """conv2d (and ReLU) without Autodiff, one sample at a time: the sample's im2col, its
+        products, then the bias and ReLU added in place on the product while it is in cache
+        (no extra pass over the output, no batch-sized im2col). Samples share the cores
+        through `sample_pool` when there are cores to spare; with fewer samples than workers
+        each sample's output rows are split into bands, one item of work each."""
+        np = self.np
+        c_out, cg, kh, kw = weight.shape
+        n, k, m = x.shape[0], cg * kh * kw, c_out // groups
+        c, h, wd = x.shape[1:]
+        (top, bottom), (left, right) = padding
+        oh = (h + top + bottom - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+        ow = (wd + left + right - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+        workers = sample_pool.workers(n * oh)
+        bands = 1 if n >= workers else min(oh, -(-workers // n))
+        edges = [oh * j // bands for j in range(bands + 1)]
+        rows_max = max(edges[j + 1] - edges[j] for j in range(bands))
+        if (kh, kw) == (1, 1) and stride == (1, 1) and padding == ((0, 0), (0, 0)):
+            flat = x.reshape(n, groups, cg, oh * ow)  # a view of a contiguous x: no im2col
+
+            def columns() -> Any:
+                return lambda i, r0, r1: flat[i, :, :, r0 * ow:r1 * ow]
+        else:
+            def columns() -> Any:
+                """One worker's im2col: a padded sample and its columns (a band of output rows
+                at a time), in buffers reused for every item it takes (they stay in cache; no
+                batch-sized padded copy)."""
+                if padding == ((0, 0), (0, 0)):
+                    src, inner = x, None
+                else:  # the borders stay zero; each sample is copied inside them
+                    src = np.zeros((1, c, h + top + bottom, wd + left + right), dtype=x.dtype)
+                    inner = src[0, :, top:top + h, left:left + wd]
+                win = self._windows(src, (kh, kw), stride, dilation)[0]
+                store = np.empty(c * kh * kw * rows_max * ow, dtype=x.dtype)
+                held = [-1]  # the sample inside the padded buffer
+
+                def cols_of(i: int, r0: int, r1: int) -> Prim:
+                    """(groups, C/groups*kh*kw, (r1-r0)*OW): taps before pixels."""
+                    size = c * kh * kw * (r1 - r0) * ow
+                    cols = store[:size].reshape(c, kh, kw, r1 - r0, ow)
+                    if inner is None:
+                        np.copyto(cols, win[i, :, r0:r1].transpose(0, 3, 4, 1, 2))
+                    else:
+                        if held[0] != i:
+                            inner[...] = x[i]
+                            held[0] = i
+                        np.copyto(cols, win[0, :, r0:r1].transpose(0, 3, 4, 1, 2))
+                    return cols.reshape(groups, k, (r1 - r0) * ow)
+                return cols_of
+        out = np.empty((n, groups, m, oh * ow), dtype=np.result_type(x.dtype, weight.dtype))
+        w = weight.reshape(groups, m, k)
+        b = None if bias is None else bias.reshape(groups, m, 1)
+
+        def work(start: int, stop: int) -> None:
+            cols_of = columns()
+            for item in range(start, stop):
+                i, j = divmod(item, bands)
+                r0, r1 = edges[j], edges[j + 1]
+                cols, o = cols_of(i, r0, r1), out[i, :, :, r0 * ow:r1 * ow]
+                if groups > 8:  # depthwise-like: numpy's own loop over tiny products
+                    np.matmul(w, cols, out=o)
+                else:
+                    for g in range(groups):
+                        np.matmul(w[g], cols[g], out=o[g])
+                if b is not None:
+                    o += b
+                if relu:
+                    np.maximum(o, 0, out=o)
+
+        sample_pool.run(work, n * bands)
+        return out.reshape(n, c_out, oh, ow)
+
+    def _windows(self, x: Prim, kernel: Pair, stride: Pair, dilation: Pair) -> tuple[Prim, Pair]:
+        """The (N, C, OH, OW, kh, kw) view of every window of an already padded x, no copy."""
+        h, w = x.shape[2:]
+        kh, kw = kernel
+        span = (dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+        oh = (h - span[0]) // stride[0] + 1
+        ow = (w - span[1]) // stride[1] + 1
+        win = self.np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+        win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+        return win[:, :, :oh, :ow], (oh, ow)
 
     def conv2d_weight_grad(self, x: Prim, grad: Prim, weight_shape: tuple[int, ...],
                            stride: Pair, padding: Pads, dilation: Pair, groups: int,
@@ -177,13 +265,20 @@ class NumpyModuleOps:
                 np.maximum(views[0], views[1], out=dest)
             for view in views[2:]:
                 np.maximum(dest, view, out=dest)
-        for o in [*range(0, min(first, n_out)), *range(max(last + 1, first), n_out)]:
-            taps = [o * s - lo + t * d for t in range(k)]
-            taps = [i for i in taps if 0 <= i < size]
-            if taps:
-                out[at(o)] = x[at(slice(min(taps), max(taps) + 1, d))].max(axis=axis)
-            else:  # a window wholly in the padding
-                out[at(o)] = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        # the outputs whose windows reach into the padding, at each end: per tap, one strided
+        # maximum over the outputs it falls inside x for (a window wholly in the padding keeps
+        # the fill)
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        for a, b in ((0, min(first, n_out)), (max(last + 1, first), n_out)):
+            if a >= b:
+                continue
+            out[at(slice(a, b))] = fill
+            for t in range(k):
+                off = t * d - lo  # output o reads x[o * s + off]
+                o0, o1 = max(a, -(off // s)), min(b - 1, (size - 1 - off) // s)
+                if o1 >= o0:
+                    part = out[at(slice(o0, o1 + 1))]
+                    np.maximum(part, x[at(slice(o0 * s + off, o1 * s + off + 1, s))], out=part)
         return out
 
     def avg_pool2d(self, x: Prim, kernel: Pair, stride: Pair, padding: Pads,

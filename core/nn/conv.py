@@ -226,9 +226,10 @@ class Conv2d(_Conv):
         self.weight, self.bias = weight, bias
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, activation: str | None = None) -> Tensor:
+        """The convolution; `activation="relu"` applies ReLU as part of it (F.conv2d)."""
         return F.conv2d(x, self.weight.val, self._b(), stride=self.stride, padding=self.padding,
-                        dilation=self.dilation, groups=self.groups)
+                        dilation=self.dilation, groups=self.groups, activation=activation)
 
 
 class Conv1d(_Conv):

@@ -10,7 +10,7 @@ Edit it as you like: it is plain pyrite code.
 from __future__ import annotations
 
 import pyrite
-from pyrite import activation, nn
+from pyrite import nn
 from pyrite.creation import cat
 from pyrite.interop.onnx import functional as O
 from pyrite.module import Module
@@ -60,70 +60,75 @@ class SqueezeNet(Module):
         self.conv10 = nn.Conv2dConfig(512, 1000, (1, 1)).init(device)
 
     def forward(self, data: Tensor) -> Tensor:
-        conv1 = self.conv1(data)
-        conv1_relu = activation.relu(conv1)
+        conv1_relu = self.conv1(data, activation='relu')
         pool1 = self.pool1(conv1_relu)
-        fire2_squeeze1x1 = self.fire2_squeeze1x1(pool1)
-        fire2_squeeze1x1_relu = activation.relu(fire2_squeeze1x1)
-        fire2_expand1x1 = self.fire2_expand1x1(fire2_squeeze1x1_relu)
-        fire2_expand1x1_relu = activation.relu(fire2_expand1x1)
-        fire2_expand3x3 = self.fire2_expand3x3(fire2_squeeze1x1_relu)
-        fire2_expand3x3_relu = activation.relu(fire2_expand3x3)
+        del conv1_relu
+        fire2_squeeze1x1_relu = self.fire2_squeeze1x1(pool1, activation='relu')
+        del pool1
+        fire2_expand1x1_relu = self.fire2_expand1x1(fire2_squeeze1x1_relu, activation='relu')
+        fire2_expand3x3_relu = self.fire2_expand3x3(fire2_squeeze1x1_relu, activation='relu')
+        del fire2_squeeze1x1_relu
         fire2_concat = cat([fire2_expand1x1_relu, fire2_expand3x3_relu], 1)
-        fire3_squeeze1x1 = self.fire3_squeeze1x1(fire2_concat)
-        fire3_squeeze1x1_relu = activation.relu(fire3_squeeze1x1)
-        fire3_expand1x1 = self.fire3_expand1x1(fire3_squeeze1x1_relu)
-        fire3_expand1x1_relu = activation.relu(fire3_expand1x1)
-        fire3_expand3x3 = self.fire3_expand3x3(fire3_squeeze1x1_relu)
-        fire3_expand3x3_relu = activation.relu(fire3_expand3x3)
+        del fire2_expand1x1_relu, fire2_expand3x3_relu
+        fire3_squeeze1x1_relu = self.fire3_squeeze1x1(fire2_concat, activation='relu')
+        del fire2_concat
+        fire3_expand1x1_relu = self.fire3_expand1x1(fire3_squeeze1x1_relu, activation='relu')
+        fire3_expand3x3_relu = self.fire3_expand3x3(fire3_squeeze1x1_relu, activation='relu')
+        del fire3_squeeze1x1_relu
         fire3_concat = cat([fire3_expand1x1_relu, fire3_expand3x3_relu], 1)
+        del fire3_expand1x1_relu, fire3_expand3x3_relu
         pool3 = self.pool3(fire3_concat)
-        fire4_squeeze1x1 = self.fire4_squeeze1x1(pool3)
-        fire4_squeeze1x1_relu = activation.relu(fire4_squeeze1x1)
-        fire4_expand1x1 = self.fire4_expand1x1(fire4_squeeze1x1_relu)
-        fire4_expand1x1_relu = activation.relu(fire4_expand1x1)
-        fire4_expand3x3 = self.fire4_expand3x3(fire4_squeeze1x1_relu)
-        fire4_expand3x3_relu = activation.relu(fire4_expand3x3)
+        del fire3_concat
+        fire4_squeeze1x1_relu = self.fire4_squeeze1x1(pool3, activation='relu')
+        del pool3
+        fire4_expand1x1_relu = self.fire4_expand1x1(fire4_squeeze1x1_relu, activation='relu')
+        fire4_expand3x3_relu = self.fire4_expand3x3(fire4_squeeze1x1_relu, activation='relu')
+        del fire4_squeeze1x1_relu
         fire4_concat = cat([fire4_expand1x1_relu, fire4_expand3x3_relu], 1)
-        fire5_squeeze1x1 = self.fire5_squeeze1x1(fire4_concat)
-        fire5_squeeze1x1_relu = activation.relu(fire5_squeeze1x1)
-        fire5_expand1x1 = self.fire5_expand1x1(fire5_squeeze1x1_relu)
-        fire5_expand1x1_relu = activation.relu(fire5_expand1x1)
-        fire5_expand3x3 = self.fire5_expand3x3(fire5_squeeze1x1_relu)
-        fire5_expand3x3_relu = activation.relu(fire5_expand3x3)
+        del fire4_expand1x1_relu, fire4_expand3x3_relu
+        fire5_squeeze1x1_relu = self.fire5_squeeze1x1(fire4_concat, activation='relu')
+        del fire4_concat
+        fire5_expand1x1_relu = self.fire5_expand1x1(fire5_squeeze1x1_relu, activation='relu')
+        fire5_expand3x3_relu = self.fire5_expand3x3(fire5_squeeze1x1_relu, activation='relu')
+        del fire5_squeeze1x1_relu
         fire5_concat = cat([fire5_expand1x1_relu, fire5_expand3x3_relu], 1)
+        del fire5_expand1x1_relu, fire5_expand3x3_relu
         pool5 = self.pool5(fire5_concat)
-        fire6_squeeze1x1 = self.fire6_squeeze1x1(pool5)
-        fire6_squeeze1x1_relu = activation.relu(fire6_squeeze1x1)
-        fire6_expand1x1 = self.fire6_expand1x1(fire6_squeeze1x1_relu)
-        fire6_expand1x1_relu = activation.relu(fire6_expand1x1)
-        fire6_expand3x3 = self.fire6_expand3x3(fire6_squeeze1x1_relu)
-        fire6_expand3x3_relu = activation.relu(fire6_expand3x3)
+        del fire5_concat
+        fire6_squeeze1x1_relu = self.fire6_squeeze1x1(pool5, activation='relu')
+        del pool5
+        fire6_expand1x1_relu = self.fire6_expand1x1(fire6_squeeze1x1_relu, activation='relu')
+        fire6_expand3x3_relu = self.fire6_expand3x3(fire6_squeeze1x1_relu, activation='relu')
+        del fire6_squeeze1x1_relu
         fire6_concat = cat([fire6_expand1x1_relu, fire6_expand3x3_relu], 1)
-        fire7_squeeze1x1 = self.fire7_squeeze1x1(fire6_concat)
-        fire7_squeeze1x1_relu = activation.relu(fire7_squeeze1x1)
-        fire7_expand1x1 = self.fire7_expand1x1(fire7_squeeze1x1_relu)
-        fire7_expand1x1_relu = activation.relu(fire7_expand1x1)
-        fire7_expand3x3 = self.fire7_expand3x3(fire7_squeeze1x1_relu)
-        fire7_expand3x3_relu = activation.relu(fire7_expand3x3)
+        del fire6_expand1x1_relu, fire6_expand3x3_relu
+        fire7_squeeze1x1_relu = self.fire7_squeeze1x1(fire6_concat, activation='relu')
+        del fire6_concat
+        fire7_expand1x1_relu = self.fire7_expand1x1(fire7_squeeze1x1_relu, activation='relu')
+        fire7_expand3x3_relu = self.fire7_expand3x3(fire7_squeeze1x1_relu, activation='relu')
+        del fire7_squeeze1x1_relu
         fire7_concat = cat([fire7_expand1x1_relu, fire7_expand3x3_relu], 1)
-        fire8_squeeze1x1 = self.fire8_squeeze1x1(fire7_concat)
-        fire8_squeeze1x1_relu = activation.relu(fire8_squeeze1x1)
-        fire8_expand1x1 = self.fire8_expand1x1(fire8_squeeze1x1_relu)
-        fire8_expand1x1_relu = activation.relu(fire8_expand1x1)
-        fire8_expand3x3 = self.fire8_expand3x3(fire8_squeeze1x1_relu)
-        fire8_expand3x3_relu = activation.relu(fire8_expand3x3)
+        del fire7_expand1x1_relu, fire7_expand3x3_relu
+        fire8_squeeze1x1_relu = self.fire8_squeeze1x1(fire7_concat, activation='relu')
+        del fire7_concat
+        fire8_expand1x1_relu = self.fire8_expand1x1(fire8_squeeze1x1_relu, activation='relu')
+        fire8_expand3x3_relu = self.fire8_expand3x3(fire8_squeeze1x1_relu, activation='relu')
+        del fire8_squeeze1x1_relu
         fire8_concat = cat([fire8_expand1x1_relu, fire8_expand3x3_relu], 1)
-        fire9_squeeze1x1 = self.fire9_squeeze1x1(fire8_concat)
-        fire9_squeeze1x1_relu = activation.relu(fire9_squeeze1x1)
-        fire9_expand1x1 = self.fire9_expand1x1(fire9_squeeze1x1_relu)
-        fire9_expand1x1_relu = activation.relu(fire9_expand1x1)
-        fire9_expand3x3 = self.fire9_expand3x3(fire9_squeeze1x1_relu)
-        fire9_expand3x3_relu = activation.relu(fire9_expand3x3)
+        del fire8_expand1x1_relu, fire8_expand3x3_relu
+        fire9_squeeze1x1_relu = self.fire9_squeeze1x1(fire8_concat, activation='relu')
+        del fire8_concat
+        fire9_expand1x1_relu = self.fire9_expand1x1(fire9_squeeze1x1_relu, activation='relu')
+        fire9_expand3x3_relu = self.fire9_expand3x3(fire9_squeeze1x1_relu, activation='relu')
+        del fire9_squeeze1x1_relu
         fire9_concat = cat([fire9_expand1x1_relu, fire9_expand3x3_relu], 1)
-        conv10 = self.conv10(fire9_concat)
-        conv10_relu = activation.relu(conv10)
+        del fire9_expand1x1_relu, fire9_expand3x3_relu
+        conv10_relu = self.conv10(fire9_concat, activation='relu')
+        del fire9_concat
         pool10: Tensor = O.GlobalAveragePool(conv10_relu)
+        del conv10_relu
         logits = pool10.reshape([-1, 1000])
+        del pool10
         prob = logits.softmax(1)
+        del logits
         return prob

@@ -68,3 +68,109 @@ def test_conv2d_and_gradients(backend, case) -> None:
                                   "1x1 (few pixels)", "1x1 (many pixels)"])
 def test_conv2d_and_gradients_of_views(backend, case) -> None:
     _check(backend, *CASES[case], views=True)
+
+
+def _inputs(backend: pyrite.Backend, xs, ws, *, views: bool, seed: int = 5):
+    rng = np.random.default_rng(seed)
+    x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[0])
+    if views:  # x a channel slice of a transposed tensor, w a permuted view
+        big = np.concatenate([x, x], axis=1).transpose(0, 1, 3, 2)
+        xt = pyrite.tensor(np.ascontiguousarray(big).astype(np.float32),
+                           device=backend).swap_dims(2, 3).narrow(1, xs[1], xs[1])
+        wt = pyrite.tensor(np.ascontiguousarray(w.transpose(3, 2, 1, 0)).astype(np.float32),
+                           device=backend).permute([3, 2, 1, 0])
+    else:
+        xt = pyrite.tensor(x.astype(np.float32), device=backend)
+        wt = pyrite.tensor(w.astype(np.float32), device=backend)
+    return xt, wt, pyrite.tensor(b.astype(np.float32), device=backend), x
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no bias"])
+@pytest.mark.parametrize("case", CASES)
+def test_conv2d_relu_is_relu_of_the_composite(backend, case, bias) -> None:
+    """The inference forward (numpy: per sample, bias and ReLU in place) and the fused op."""
+    xs, ws, stride, pads, dil, groups = CASES[case]
+    for views in (False, True):
+        xt, wt, bt, x = _inputs(backend, xs, ws, views=views)
+        before = xt.to_data().to_numpy().copy()
+        px, pw = xt.into_primitive(), wt.into_primitive()
+        pb = bt.into_primitive() if bias else None
+        args = (stride, pads, dil, groups)
+        want = _np(backend, ModuleOps.conv2d(backend, px, pw, pb, *args))
+        np.testing.assert_allclose(_np(backend, backend.conv2d(px, pw, pb, *args)), want,
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(_np(backend, backend.conv2d_relu(px, pw, pb, *args)),
+                                   np.maximum(want, 0), rtol=1e-4, atol=1e-4)
+        np.testing.assert_array_equal(xt.to_data().to_numpy(), before)  # input untouched
+
+
+def test_conv2d_activation_through_the_front_end_and_its_gradient(ad_backend) -> None:
+    """F.conv2d(activation="relu") and nn.Conv2d(x, activation="relu") equal relu(conv2d);
+    on Autodiff the fused op's gradient is the composition's."""
+    from pyrite import activation
+    from pyrite.nn import Conv2dConfig
+    from pyrite.nn import functional as F
+
+    rng = np.random.default_rng(1)
+    conv = Conv2dConfig(3, 4, (3, 2), stride=(2, 1), padding=(1, 0)).init(ad_backend)
+    x = pyrite.tensor(rng.normal(size=(2, 3, 7, 6)).astype(np.float32), device=ad_backend)
+    fused = conv(x, activation="relu")
+    plain = activation.relu(conv(x))
+    np.testing.assert_allclose(fused.to_data().to_numpy(), plain.to_data().to_numpy(),
+                               rtol=1e-5, atol=1e-5)
+    g1, g2 = fused.sum().backward(), plain.sum().backward()
+    w = conv.weight.val
+    np.testing.assert_allclose(w.grad(g1).to_data().to_numpy(),
+                               w.grad(g2).to_data().to_numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="activation must be None or 'relu'"):
+        F.conv2d(x, w, activation="gelu")
+
+
+@pytest.mark.parametrize("batch", [5, 2, 1])
+@pytest.mark.parametrize("case", ["odd sizes, stride, asymmetric padding", "groups and dilation",
+                                  "1x1 grouped", "1x1 (many pixels)", "depthwise"])
+def test_the_sample_pool_gives_the_serial_results(case, batch) -> None:
+    """With a budget of 3 threads: 5 samples go to 3 workers; 2 samples or 1 have their output
+    rows split into bands (2 or 3 per sample). Forward, fused ReLU, training forward and input
+    gradient equal the one-thread results."""
+    from pyrite.backend import blas_threads, sample_pool
+
+    pytest.importorskip("numpy")
+    if blas_threads.blas_switch() is None:
+        pytest.skip("no way to change BLAS's threads here: the pool is off")
+    backend = pyrite.device("numpy")
+    xs, ws, stride, pads, dil, groups = CASES[case]
+    xs = (batch, *xs[1:])
+    xt, wt, bt, _ = _inputs(backend, xs, ws, views=False)
+    px, pw, pb = xt.into_primitive(), wt.into_primitive(), bt.into_primitive()
+    args = (stride, pads, dil, groups)
+
+    def results() -> list[np.ndarray]:
+        out, _ = backend.conv2d_saving(px, pw, pb, *args)
+        g = np.ones(out.shape, dtype=np.float32)
+        return [backend.conv2d(px, pw, pb, *args), backend.conv2d_relu(px, pw, pb, *args),
+                out, backend.conv2d_input_grad(g, pw, xs, *args)]
+
+    old = blas_threads.budget()
+    try:
+        blas_threads.set_blas_threads(1)
+        assert sample_pool.workers(batch * 8) == 1
+        serial = results()
+        blas_threads.set_blas_threads(3)
+        assert sample_pool.workers(batch * 8) == 3
+        pooled = results()
+    finally:
+        blas_threads.set_blas_threads(old)
+        sample_pool.shutdown()  # no idle threads left for a later test's fork
+    for a, b in zip(serial, pooled, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_numpy_keeps_the_training_forwards_columns() -> None:
+    """Autodiff's conv2d rule hands numpy's im2col back to the weight gradient: the training
+    forward must return it (else every weight gradient builds it again)."""
+    backend = pyrite.device("numpy")
+    xt, wt, bt, _ = _inputs(backend, (2, 3, 6, 5), (4, 3, 3, 3), views=False)
+    out, saved = backend.conv2d_saving(xt.into_primitive(), wt.into_primitive(),
+                                       bt.into_primitive(), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    assert saved is not None and saved.shape == (2, 1, 27, 30)

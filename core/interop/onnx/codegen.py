@@ -35,6 +35,7 @@ from ...errors import OnnxError
 from ...module import Module, Param
 from ...tensor import Tensor
 from .graph import Graph, Node
+from .lifetimes import Reuse, plan
 from .registry import OPS, keywords, moved_attributes
 from .runtime import OnnxModel, identifier
 from .safety import FORBIDDEN, check_source
@@ -52,7 +53,8 @@ _RECORDERS = {"bin": ("BinFileRecorder", ".bin"), "bin-gz": ("BinGzFileRecorder"
               "json-gz": ("JsonGzFileRecorder", ".json.gz")}
 _PRECISIONS = {"full": "FullPrecision", "half": "HalfPrecision", "double": "DoublePrecision"}
 #: the names generated code imports, which the class must not shadow
-_IMPORTED = ("pyrite", "activation", "nn", "cat", "O", "Module", "Param", "Tensor")
+_IMPORTED = ("pyrite", "activation", "consuming", "nn", "cat", "O", "Module", "Param",
+             "Tensor")
 
 
 @dataclass
@@ -167,6 +169,7 @@ class _Writer:
         self.body: list[str] = []
         self.attrs: set[str] = {n for n in dir(Module) if not n.startswith("_")}
         self.locals: set[str] = {"self", "dev", "pyrite", "nn", "O", "activation", "cat",
+                                 "consuming",
                                  "float", "str", "tuple", "Module", "Param", "Tensor"}
         self.expr: dict[str, str] = {}  # ONNX value -> Python expression (a tensor)
         self.weights: dict[str, TensorData] = {}
@@ -174,6 +177,9 @@ class _Writer:
         self.uses = graph.consumers()
         self.outputs = {v.name for v in graph.outputs}
         self.absorbed: set[str] = set()  # nodes folded into a previous layer
+        self.fused: set[int] = set()  # id() of Relu nodes a convolution applies itself
+        self.fresh: set[str] = set()  # locals bound by statements that make new memory
+        self.reuse: dict[str, Reuse] = {}  # a statement's target -> its consuming forms
         self.needs_dev = False
 
     # ---- values ------------------------------------------------------------------------------
@@ -226,8 +232,20 @@ class _Writer:
             return None
         return data
 
-    def emit(self, target: str, call: str) -> None:
+    def emit(self, target: str, call: str, *, fresh: bool = False) -> None:
+        """Add `target = call`; `fresh`: the call makes new memory (see lifetimes.py)."""
         self.body.append(_wrap(f"{target} = {call}", 8))
+        if fresh:
+            self.fresh.add(target)
+
+    def consumable(self, target: str, fn: str, operands: list[tuple[str, str]]) -> None:
+        """Say that `target = consuming.fn(...)` may replace the last statement, giving up the
+        first operand of each (operand, arguments) pair."""
+        forms = Reuse()
+        for operand, args in operands:
+            if operand.isidentifier():
+                forms.forms[operand] = _wrap(f"{target} = consuming.{fn}({args})", 8)
+        self.reuse[target] = forms
 
     def layer(self, node: Node, ctor: str, weights: dict[str, TensorData]) -> str:
         attr = identifier(node.name or node.outputs[0], self.attrs)
@@ -239,7 +257,7 @@ class _Writer:
 
     # ---- nodes -------------------------------------------------------------------------------
     def node(self, node: Node) -> None:
-        if node.name in self.absorbed:
+        if node.name in self.absorbed or id(node) in self.fused:
             return
         outs = [o for o in node.outputs if o]
         if outs and all(self.is_static(o) for o in outs):
@@ -302,7 +320,13 @@ class _Writer:
             args.append(f"padding={tuple(pads)}")
         weights = {"weight": w} | ({"bias": b} if b is not None else {})
         attr = self.layer(node, f"nn.Conv2dConfig({', '.join(args)}).init(device)", weights)
-        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        out, act = node.outputs[0], ""
+        readers = self.uses.get(out, [])
+        if len(readers) == 1 and readers[0][0].op_type == "Relu" and out not in self.outputs:
+            relu = readers[0][0]  # applied by the convolution on its product (F.conv2d)
+            self.fused.add(id(relu))
+            out, act = relu.outputs[0], ", activation='relu'"
+        self.emit(self.local(out), f"self.{attr}({self.tensor(x)}{act})", fresh=True)
         return True
 
     def _gemm(self, node: Node, x: str) -> bool:
@@ -325,7 +349,7 @@ class _Writer:
             if len(self.tr.shapes.get(x, ())) >= 2 and len(
                     self.tr.shapes.get(node.inputs[1], ())) >= 2:
                 self.emit(self.local(node.outputs[0]), f"{self.tensor(x)}.matmul("
-                          f"{self.tensor(node.inputs[1])})")
+                          f"{self.tensor(node.inputs[1])})", fresh=True)
                 return True
             return False
         out, b = node.outputs[0], None
@@ -345,7 +369,7 @@ class _Writer:
         weights = {"weight": w} | ({"bias": b} if b is not None else {})
         attr = self.layer(node, f"nn.LinearConfig({w.shape[0]}, {w.shape[1]}{bias})"
                           f".init(device)", weights)
-        self.emit(self.local(out), f"self.{attr}({self.tensor(x)})")
+        self.emit(self.local(out), f"self.{attr}({self.tensor(x)})", fresh=True)
         return True
 
     def _batchnormalization(self, node: Node, x: str) -> bool:
@@ -361,7 +385,7 @@ class _Writer:
                           f"momentum={round(mom, 6)!r}).init(device)",
                           {"gamma": gamma, "beta": beta, "running_mean": mean,
                            "running_var": var})
-        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})", fresh=True)
         return True
 
     def _layernormalization(self, node: Node, x: str) -> bool:
@@ -375,7 +399,7 @@ class _Writer:
         eps = f32(float(node.attrs.get("epsilon", 1e-5)))
         attr = self.layer(node, f"nn.LayerNormConfig({scale.shape[0]}, epsilon={eps!r})"
                           f".init(device)", {"gamma": scale, "beta": bias})
-        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})", fresh=True)
         return True
 
     def _pool(self, node: Node, x: str, kind: str) -> bool:
@@ -399,7 +423,7 @@ class _Writer:
         if node.attrs.get("ceil_mode", 0):
             args.append("ceil_mode=True")
         attr = self.layer(node, f"nn.{kind}Pool2dConfig({', '.join(args)}).init()", {})
-        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})")
+        self.emit(self.local(node.outputs[0]), f"self.{attr}({self.tensor(x)})", fresh=True)
         return True
 
     def _maxpool(self, node: Node, x: str) -> bool:
@@ -422,7 +446,9 @@ class _Writer:
 
     def _activation(self, node: Node, x: str) -> bool:
         fn = _ACTIVATIONS[node.op_type]
-        self.emit(self.local(node.outputs[0]), f"activation.{fn}({self.tensor(x)})")
+        out, arg = self.local(node.outputs[0]), self.tensor(x)
+        self.emit(out, f"activation.{fn}({arg})", fresh=True)
+        self.consumable(out, fn, [(arg, arg)])
         return True
 
     def _identity(self, node: Node, x: str) -> bool:
@@ -439,7 +465,9 @@ class _Writer:
         ax = int(node.attrs.get("axis", 0))
         rank = len(self.tr.shapes.get(node.outputs[0], ()))
         dim = ax + rank if ax < 0 else ax
-        self.emit(self.local(node.outputs[0]), f"cat([{', '.join(parts)}], {dim})")
+        # cat of one tensor returns that tensor: not new memory
+        self.emit(self.local(node.outputs[0]), f"cat([{', '.join(parts)}], {dim})",
+                  fresh=len(parts) > 1)
         return True
 
     def _static_shape(self, node: Node, x: str) -> bool:
@@ -475,7 +503,7 @@ class _Writer:
             return False
         ax = -1 if ax is None else int(ax)
         self.emit(self.local(node.outputs[0]),
-                  f"{self.tensor(x)}.softmax({ax + rank if ax < 0 else ax})")
+                  f"{self.tensor(x)}.softmax({ax + rank if ax < 0 else ax})", fresh=True)
         return True
 
     def _binary(self, node: Node, x: str) -> bool:
@@ -484,7 +512,11 @@ class _Writer:
         if any(d is None or not d.is_float for d in dts) or dts[0] is not dts[1]:
             return False
         sym = _OPERATORS[node.op_type]
-        self.emit(self.local(node.outputs[0]), f"{self._operand(a)} {sym} {self._operand(b)}")
+        out, ea, eb = self.local(node.outputs[0]), self._operand(a), self._operand(b)
+        self.emit(out, f"{ea} {sym} {eb}", fresh=True)
+        fn = node.op_type.lower()
+        self.consumable(out, fn, [(ea, f"{ea}, {eb}")] + (
+            [(eb, f"{eb}, {ea}")] if fn in ("add", "mul") else []))
         return True
 
     _add = _binary
@@ -514,13 +546,14 @@ class _Writer:
             self.node(node)
         outs = [self.tensor(v.name) for v in self.g.outputs]
         ret = outs[0] if len(outs) == 1 else f"({', '.join(outs)},)"
-        self.body = _live(self.body, ret)
+        self.body = plan(_live(self.body, ret), ret, {self.expr[v.name] for v in feeds},
+                         self.fresh, self.reuse)
         self._drop_unread_constants(ret)
         self.needs_dev = any(re.search(r"\bdev\b", line) for line in self.body)
         rtype = "Tensor" if len(outs) == 1 else f"tuple[{', '.join(['Tensor'] * len(outs))}]"
         text = "\n".join(self.init + self.body)
         imports = ["import pyrite"]
-        used = [n for n in ("activation", "nn") if re.search(rf"\b{n}\.", text)]
+        used = [n for n in ("activation", "consuming", "nn") if re.search(rf"\b{n}\.", text)]
         if used:
             imports.append(f"from pyrite import {', '.join(used)}")
         if "cat(" in text:

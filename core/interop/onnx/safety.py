@@ -12,7 +12,7 @@ parses the source and walks the tree, accepting only these forms and refusing ev
 - a class: an optional docstring, then `def` statements named `__init__` or `forward`, with
   plain parameters (`self` first, defaults only `None`), no decorators;
 - a function body: `name = ...`, `name: Tensor = ...`, `a, b = ...`, `self.attr = ...`,
-  `return ...` and `pass`;
+  `del a, b` (of names the method assigns), `return ...` and `pass`;
 - an expression: calls (no `*` or `**`), attribute reads, names, constants (str, int, float,
   bool, None), lists, tuples, subscripts, unary `-`/`+`, and `+ - * /` (`|` in annotations).
 
@@ -35,6 +35,7 @@ from ...errors import OnnxError
 #: the `from MODULE import NAME as ALIAS` lines generated code may hold
 IMPORTS = frozenset({
     ("__future__", "annotations", None), ("pyrite", "activation", None),
+    ("pyrite", "consuming", None),
     ("pyrite", "nn", None), ("pyrite.creation", "cat", None),
     ("pyrite.interop.onnx", "functional", "O"), ("pyrite.module", "Module", None),
     ("pyrite.module", "Param", None), ("pyrite.tensor", "Tensor", None),
@@ -43,6 +44,7 @@ IMPORTS = frozenset({
 MODULE_ATTRS = {
     "pyrite": frozenset({"Backend", "TensorData"}),
     "activation": frozenset({"relu", "sigmoid", "tanh"}),
+    "consuming": frozenset({"relu", "sigmoid", "tanh", "add", "sub", "mul", "div"}),
     "nn": frozenset({"Conv2dConfig", "LinearConfig", "BatchNormConfig", "LayerNormConfig",
                      "MaxPool2dConfig", "AvgPool2dConfig"}),
     "O": frozenset({"constant", "zeros"}),
@@ -146,7 +148,16 @@ class _Checker:
                 self.expr(arg.annotation)
         if fn.returns is not None:
             self.expr(fn.returns)
+        assigned = {n.id for stmt in fn.body for n in ast.walk(stmt)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         for stmt in fn.body:
+            if isinstance(stmt, ast.Delete):
+                for t in stmt.targets:
+                    if not isinstance(t, ast.Name) or t.id not in assigned:
+                        raise _Refused(stmt, "a del of something other than a local the "
+                                             "method assigns")
+                    _name(t, t.id)
+                continue
             self.statement(stmt)
 
     def statement(self, stmt: ast.stmt) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...errors import ShapeError
+from ...errors import ConfigError, ShapeError
 from ...tensor import Tensor
 from ._check import (
     IntOrSeq,
@@ -52,29 +52,38 @@ def _conv_args(op: str, x: Tensor, weight: Tensor, bias: Tensor | None, dims: in
 
 
 def _conv_nd(op: str, dims: int, x: Tensor, weight: Tensor, bias: Tensor | None,
-             stride: IntOrSeq, padding: Padding, dilation: IntOrSeq, groups: int) -> Tensor:
-    """conv2d and conv3d: check the arguments, resolve the padding, call the backend's op."""
+             stride: IntOrSeq, padding: Padding, dilation: IntOrSeq, groups: int,
+             backend_op: str | None = None) -> Tensor:
+    """conv2d and conv3d: check the arguments, resolve the padding, call the backend's op
+    (`backend_op`, default `op`)."""
     x, weight, bias = _conv_args(op, x, weight, bias, dims, False, groups)
     kernel = weight.shape[2:]
     s = tuple_of(op, "stride", stride, dims)
     d = tuple_of(op, "dilation", dilation, dims)
     pads = resolve_padding(op, padding, kernel, d, s)
     _check_out(op, x, x.shape[2:], pads, kernel, s, d)
-    prim = getattr(x.device, op)(x.into_primitive(), weight.into_primitive(),
+    prim = getattr(x.device, backend_op or op)(x.into_primitive(), weight.into_primitive(),
                                  None if bias is None else bias.into_primitive(), s, pads, d,
                                  groups)
     return x._new(prim)
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: IntOrSeq = 1,
-           padding: Padding = 0, dilation: IntOrSeq = 1, groups: int = 1) -> Tensor:
+           padding: Padding = 0, dilation: IntOrSeq = 1, groups: int = 1,
+           activation: str | None = None) -> Tensor:
     """2-D convolution (cross-correlation, as every framework computes it).
 
     Shapes: input (N, C_in, H, W), weight (C_out, C_in/groups, kh, kw), bias (C_out,)
     -> (N, C_out, OH, OW). Padding: "valid", "same", an int, (ph, pw) or
-    ((top, bottom), (left, right)).
+    ((top, bottom), (left, right)). `activation="relu"` gives relu(conv2d(...)) as one op: the
+    numpy backend applies bias and ReLU on each sample's product in place, with no pass of its
+    own over the output.
     """
-    return _conv_nd("conv2d", 2, x, weight, bias, stride, padding, dilation, groups)
+    if activation not in (None, "relu"):
+        raise ConfigError(f"conv2d: activation must be None or 'relu', got {activation!r}; "
+                         f"apply other activations to the result")
+    return _conv_nd("conv2d", 2, x, weight, bias, stride, padding, dilation, groups,
+                    "conv2d_relu" if activation == "relu" else None)
 
 
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: int = 1,

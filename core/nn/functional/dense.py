@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ... import checks
+from ... import checks, consuming
 from ...dtype import Kind
 from ...errors import ShapeError
 from ...tensor import Tensor
@@ -27,7 +27,13 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                          f"{weight.shape})")
     _same_device(op, x, weight, bias)
     out = x @ weight
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if out.device.is_autodiff:  # its graph keeps the product: the plain add, no extra checks
+        return out + bias
+    # the product is new memory nobody else holds: the bias may be added into it (numpy does;
+    # see pyrite.consuming)
+    return consuming.add(out, bias)
 
 
 

@@ -78,7 +78,8 @@ def test_mlp_uses_layers_and_folds_shapes(tmp_path):
     assert "nn.LinearConfig(8, 6).init(device)" in src  # Gemm with transB
     assert "nn.LinearConfig(6, 5).init(device)" in src  # MatMul + Add
     assert "nn.LayerNormConfig(5, epsilon=1e-05)" in src
-    assert "activation.relu(" in src
+    assert "hr = consuming.relu(h)" in src  # h dies here: its memory takes the ReLU
+    assert "del h" in src
     assert ".reshape([-1, 8])" in src  # Shape/Gather/Unsqueeze/Concat folded, batch free
     assert "Shape" not in src.split("class")[1] and "Gather" not in src
     compile(src, str(result.module_path), "exec")

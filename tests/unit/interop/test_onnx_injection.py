@@ -309,8 +309,9 @@ BAD_STATEMENTS = [
     "h = O.NotAnOperator(x)", "h = nn.Sequential", "h = activation.os", "h = pyrite.load",
     "h = x.tolist", "h = (1).real", "h = lambda: 0", "h = [v for v in x]", "h = f'{x}'",
     "h = {1: 2}", "h = {1}", "h = x if x else x", "h = x[1:2]", "h = (h := x)", "h = x == x",
-    "h = not x", "h = b'bytes'", "h = ...", "h = x(*x)", "h = x(**x)", "del h",
-    "global h", "while True: pass", "for v in x: pass", "with x: pass",
+    "h = not x", "h = b'bytes'", "h = ...", "h = x(*x)", "h = x(**x)", "del self.fc",
+    "del O", "del self", "del x", "del a[0]", "global h", "while True: pass",
+    "for v in x: pass", "with x: pass",
     "try:\n            pass\n        finally:\n            pass", "import os", "h.y = x",
     "x[0] = h", "h += x", "assert h", "raise ValueError", "h = _", "_h = x", "h = self._x",
     "h = self.save_file('f')", "h = self.load_file", "h = self.fc.save_file",
@@ -319,6 +320,7 @@ BAD_STATEMENTS = [
 
 def test_the_checker_accepts_what_the_generator_writes():
     safety.check_source(_source())
+    safety.check_source(_source(statement="del a"))  # freeing locals the method assigned
 
 
 @pytest.mark.parametrize("line", BAD_MODULE_LINES)
