@@ -117,6 +117,8 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
     assert (bundle / "pyodide" / "pyodide.asm.wasm").exists()
     assert not list(bundle.rglob("*.d.ts.map")) and not (bundle / "pyodide" / "ffi.d.ts").exists()
     page = new_page()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
     page.goto(f"{url}/")
     assert page.evaluate("window.computed") == [[1.5], [6.0]]  # pyrite.run on webgpu
     page.wait_for_selector("#script[data-state=done]")
@@ -140,6 +142,11 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
     assert page.evaluate("document.getElementById('mnist').lastResult.backend") == "webgpu (page)"
     assert len(page.workers) == 1  # the script, the widget and pyrite.run share one worker
     assert page.errors == []
+    # the script, the widget and pyrite.run imported only what the trimmed standard library
+    # holds: its whole copy (in the bundle for other imports) was never fetched
+    assert (bundle / "pyodide" / "python_stdlib-full.zip").is_file()
+    assert any(u.endswith("/pyodide/python_stdlib.zip") for u in fetched)
+    assert not [u for u in fetched if "python_stdlib-full" in u]
 
 
 def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
