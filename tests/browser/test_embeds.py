@@ -276,6 +276,43 @@ def test_cross_origin_embed_from_pyrite_serve(site: tuple[Path, str],
     assert any("CORS" in e or "blocked" in e for e in page.errors), page.errors
 
 
+def test_preload_lines_and_brotli_copies_from_pyrite_serve(
+        site: tuple[Path, str], cross_origin: tuple[str, str, str],
+        new_page: Callable[..., Any]) -> None:
+    """The `<link rel="modulepreload">` lines export-web prints, in a page of another origin:
+    each script is fetched once (the preload is used, not fetched twice), and pyrite serve
+    sends the bundle's .br copies to a browser that accepts brotli."""
+    import importlib.util
+
+    from pyrite.wasm import example
+
+    root, _ = site
+    serve_url, allowed, _ = cross_origin
+    links = example.preload(f"{serve_url}/web/pyrite.js", root / SUB)
+    assert links.count("modulepreload") == 3
+    (root / "preload.html").write_text(HOST.format(bundle=f"{serve_url}/web/", before="")
+                                       .replace("<title>", links + "\n<title>"))
+    page = new_page()
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    encodings: dict[str, str | None] = {}
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    page.on("response", lambda r: encodings.__setitem__(
+        r.url.rsplit("/", 1)[-1], r.headers.get("content-encoding")))
+    page.goto(f"{allowed}/preload.html")
+    assert page.evaluate("window.computed") == [[1.5], [6.0]]
+    page.wait_for_selector("#script[data-state=done]")
+    page.wait_for_timeout(3500)  # Chromium warns of a preload left unused after 3 s
+    for name in example.page_modules(root / SUB):
+        assert [u for u in fetched if u == f"{serve_url}/web/{name}"] == \
+            [f"{serve_url}/web/{name}"], name
+    assert not [w for w in warnings if "preload" in w], warnings
+    best = "br" if importlib.util.find_spec("brotli") is not None else "gzip"
+    assert encodings["pyodide.asm.wasm"] == best and encodings["pyrite.js"] == best
+    assert page.errors == []
+
+
 def test_a_content_security_policy_without_wasm_is_reported(
         site: tuple[Path, str], cross_origin: tuple[str, str, str],
         new_page: Callable[..., Any]) -> None:
