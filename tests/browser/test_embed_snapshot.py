@@ -55,7 +55,8 @@ def test_a_first_visit_restores_the_shipped_snapshot(site: tuple[Path, str],
     requested: list[str] = []
     page.on("requestfinished", lambda r: requested.append(r.url))
     timings, warnings = _visit(page, f"{url}/")
-    assert timings["snapshot"] is True and timings["snapshotFrom"] == "bundle", timings
+    assert timings["snapshot"] is True and timings["snapshotFrom"] == "bundle", (timings,
+                                                                                 warnings)
     assert any("/snapshot/python." in u for u in requested)
     assert warnings == [] and page.errors == []
     # pyrite was imported in Node; the model still loads and predicts on the page's GPU
