@@ -299,7 +299,9 @@ async function load(config) {
 
   const t3 = performance.now();
   const models = {};
-  for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, await records[i]);
+  const fetched = await Promise.all(records); // downloaded (or read from the cache) and checked
+  timings.recordsWaitMs = performance.now() - t3;
+  for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, fetched[i]);
   timings.modelsMs = performance.now() - t3;
   timings.totalMs = performance.now() - t0;
   progress("ready");
