@@ -170,7 +170,7 @@ def test_docstring_examples(name: str) -> None:
 #: library trimmed, pyrite's wheel 0.65 MB). A bigger number means the bundle grew: trim it.
 FIRST_VISIT_GZ_BUDGET = 7_000_000
 #: the same from a host that also serves the .br copies (brotli installed at export time):
-#: measured at 5,980,158 bytes when set (the .gz bundle then 6,948,224)
+#: measured at 5,981,002 bytes when set (the .gz bundle then 6,949,161)
 FIRST_VISIT_BR_BUDGET = 6_100_000
 
 
