@@ -89,6 +89,16 @@ def empty(shape: Sequence[int] | int, *, device: Device = None,
     return zeros(shape, device=device, dtype=dtype)
 
 
+def uninitialized(shape: Sequence[int] | int, *, device: Device = None,
+                  dtype: DType | str | None = None) -> Tensor:
+    """A Float (or `dtype`) tensor whose values are undefined (no kernel, no upload on webgpu):
+    only for values that are written before anything reads them, as the params of a model that
+    `pyrite.module.init_from_record` builds. Use `empty` (zeros) anywhere else."""
+    backend, dt = _target(device, dtype, Kind.FLOAT)
+    return Tensor._wrap(backend.uninitialized(_shape("uninitialized", shape), dt), backend,
+                        dt.kind)
+
+
 def eye(size: int, *, device: Device = None, dtype: DType | str | None = None) -> Tensor:
     """The (size, size) identity matrix."""
     backend, dt = _target(device, dtype, Kind.FLOAT)

@@ -111,13 +111,16 @@ export function snapshotKey(base, manifest) {
   return key.href;
 }
 
-/** A stored snapshot's bytes, or null. */
-export async function readSnapshot(key) {
+/** A stored snapshot: a promise of its bytes (read while the caller goes on), or null. */
+export async function findSnapshot(key) {
   const cache = await open();
   if (!cache) return null;
   try {
     const hit = await cache.match(key);
-    return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+    if (!hit) return null;
+    const bytes = hit.arrayBuffer().then((b) => new Uint8Array(b));
+    bytes.catch(() => {}); // the caller sees a failure where it awaits them: never unhandled
+    return bytes;
   } catch {
     return null;
   }

@@ -50,10 +50,13 @@ def report(done: Export, base_url: str | None) -> str:
     lines = [
         f"pyrite export-web: the web bundle is in {done.out} (models: "
         f"{', '.join(done.models) or 'none'})",
-        f"  on disk:     {_size(done.disk_bytes)} in {done.files} files, the .gz copies "
-        "included",
+        f"  on disk:     {_size(done.disk_bytes)} in {done.files} files, the compressed "
+        "copies included",
         f"  first visit: {_size(done.first_visit_gz_bytes)} from a host that serves the .gz "
         "copies,",
+        *([f"               {_size(done.first_visit_br_bytes)} from one that also serves "
+           "the .br copies"] if done.first_visit_br_bytes < done.first_visit_gz_bytes else
+          ["               (no .br copies: pip install brotli, or pyrite[web], to make them)"]),
         f"               {_size(done.first_visit_bytes)} from one that does not "
         "(python -m http.server)",
         "  a repeat visit downloads only what changed (files are cached by content hash)",
@@ -64,6 +67,11 @@ def report(done: Export, base_url: str | None) -> str:
         f"Paste into {where}:",
         "",
         example.snippet(src, done.models),
+        "",
+        "Optionally, in the page's <head>, so the browser fetches pyrite's scripts in "
+        "parallel:",
+        "",
+        example.preload(src, done.out),
     ]
     if urlsplit(src).scheme in ("http", "https"):
         lines += ["", "From another origin the host must send CORS headers for the bundle "

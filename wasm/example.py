@@ -2,12 +2,25 @@
 prints: one `<script type="module">` tag for `pyrite.js` (which defines pyrite's custom
 elements), a `<pyrite-script>` running a few lines of Python in the page, and the
 `<pyrite-mnist>` drawing widget when the bundle has the MNIST model.
+
+`preload(src, folder)` is the optional `<link rel="modulepreload">` lines for a page's
+`<head>`: `pyrite.js` and every module it imports, found from the bundle's own scripts, so the
+browser fetches them in parallel instead of discovering one import after the other (one round
+trip instead of one per level). The worker's files (Pyodide, the wheels, the records) are not
+in it: the worker fetches them itself, through its own cache (cache.js), which a page's
+preload does not fill.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Collection
+from pathlib import Path
+
+#: a static `import ... from "./x.js"` (or `import "./x.js"`) of a bundle script
+_IMPORT = re.compile(r'^\s*import\s+(?:[^"\';]*?\s+from\s+)?["\'](\./[\w.-]+\.js)["\']',
+                     re.MULTILINE)
 
 #: the Python the example runs in the page (`display()` is a builtin `<pyrite-script>` gives)
 PYTHON = """import pyrite
@@ -49,10 +62,29 @@ def snippet(src: str, models: Collection[str]) -> str:
     return "\n".join(lines)
 
 
+def page_modules(folder: Path, entry: str = "pyrite.js") -> list[str]:
+    """The bundle's scripts (names in `folder`) a page's `import` of `entry` loads: `entry`,
+    then what it imports statically, in the order they are found."""
+    found = [entry]
+    for name in found:
+        for rel in _IMPORT.findall((folder / name).read_text()):
+            if rel[2:] not in found:
+                found.append(rel[2:])
+    return found
+
+
+def preload(src: str, folder: Path) -> str:
+    """`<link rel="modulepreload">` lines for pyrite.js at `src` and the modules it imports
+    (see the module's text)."""
+    base = src.removesuffix("pyrite.js")
+    return "\n".join(f'<link rel="modulepreload" href="{html.escape(base + name)}">'
+                     for name in page_modules(folder))
+
+
 def index_html(models: Collection[str]) -> str:
     """The bundle's example `index.html` for a bundle holding `models`."""
     body = snippet("./pyrite.js", models).split("\n", 1)[1]  # the tag is in <head>
     return _PAGE.format(snippet=html.escape(snippet("./pyrite.js", models)), body=body)
 
 
-__all__ = ["PYTHON", "index_html", "snippet"]
+__all__ = ["PYTHON", "index_html", "page_modules", "preload", "snippet"]

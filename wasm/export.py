@@ -15,7 +15,8 @@ The new bundle is built completely in a folder inside `out` first, then its file
 so a failed export leaves the old bundle as it was. The result says how large the bundle is on
 disk and what a first visit transfers: the files a page fetches to load every model (the
 Pyodide runtime, the wheels, the records and kernels, the JavaScript and the manifest), counted
-as they are and as the `.gz` copies a host that serves precompressed files sends instead.
+as they are, as the `.gz` copies a host that serves precompressed files sends instead, and
+with the `.br` copies (when `brotli` was installed to make them) where the host serves those.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class Export:
     disk_bytes: int
     first_visit_bytes: int  # the files a first visit fetches, uncompressed
     first_visit_gz_bytes: int  # the same, with each file's .gz size where it has one
+    #: the same from a host that also serves the .br copies: .br where there is one, else .gz
+    first_visit_br_bytes: int
     #: models left out because their files are not installed: name -> why, and where to put them
     unavailable: dict[str, str] = field(default_factory=dict)
     #: the user's files kept where the bundle has a file of its own (their `index.html`)
@@ -300,15 +303,19 @@ def first_visit_files(out: Path, manifest: dict[str, object]) -> list[str]:
     return paths
 
 
-def transfer_sizes(out: Path, paths: Sequence[str]) -> tuple[int, int]:
-    """(bytes as they are, bytes with each file's `.gz` copy instead where it has one)."""
-    plain = packed = 0
+def transfer_sizes(out: Path, paths: Sequence[str]) -> tuple[int, int, int]:
+    """(bytes as they are, bytes with each file's `.gz` copy instead where it has one, bytes
+    with its `.br` copy where it has one, else its `.gz` copy: what a host that serves both
+    sends a browser that accepts both)."""
+    plain = packed = brotli = 0
     for rel in paths:
         size = (out / rel).stat().st_size
-        gz = out / (rel + ".gz")
+        gz, br = out / (rel + ".gz"), out / (rel + ".br")
         plain += size
         packed += gz.stat().st_size if gz.is_file() else size
-    return plain, packed
+        brotli += (br.stat().st_size if br.is_file() else
+                   gz.stat().st_size if gz.is_file() else size)
+    return plain, packed, brotli
 
 
 def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | None = None,
@@ -343,10 +350,11 @@ def export_web(out: Path, models: Sequence[str] | None = None, *, cache: Path | 
             placed, kept = _move_in(new, out, ours)
         finally:
             shutil.rmtree(new, ignore_errors=True)
-    plain, packed = transfer_sizes(out, first_visit_files(out, manifest))
+    plain, packed, brotli = transfer_sizes(out, first_visit_files(out, manifest))
     shipped = list(manifest["models"])  # type: ignore[call-overload]
     return Export(out, shipped, len(placed), sum((out / p).stat().st_size for p in placed),
-                  plain, packed, dict(manifest["unavailable"]),  # type: ignore[call-overload]
+                  plain, packed, brotli,
+                  dict(manifest["unavailable"]),  # type: ignore[call-overload]
                   kept)
 
 

@@ -13,9 +13,9 @@
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
 import {
-  cacheFetchesOf, cachedFetch, fetchManifest, prune, readSnapshot, snapshotKey, storeSnapshot,
+  cacheFetchesOf, cachedFetch, fetchManifest, findSnapshot, prune, snapshotKey, storeSnapshot,
 } from "./cache.js";
-import { fixTrampoline, shippedSnapshot } from "./snapshot.js";
+import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
@@ -165,6 +165,20 @@ async function restart(config) {
     pyodide: manifest.pyodide.version };
 }
 
+// Pyodide's WebAssembly starts with 30 MiB of memory and restores a snapshot into it without
+// growing it: a larger snapshot is refused ("offset is out of bounds"; pyrite's imports make
+// one of about 38 MB). So Pyodide's module is made here, its memory grown to the snapshot's
+// size before the restore (Pyodide awaits the snapshot's bytes before making the module).
+function grownFor(indexURL, bytes) {
+  const script = import(new URL("pyodide.asm.mjs", indexURL).href); // as Pyodide would
+  return async (settings) => {
+    const module = await (await script).default(settings);
+    const size = (await bytes).length;
+    if (module.HEAP8.length < size) module.growMemory(size);
+    return module;
+  };
+}
+
 // Pyodide only logs a refused WebAssembly compile and then never finishes: find out first.
 async function checkWasmAllowed() {
   try {
@@ -198,13 +212,22 @@ async function load(config) {
   // Python with the wheels installed and pyrite.wasm.preload imported: Pyodide's boot and the
   // imports (about 3.4 s here) become a restore (about 0.7 s, compiling the wasm included).
   // One that cannot be restored is only warned about, and Python boots.
+  // Which one is known at once; its bytes (31 MB read from the cache, or the bundle's
+  // download) are handed to Pyodide as a promise, which it awaits only after fetching its
+  // WebAssembly and importing its JavaScript: the two proceed side by side.
   const snapshot = snapshotKey(base, manifest);
-  const restorable = readSnapshot(snapshot).then((saved) => (saved
-    ? { bytes: saved, from: "cache" }
+  const unusable = new Error("no usable snapshot"); // shippedSnapshot has said why
+  const restorable = findSnapshot(snapshot).then((cached) => {
+    if (cached) return { bytes: cached, from: "cache" };
+    if (!manifest.snapshot) return null;
     // from the network, not the cache: the restored Python is kept as this origin's own
-    : shippedSnapshot(manifest, base, (url, sha, label) => fetchChecked(url, sha, label, (u) => fetch(u)))
-      .then((bytes) => (bytes ? { bytes, from: "bundle" } : null))));
-  progress("pyodide", { version: manifest.pyodide.version });
+    const bytes = shippedSnapshot(manifest, base, (url, sha, label) => fetchChecked(url, sha, label, (u) => fetch(u)));
+    // one made for other files is refused at once (with its warning), before Pyodide starts
+    if (!snapshotFits(manifest.snapshot.for, manifest)) return null;
+    const checked = bytes.then((got) => got || Promise.reject(unusable));
+    checked.catch(() => {}); // handled below, through Pyodide: never an unhandled rejection
+    return { bytes: checked, from: "bundle" };
+  });
   const indexURL = new URL(manifest.pyodide.url, base).href;
   // Pyodide fetches its runtime files itself: through the cache, keyed by their hashes
   const runtime = Object.fromEntries((manifest.pyodide.files || []).map(
@@ -216,14 +239,16 @@ async function load(config) {
   const saved = await restorable;
   if (saved) {
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes });
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes,
+        createPyodideModule: grownFor(indexURL, saved.bytes) });
       if (saved.from === "bundle") {
-        fixTrampoline(pyodide, manifest.snapshot.trampoline, saved.bytes);
-        storeSnapshot(snapshot, saved.bytes); // the next visit's, as a booted visit keeps one
+        const bytes = await saved.bytes;
+        fixTrampoline(pyodide, manifest.snapshot.trampoline, bytes);
+        storeSnapshot(snapshot, bytes); // the next visit's, as a booted visit keeps one
       }
     } catch (err) {
       const which = saved.from === "cache" ? "cached" : "bundle's";
-      console.warn(`pyrite: the ${which} Python snapshot was refused, booting instead: ${err}`);
+      if (err !== unusable) console.warn(`pyrite: the ${which} Python snapshot was refused, booting instead: ${err}`);
       pyodide = null;
     }
   }
@@ -274,7 +299,9 @@ async function load(config) {
 
   const t3 = performance.now();
   const models = {};
-  for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, await records[i]);
+  const fetched = await Promise.all(records); // downloaded (or read from the cache) and checked
+  timings.recordsWaitMs = performance.now() - t3;
+  for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, fetched[i]);
   timings.modelsMs = performance.now() - t3;
   timings.totalMs = performance.now() - t0;
   progress("ready");

@@ -182,6 +182,9 @@ class WebGpu(Backend):
         value = keep_float(value) if dtype.kind is Kind.FLOAT else keep_int(value)
         return self.kernels.full(shape, value, dtype)
 
+    def uninitialized(self, shape: tuple[int, ...], dtype: DType) -> GpuTensor:
+        return self.kernels.empty(shape, self.stored_dtype(dtype), "uninitialized")
+
     def arange(self, start: int, stop: int, step: int, dtype: DType) -> GpuTensor:
         return self.kernels.arange(start, stop, step, self.stored_dtype(dtype))
 

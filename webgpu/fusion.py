@@ -448,6 +448,9 @@ class Fusion(Backend):
     def from_data(self, data: TensorData) -> FusedTensor:
         return self._wrap(self.inner.from_data(data))
 
+    def uninitialized(self, shape: tuple[int, ...], dtype: DType) -> FusedTensor:
+        return self._wrap(self.inner.uninitialized(shape, dtype))
+
     def from_data_as(self, data: TensorData, dtype: DType) -> FusedTensor:
         return self._wrap(self.inner.from_data_as(data, dtype))
 

@@ -191,6 +191,9 @@ class Autodiff(AutodiffModuleOps, Backend):
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim:
         return self._wrap_dtype(self.inner.full(shape, value, dtype), dtype)
 
+    def uninitialized(self, shape: tuple[int, ...], dtype: DType) -> Prim:
+        return self._wrap_dtype(self.inner.uninitialized(shape, dtype), dtype)
+
     def arange(self, start: int, stop: int, step: int, dtype: DType) -> Prim:
         return self._wrap_dtype(self.inner.arange(start, stop, step, dtype), dtype)
 

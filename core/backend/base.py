@@ -96,6 +96,12 @@ class Backend(AttentionOps, NormOps, ModuleOps, DeformOps, ABC):
     @abstractmethod
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim: ...
 
+    def uninitialized(self, shape: tuple[int, ...], dtype: DType) -> Prim:
+        """A tensor whose values are undefined: storage only, for values written right after
+        (a model's params that a record overwrites; pyrite.module.init_from_record). Zeros by
+        default; a backend that can allocate without writing (no kernel, no upload) does."""
+        return self.full(shape, 0, dtype)
+
     @abstractmethod
     def arange(self, start: int, stop: int, step: int, dtype: DType) -> Prim: ...
 

@@ -72,6 +72,9 @@ class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
     def full(self, shape: tuple[int, ...], value: float | int | bool, dtype: DType) -> Prim:
         return self.np.full(shape, value, dtype=self._np_dtypes[dtype])
 
+    def uninitialized(self, shape: tuple[int, ...], dtype: DType) -> Prim:
+        return self.np.empty(shape, dtype=self._np_dtypes[dtype])
+
     def arange(self, start: int, stop: int, step: int, dtype: DType) -> Prim:
         return self.np.arange(start, stop, step, dtype=self._np_dtypes[dtype])
 

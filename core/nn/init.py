@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY
 
 from ..backend.base import Backend
-from ..creation import full, random
+from ..creation import full, random, uninitialized
 from ..distribution import Normal as NormalDist
 from ..distribution import Uniform as UniformDist
 from ..dtype import DType
 from ..errors import ConfigError
 from ..module import Config, Param
+from ..module.deferred import init_skipped
 from ..tensor import Tensor
 
 Device = Backend | str | None
@@ -51,7 +52,11 @@ class Initializer(Config):
     def init_param(self, shape: Sequence[int], *, fan_in: int | None = None,
                    fan_out: int | None = None, device: Device = None,
                    dtype: DType | str | None = None, require_grad: bool = True) -> Param:
-        """`init(...)` as a Param."""
+        """`init(...)` as a Param; inside `pyrite.module.init_from_record`'s build, a Param of
+        undefined values instead (nothing drawn: the record overwrites it)."""
+        if init_skipped():
+            return Param(uninitialized(tuple(shape), device=device, dtype=dtype),
+                         require_grad=require_grad)
         return Param(self.init(shape, fan_in=fan_in, fan_out=fan_out, device=device,
                                dtype=dtype), require_grad=require_grad)
 

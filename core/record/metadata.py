@@ -27,13 +27,12 @@ T = TypeVar("T")
 
 @cache
 def pyrite_version() -> str:
-    """The installed pyrite's version, or "unknown" when it runs from a source tree."""
-    from importlib import metadata
+    """This pyrite's version (`pyrite.__version__`, which the package's metadata repeats).
+    Not read through importlib.metadata: in a page that parses METADATA with `email`, which
+    the trimmed standard library (pyrite/wasm/stdlib.py) leaves out."""
+    from .. import __version__
 
-    try:
-        return metadata.version("pyrite")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 @dataclass(frozen=True)

@@ -48,12 +48,13 @@ def model_config(config: Path | str | bytes = CONFIG) -> ModelConfig:
 def load(device: Device = None, record: Path | bytes = SHIPPED,
          config: Path | str | bytes = CONFIG) -> Model:
     """The model on `device` with a binary record's weights (a file or its bytes)."""
-    from pyrite.record import BinBytesRecorder, BinFileRecorder
+    from pyrite.demos.records import read_bin
+    from pyrite.module import init_from_record
 
-    model = model_config(config).init(device)
-    if isinstance(record, bytes):
-        return model.load_record(BinBytesRecorder().from_bytes(record))
-    return model.load_file(record, BinFileRecorder())
+    cfg = model_config(config)
+    rec, source = read_bin(record)
+    # built without initialising the params the record overwrites
+    return init_from_record(lambda: cfg.init(device), rec, source=source)
 
 
 def encode_prompt(prompt: str, vocab: str) -> list[int]:

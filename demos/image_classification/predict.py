@@ -93,13 +93,12 @@ def load(device: str | pyrite.Backend | None, record: Path | bytes,
          labels: Path | bytes) -> Classifier:
     """The classifier on `device` from its binary record and synset.txt, each a file or its
     bytes (as a page fetches them)."""
-    from pyrite.record import BinBytesRecorder, BinFileRecorder
+    from pyrite.demos.records import read_bin
+    from pyrite.module import init_from_record
 
-    net = SqueezeNet(device)
-    if isinstance(record, bytes):
-        net = net.load_record(BinBytesRecorder().from_bytes(record))
-    else:
-        net = net.load_file(record, BinFileRecorder())
+    rec, source = read_bin(record)
+    # built without initialising the params the record overwrites
+    net = init_from_record(lambda: SqueezeNet(device), rec, source=source)
     text = labels.decode() if isinstance(labels, bytes) else labels.read_text()
     return Classifier(net, Labels.parse(text))
 

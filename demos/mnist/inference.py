@@ -9,8 +9,10 @@ import pyrite
 from pyrite.dataset import Dataset, MnistDataset
 from pyrite.dataset.mnist import MnistItem
 from pyrite.errors import ConfigError, PyriteError, RecordError
+from pyrite.module import init_from_record
 from pyrite.record import BinFileRecorder
 
+from ..records import read_bin
 from .data import MnistBatcher
 from .model import Model
 from .predict import CONFIG, SHIPPED, load
@@ -39,8 +41,9 @@ def load_model(artifact_dir: str | Path | None = None, device: str = "numpy", *,
         folder = Path(artifact_dir)
         if (folder / "model.bin").exists() and (folder / "config.json").exists():
             config = TrainingConfig.load(folder / "config.json")
-            return config.model.init(device).load_file(folder / "model.bin",
-                                                       BinFileRecorder())
+            rec, source = read_bin(folder / "model.bin")
+            return init_from_record(lambda: config.model.init(device), rec,
+                                    source=source)
     if not SHIPPED.exists():
         raise FileNotFoundError(f"no trained model: {artifact_dir or '(no artifact dir)'} holds "
                                 f"no model.bin and {SHIPPED} is missing; run `pyrite train mnist`")

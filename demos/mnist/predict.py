@@ -34,19 +34,15 @@ def load(device: str | pyrite.Backend | None = None,
          record: Path | bytes = SHIPPED) -> Model:
     """The guide model on `device` with a binary record's weights (a file, or its bytes, as a
     page fetches them); by default the shipped one. Loads only what inference needs."""
+    from pyrite.demos.records import read_bin
+    from pyrite.module import init_from_record
     from pyrite.quantization.module import static_inputs_for
-    from pyrite.record import BinBytesRecorder, BinFileRecorder
 
-    model = model_config().init(device)
-    if isinstance(record, bytes):
-        rec, source = BinBytesRecorder().from_bytes(record), "record"
-    else:
-        path = BinFileRecorder().path_for(record)
-        if not path.exists():
-            return model.load_file(record, BinFileRecorder())  # its "no such file" error
-        rec, source = BinFileRecorder().load(path), str(path)
-    # a statically quantized record (pyrite quantize --calibrate) adds input params to Linears
-    return static_inputs_for(model, rec).load_record(rec, source=source)
+    rec, source = read_bin(record)
+    # built without initialising the params the record overwrites; a statically quantized
+    # record (pyrite quantize --calibrate) adds input params to Linears
+    return init_from_record(lambda: static_inputs_for(model_config().init(device), rec), rec,
+                            source=source)
 
 
 def check_pixels(pixels: object) -> list[float]:

@@ -103,10 +103,13 @@ def detect(record: Mapping[str, object]) -> str:
 
 def load(record: Record, device: Device = None) -> Module:
     """The model a record holds (detected from its keys), on `device`."""
+    from pyrite.module import init_from_record
     from pyrite.quantization.module import static_inputs_for
 
-    # a statically quantized record (pyrite quantize --calibrate) adds input params to Linears
-    return static_inputs_for(build(detect(record), device), record).load_record(record)
+    # built without initialising the params the record overwrites; a statically quantized
+    # record (pyrite quantize --calibrate) adds input params to Linears
+    name = detect(record)
+    return init_from_record(lambda: static_inputs_for(build(name, device), record), record)
 
 
 __all__ = ["MODELS", "Mlp", "MlpConfig", "build", "detect", "load"]

@@ -117,6 +117,8 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
     assert (bundle / "pyodide" / "pyodide.asm.wasm").exists()
     assert not list(bundle.rglob("*.d.ts.map")) and not (bundle / "pyodide" / "ffi.d.ts").exists()
     page = new_page()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
     page.goto(f"{url}/")
     assert page.evaluate("window.computed") == [[1.5], [6.0]]  # pyrite.run on webgpu
     page.wait_for_selector("#script[data-state=done]")
@@ -140,6 +142,11 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
     assert page.evaluate("document.getElementById('mnist').lastResult.backend") == "webgpu (page)"
     assert len(page.workers) == 1  # the script, the widget and pyrite.run share one worker
     assert page.errors == []
+    # the script, the widget and pyrite.run imported only what the trimmed standard library
+    # holds: its whole copy (in the bundle for other imports) was never fetched
+    assert (bundle / "pyodide" / "python_stdlib-full.zip").is_file()
+    assert any(u.endswith("/pyodide/python_stdlib.zip") for u in fetched)
+    assert not [u for u in fetched if "python_stdlib-full" in u]
 
 
 def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
@@ -267,6 +274,43 @@ def test_cross_origin_embed_from_pyrite_serve(site: tuple[Path, str],
     page.wait_for_timeout(2000)
     assert page.evaluate("typeof window.pyrite") == "undefined"  # the import was refused
     assert any("CORS" in e or "blocked" in e for e in page.errors), page.errors
+
+
+def test_preload_lines_and_brotli_copies_from_pyrite_serve(
+        site: tuple[Path, str], cross_origin: tuple[str, str, str],
+        new_page: Callable[..., Any]) -> None:
+    """The `<link rel="modulepreload">` lines export-web prints, in a page of another origin:
+    each script is fetched once (the preload is used, not fetched twice), and pyrite serve
+    sends the bundle's .br copies to a browser that accepts brotli."""
+    import importlib.util
+
+    from pyrite.wasm import example
+
+    root, _ = site
+    serve_url, allowed, _ = cross_origin
+    links = example.preload(f"{serve_url}/web/pyrite.js", root / SUB)
+    assert links.count("modulepreload") == 3
+    (root / "preload.html").write_text(HOST.format(bundle=f"{serve_url}/web/", before="")
+                                       .replace("<title>", links + "\n<title>"))
+    page = new_page()
+    warnings: list[str] = []
+    page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    encodings: dict[str, str | None] = {}
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
+    page.on("response", lambda r: encodings.__setitem__(
+        r.url.rsplit("/", 1)[-1], r.headers.get("content-encoding")))
+    page.goto(f"{allowed}/preload.html")
+    assert page.evaluate("window.computed") == [[1.5], [6.0]]
+    page.wait_for_selector("#script[data-state=done]")
+    page.wait_for_timeout(3500)  # Chromium warns of a preload left unused after 3 s
+    for name in example.page_modules(root / SUB):
+        assert [u for u in fetched if u == f"{serve_url}/web/{name}"] == \
+            [f"{serve_url}/web/{name}"], name
+    assert not [w for w in warnings if "preload" in w], warnings
+    best = "br" if importlib.util.find_spec("brotli") is not None else "gzip"
+    assert encodings["pyodide.asm.wasm"] == best and encodings["pyrite.js"] == best
+    assert page.errors == []
 
 
 def test_a_content_security_policy_without_wasm_is_reported(

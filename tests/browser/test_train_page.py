@@ -100,6 +100,8 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
                                                   data_root: Path, tmp_path: Path) -> None:
     context = chromium.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url))
     page.goto(f"{server}/train")
     page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
                            timeout=LOAD_MS)
@@ -196,6 +198,10 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     settings = training.TrainSettings.from_dict(run["saved"]["settings"])
     assert training.evaluate(native, settings, data_root) == pytest.approx(run["accuracy"],
                                                                            abs=0.21)
+    # loading, training, reloading, resuming and drawing imported only what the trimmed
+    # standard library holds: the whole library (2.5 MB, on demand) was never fetched
+    assert any(u.endswith("/pyodide/python_stdlib.zip") for u in fetched)
+    assert not [u for u in fetched if "python_stdlib-full" in u]
     context.close()
 
 

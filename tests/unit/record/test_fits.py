@@ -1,5 +1,8 @@
 """check_record_fits: one message listing every way a record does not fit the model."""
 
+import sys
+
+import numpy as np
 import pytest
 
 from pyrite.data import TensorData
@@ -60,3 +63,36 @@ def test_long_lists_are_cut_with_a_count():
         check_record_fits({}, expected)
     names = ", ".join(f"layer{i}.weight" for i in range(10))
     assert str(err.value) == f"record: missing: {names}, ... and 15 more"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nonfinite_bits_agrees_with_numpy(dtype: str) -> None:
+    from pyrite.record.fits import nonfinite_bits
+
+    rng = np.random.default_rng(3)
+    info = np.finfo(dtype)
+    finite = np.concatenate([rng.standard_normal(997).astype(dtype),
+                             np.array([0.0, -0.0, info.max, -info.max, info.tiny,
+                                       info.smallest_subnormal], dtype)])
+    rng.shuffle(finite)
+    assert not nonfinite_bits(finite.tobytes(), finite.itemsize)
+    assert not nonfinite_bits(b"", finite.itemsize)
+    for bad in (np.nan, np.inf, -np.inf, -np.nan):
+        for at in (0, 500, len(finite) - 1):
+            spoiled = finite.copy()
+            spoiled[at] = bad
+            assert nonfinite_bits(spoiled.tobytes(), spoiled.itemsize), (bad, at)
+
+
+def test_nonfinite_values_are_found_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import struct
+
+    from pyrite.errors import RecordWarning
+    from pyrite.record.fits import warn_nonfinite
+
+    monkeypatch.setitem(sys.modules, "numpy", None)  # as in a page: `import numpy` fails
+    good = TensorData.raw(struct.pack("<3e", 1.0, -2.0, 0.5), (3,), DType.F16)
+    bad = TensorData.raw(struct.pack("<2f", 1.0, float("inf")), (2,), DType.F32)
+    assert warn_nonfinite({"a": good}) == []
+    with pytest.warns(RecordWarning, match="1 tensor"):
+        assert warn_nonfinite({"a": good, "b": {"c": bad}}) == ["b.c"]
