@@ -16,7 +16,6 @@ import argparse
 import math
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from .errors import ConfigError
@@ -133,8 +132,8 @@ def device_names() -> list[str]:
 def _decorators() -> list[str]:
     """Every decorator name: registered ones and those an installed backend's package registers
     when imported (importing requests no adapter: pyrite.webgpu adds `fusion`)."""
-    from .device import decorator_names
-    for ep in entry_points(group="pyrite.backends"):
+    from .device import backend_entry_points, decorator_names
+    for ep in backend_entry_points():
         try:
             ep.load()
         except ImportError:  # its optional dependency is missing: `pyrite info` says so

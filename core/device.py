@@ -10,6 +10,7 @@ A backend that can have several devices in one process also registers an indexed
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from . import config
 from .backend.base import Backend
@@ -31,14 +32,31 @@ def register_indexed_backend(name: str, factory: Callable[[int], Backend]) -> No
     _INDEXED[name] = factory
 
 
+#: pyrite's own backends outside core, by module path: found even where no installed metadata
+#: declares them (pyrite run from a source tree on PYTHONPATH, and that run's Ray workers)
+_BUILTIN = {"webgpu": "pyrite.webgpu:create"}
+
+
+def backend_entry_points(name: str | None = None) -> list[Any]:
+    """The `pyrite.backends` entry points of installed packages (only `name`'s when given),
+    plus pyrite's own backends that no installed metadata declares."""
+    from importlib.metadata import EntryPoint, entry_points
+    found = list(entry_points(group="pyrite.backends") if name is None
+                 else entry_points(group="pyrite.backends", name=name))
+    declared = {ep.name for ep in found}
+    for builtin, value in _BUILTIN.items():
+        if builtin not in declared and name in (None, builtin):
+            found.append(EntryPoint(builtin, value, "pyrite.backends"))
+    return found
+
+
 def _indexed(name: str) -> Backend | None:
     """The device `base:N` from its indexed factory, None when `name` is not of that form."""
     base, sep, index = name.rpartition(":")
     if not sep or not index.isdigit():
         return None
     if base not in _INDEXED:
-        from importlib.metadata import entry_points
-        for ep in entry_points(group="pyrite.backends", name=base):
+        for ep in backend_entry_points(base):
             ep.load()  # importing the backend's package registers its indexed factory (webgpu)
     factory = _INDEXED.get(base)
     if factory is None:
@@ -54,8 +72,7 @@ def register_decorator(name: str, wrap: Callable[[Backend], Backend]) -> None:
 def _discover() -> None:
     """Add backends that installed packages declare under the `pyrite.backends` entry point
     group (how pyrite.webgpu joins without core importing it)."""
-    from importlib.metadata import entry_points
-    for ep in entry_points(group="pyrite.backends"):
+    for ep in backend_entry_points():
         if ep.name not in _FACTORIES:
             _FACTORIES[ep.name] = _lazy(ep)
 
