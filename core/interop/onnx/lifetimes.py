@@ -47,9 +47,13 @@ def plan(body: list[str], ret: str, feeds: set[str], fresh: set[str],
          reuse: dict[str, Reuse], indent: int = 8) -> list[str]:
     """`body` with `del` lines and `consuming` forms (see the module doc). `fresh`: locals bound
     by statements that make new memory; `reuse`: a statement's target -> its consuming forms."""
-    parsed = [_names(s) for s in body]
+    try:
+        parsed = [_names(s) for s in body]
+        returned_names = _names(ret)[1]
+    except SyntaxError:  # a name no sanitising could save: the safety check refuses the module
+        return body
     locals_ = feeds | {n for bound, _ in parsed for n in bound}
-    returned = set(_names(ret)[1]) & locals_
+    returned = set(returned_names) & locals_
     last: dict[str, int] = {}
     viewed: set[str] = set()  # read by a statement that may pass it through or view it
     for i, (bound, read) in enumerate(parsed):
