@@ -88,7 +88,40 @@ class _Builder:
         return out
 
 
-class MhaInput(_Builder):
+class _MaskedInput(_Builder):
+    """An input with a padding mask, an attention mask and the causal flag, each set by a
+    builder (`.mask_pad(m)`, `.mask_attn(m)`, `.causal()`) and read back as `.pad_mask`,
+    `.attn_mask`, `.is_causal` (MhaInput and TransformerEncoderInput)."""
+
+    _mask_pad: Tensor | None
+    _mask_attn: Tensor | None
+    _causal: bool
+
+    def mask_pad(self, mask: Tensor) -> Self:
+        return self._with("mask_pad", mask)
+
+    def mask_attn(self, mask: Tensor) -> Self:
+        return self._with("mask_attn", mask)
+
+    def causal(self) -> Self:
+        out = copy.copy(self)
+        out._causal = True
+        return out
+
+    @property
+    def is_causal(self) -> bool:
+        return self._causal
+
+    @property
+    def pad_mask(self) -> Tensor | None:
+        return self._mask_pad
+
+    @property
+    def attn_mask(self) -> Tensor | None:
+        return self._mask_attn
+
+
+class MhaInput(_MaskedInput):
     """Query (batch, seq_q, d_model), key and value (batch, seq_k, d_model), and optional Bool
     masks, True where attention is not allowed: `mask_pad` (batch, seq_k) for padded keys,
     `mask_attn` (batch, seq_q, seq_k) per query (e.g. `generate_autoregressive_mask`).
@@ -117,28 +150,6 @@ class MhaInput(_Builder):
 
     new = cross_attn  # Burn's `MhaInput::new(query, key, value)`
 
-    def mask_pad(self, mask: Tensor) -> MhaInput:
-        return self._with("mask_pad", mask)
-
-    def mask_attn(self, mask: Tensor) -> MhaInput:
-        return self._with("mask_attn", mask)
-
-    def causal(self) -> MhaInput:
-        out = copy.copy(self)
-        out._causal = True
-        return out
-
-    @property
-    def is_causal(self) -> bool:
-        return self._causal
-
-    @property
-    def pad_mask(self) -> Tensor | None:
-        return self._mask_pad
-
-    @property
-    def attn_mask(self) -> Tensor | None:
-        return self._mask_attn
 
 
 class MhaOutput:

@@ -4,7 +4,6 @@ autoregressive key/value cache for decoding one position at a time."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import KW_ONLY
 
@@ -15,7 +14,13 @@ from ...tensor import Tensor
 from ..dropout import Dropout, DropoutConfig
 from ..init import DEFAULT_GAIN, Initializer, KaimingUniform
 from ..norm import LayerNorm, LayerNormConfig
-from .attention import MhaInput, MultiHeadAttention, MultiHeadAttentionConfig, _Builder, check_heads
+from .attention import (
+    MhaInput,
+    MultiHeadAttention,
+    MultiHeadAttentionConfig,
+    _MaskedInput,
+    check_heads,
+)
 from .cache import MhaCache, TransformerEncoderAutoregressiveCache
 from .feedforward import PositionWiseFeedForward, PositionWiseFeedForwardConfig, check_activation
 from .mask import check_mask
@@ -76,7 +81,7 @@ def check_sizes(cfg: Config, **sizes: int) -> None:
             raise ConfigError(f"{type(cfg).__name__}: {name} must be an int >= 1, got {value!r}")
 
 
-class TransformerEncoderInput(_Builder):
+class TransformerEncoderInput(_MaskedInput):
     """The input (batch, seq, d_model) and optional Bool masks, True where attention is not
     allowed: `mask_pad` (batch, seq), `mask_attn` (batch, seq, seq). Builders `.mask_pad(m)`,
     `.mask_attn(m)`; read back as `.pad_mask`, `.attn_mask`. `.causal()`: each position sees
@@ -88,29 +93,6 @@ class TransformerEncoderInput(_Builder):
         self.tensor = tensor
         self._mask_pad, self._mask_attn = mask_pad, mask_attn
         self._causal = causal
-
-    def mask_pad(self, mask: Tensor) -> TransformerEncoderInput:
-        return self._with("mask_pad", mask)
-
-    def mask_attn(self, mask: Tensor) -> TransformerEncoderInput:
-        return self._with("mask_attn", mask)
-
-    def causal(self) -> TransformerEncoderInput:
-        out = copy.copy(self)
-        out._causal = True
-        return out
-
-    @property
-    def is_causal(self) -> bool:
-        return self._causal
-
-    @property
-    def pad_mask(self) -> Tensor | None:
-        return self._mask_pad
-
-    @property
-    def attn_mask(self) -> Tensor | None:
-        return self._mask_attn
 
 
 Attend = Callable[[Tensor], Tensor]
