@@ -102,46 +102,11 @@ CAUSAL_CASES = [  # q shape, seq_k, d_v, extra mask ("padding" or None), quiet
 ]
 
 
-@pytest.mark.parametrize("qs, seq_k, d_v, ms, quiet", CAUSAL_CASES)
-def test_causal_flag_matches_numpy(backend, qs, seq_k, d_v, ms, quiet) -> None:
-    """`causal=True` hides the keys past each query's frontier (j > i + seq_k - seq_q) with no
-    mask tensor: the values of the explicit causal mask, alone or added to another mask."""
-    rng = np.random.default_rng(6)
-    b, h, sq, d = qs
-    q, k, v = rng.normal(size=qs), rng.normal(size=(b, h, seq_k, d)), rng.normal(
-        size=(b, h, seq_k, d_v))
-    mask = _mask(ms, rng, (b, h, sq, seq_k))
-    want_mask = _causal(sq, seq_k) if mask is None else _causal(sq, seq_k) + mask
-    want = attention_ref(q, k, v, want_mask, 1 / np.sqrt(d), quiet)
-    m = None if mask is None else _t(mask, backend)
-    out = F.attention(_t(q, backend), _t(k, backend), _t(v, backend), m, quiet=quiet,
-                      causal=True)
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-5)
-    w = F.attention_weights(_t(q, backend), _t(k, backend), m, quiet=quiet, causal=True)
-    np.testing.assert_allclose(w.numpy() @ v, want, rtol=1e-4, atol=1e-5)
-
-
-def test_causal_flag_needs_no_more_queries_than_keys(backend) -> None:
-    """More queries than keys would leave the first queries nothing to see: one clear error."""
-    q = _t(np.ones((1, 1, 5, 4)), backend)
-    k = _t(np.ones((1, 1, 3, 4)), backend)
-    with pytest.raises(pyrite.ShapeError, match="causal attention needs seq_q <= seq_k"):
-        F.attention(q, k, k, causal=True)
-
-
-def test_causal_flag_gradients(ad_backend) -> None:
-    """Finite differences through the causal flag (new positions after a cached one)."""
-    rng = np.random.default_rng(8)
-    check_grad(lambda q, k, v: F.attention(q, k, v, causal=True),
-               [rng.normal(size=(1, 2, 3, 4)), rng.normal(size=(1, 2, 4, 4)),
-                rng.normal(size=(1, 2, 4, 3))], ad_backend)
-
-
-@pytest.mark.parametrize("qs, seq_k, d_v, ms, quiet", CAUSAL_CASES)
-def test_causal_flag_gradients_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet) -> None:
-    """Gradients with the causal flag against autodiff<numpy>'s of the composite, on inputs
-    larger than one tile (the kernels skip the tiles past the frontier)."""
-    rng = np.random.default_rng(9)
+def _check_grads_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet, *, seed: int,
+                              causal: bool) -> None:
+    """Gradients of q, k and v against autodiff<numpy>'s of the composite (itself checked by
+    finite differences), on inputs larger than one tile of the fused kernels."""
+    rng = np.random.default_rng(seed)
     b, h, sq, d = qs
     mask = _mask(ms, rng, (b, h, sq, seq_k))
     arrays = [rng.normal(size=qs), rng.normal(size=(b, h, seq_k, d)),
@@ -149,13 +114,19 @@ def test_causal_flag_gradients_across_tiles(ad_backend, qs, seq_k, d_v, ms, quie
 
     def fn(q: pyrite.Tensor, k: pyrite.Tensor, v: pyrite.Tensor) -> pyrite.Tensor:
         m = None if mask is None else pyrite.tensor(mask, device=q.device, dtype=q.dtype)
-        return F.attention(q, k, v, m, quiet=quiet, causal=True)
+        return F.attention(q, k, v, m, quiet=quiet, causal=causal)
 
     got = autodiff_grads(fn, arrays, ad_backend, dtype=ad_backend.float_dtype.short)
     want = autodiff_grads(fn, arrays, pyrite.device("autodiff<numpy>"))
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g is not None and w is not None
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4, err_msg=f"input {i}")
+
+
+@pytest.mark.parametrize("qs, seq_k, d_v, ms, quiet", CAUSAL_CASES)
+def test_causal_flag_gradients_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet) -> None:
+    """With the causal flag (the kernels skip the tiles past the frontier)."""
+    _check_grads_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet, seed=9, causal=True)
 
 
 @pytest.mark.parametrize("quiet", [False, True])
@@ -187,24 +158,7 @@ GRAD_CASES = [  # q shape, seq_k, d_v, mask, quiet: tiles crossed, ragged, each 
 
 @pytest.mark.parametrize("qs, seq_k, d_v, ms, quiet", GRAD_CASES)
 def test_attention_gradients_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet) -> None:
-    """Gradients of q, k and v against autodiff<numpy>'s of the composite (itself checked by
-    finite differences above), on inputs larger than one tile of the fused kernels."""
-    rng = np.random.default_rng(3)
-    b, h, sq, d = qs
-    mask = _mask(ms, rng, (b, h, sq, seq_k))
-    arrays = [rng.normal(size=qs), rng.normal(size=(b, h, seq_k, d)),
-              rng.normal(size=(b, h, seq_k, d_v))]
-
-    def fn(q: pyrite.Tensor, k: pyrite.Tensor, v: pyrite.Tensor) -> pyrite.Tensor:
-        m = None if mask is None else pyrite.tensor(mask, device=q.device, dtype=q.dtype)
-        return F.attention(q, k, v, m, quiet=quiet)
-
-    dtype = ad_backend.float_dtype.short
-    got = autodiff_grads(fn, arrays, ad_backend, dtype=dtype)
-    want = autodiff_grads(fn, arrays, pyrite.device("autodiff<numpy>"))
-    for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        assert g is not None and w is not None
-        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4, err_msg=f"input {i}")
+    _check_grads_across_tiles(ad_backend, qs, seq_k, d_v, ms, quiet, seed=3, causal=False)
 
 
 def test_attention_gradient_of_some_inputs(ad_backend) -> None:

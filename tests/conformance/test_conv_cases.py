@@ -28,8 +28,9 @@ def _np(backend: pyrite.Backend, prim: object) -> np.ndarray:
     return np.asarray(backend.to_data(prim).to_numpy(), dtype=np.float64)
 
 
-def _check(backend: pyrite.Backend, xs, ws, stride, pads, dil, groups, *, views: bool) -> None:
-    rng = np.random.default_rng(3)
+def _inputs(backend: pyrite.Backend, xs, ws, *, views: bool, rng=None):
+    """x, w and bias drawn from `rng` (seed 5 by default) as tensors, and x as drawn."""
+    rng = np.random.default_rng(5) if rng is None else rng
     x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[0])
     if views:  # x a channel slice of a transposed tensor, w a permuted view
         big = np.concatenate([x, x], axis=1).transpose(0, 1, 3, 2)
@@ -40,8 +41,13 @@ def _check(backend: pyrite.Backend, xs, ws, stride, pads, dil, groups, *, views:
     else:
         xt = pyrite.tensor(x.astype(np.float32), device=backend)
         wt = pyrite.tensor(w.astype(np.float32), device=backend)
-    px, pw = xt.into_primitive(), wt.into_primitive()
-    pb = pyrite.tensor(b.astype(np.float32), device=backend).into_primitive()
+    return xt, wt, pyrite.tensor(b.astype(np.float32), device=backend), x
+
+
+def _check(backend: pyrite.Backend, xs, ws, stride, pads, dil, groups, *, views: bool) -> None:
+    rng = np.random.default_rng(3)
+    xt, wt, bt, _ = _inputs(backend, xs, ws, views=views, rng=rng)
+    px, pw, pb = xt.into_primitive(), wt.into_primitive(), bt.into_primitive()
     args = (stride, pads, dil, groups)
     out, saved = backend.conv2d_saving(px, pw, pb, *args)
     want = ModuleOps.conv2d(backend, px, pw, pb, *args)
@@ -68,21 +74,6 @@ def test_conv2d_and_gradients(backend, case) -> None:
                                   "1x1 (few pixels)", "1x1 (many pixels)"])
 def test_conv2d_and_gradients_of_views(backend, case) -> None:
     _check(backend, *CASES[case], views=True)
-
-
-def _inputs(backend: pyrite.Backend, xs, ws, *, views: bool, seed: int = 5):
-    rng = np.random.default_rng(seed)
-    x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[0])
-    if views:  # x a channel slice of a transposed tensor, w a permuted view
-        big = np.concatenate([x, x], axis=1).transpose(0, 1, 3, 2)
-        xt = pyrite.tensor(np.ascontiguousarray(big).astype(np.float32),
-                           device=backend).swap_dims(2, 3).narrow(1, xs[1], xs[1])
-        wt = pyrite.tensor(np.ascontiguousarray(w.transpose(3, 2, 1, 0)).astype(np.float32),
-                           device=backend).permute([3, 2, 1, 0])
-    else:
-        xt = pyrite.tensor(x.astype(np.float32), device=backend)
-        wt = pyrite.tensor(w.astype(np.float32), device=backend)
-    return xt, wt, pyrite.tensor(b.astype(np.float32), device=backend), x
 
 
 @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no bias"])
