@@ -467,25 +467,18 @@ def _dense_relu(x: pyrite.Tensor, w: pyrite.Tensor, b: pyrite.Tensor) -> pyrite.
     return (x @ w + b).clamp_min(0.0)
 
 
-def test_matmul_bias_relu(fdev) -> None:
-    xa, wa, ba = _f32((8, 6)), _f32((6, 5)), _f32((5,))
-    x, w, b = _on(fdev, xa, wa, ba)
-    with fusion.inspect() as seen:
-        got = _dense_relu(x, w, b).numpy()
-    # the bias add and relu run as the product's epilogue: one kernel, nothing else written
-    assert _kinds(seen) == ["matmul+epilogue"], seen.groups
-    _close(got, _reference(_dense_relu, xa, wa, ba), rtol=1e-5, atol=1e-5)
-
-
-def test_matmul_bias_relu_on_the_tiled_kernel(fdev) -> None:
-    """Large enough for the tiled template (not the naive kernel): the epilogue's own
-    bindings reach the tiled kernel's bind group."""
-    xa, wa, ba = _f32((96, 128)), _f32((128, 80)), _f32((80,))
+@pytest.mark.parametrize("m, k, n, tol", [(8, 6, 5, 1e-5), (96, 128, 80, 1e-4)],
+                         ids=["naive kernel", "tiled kernel"])
+def test_matmul_bias_relu(fdev, m, k, n, tol) -> None:
+    """The bias add and relu run as the product's epilogue: one kernel, nothing else written.
+    The larger product takes the tiled template, whose bind group then carries the epilogue's
+    own bindings too."""
+    xa, wa, ba = _f32((m, k)), _f32((k, n)), _f32((n,))
     x, w, b = _on(fdev, xa, wa, ba)
     with fusion.inspect() as seen:
         got = _dense_relu(x, w, b).numpy()
     assert _kinds(seen) == ["matmul+epilogue"], seen.groups
-    _close(got, _reference(_dense_relu, xa, wa, ba), rtol=1e-4, atol=1e-4)
+    _close(got, _reference(_dense_relu, xa, wa, ba), rtol=tol, atol=tol)
 
 
 # ---- autodiff and the optimizer -----------------------------------------------------------------
