@@ -190,3 +190,17 @@ class PageSession:
             self._calls.put(None)
             self._thread.join(timeout=60)
         self.server.stop()
+
+
+def open_train_page(chromium: Any, url: str, *, load_ms: int,
+                    on_request: Any = None) -> Any:
+    """A new page (its own context) on `url`/train, ready, with a clean browser store;
+    `on_request` sees every request from the start. Close it with `page.context.close()`."""
+    page = chromium.new_context(viewport={"width": 1280, "height": 1000}).new_page()
+    if on_request is not None:
+        page.on("request", on_request)
+    page.goto(f"{url}/train")
+    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
+                           timeout=load_ms)
+    page.evaluate("window.trainDemo.forget()")  # a clean browser store
+    return page

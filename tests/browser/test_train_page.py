@@ -70,14 +70,6 @@ def server(data_root: Path) -> Iterator[str]:
         s.stop()
 
 
-def _open(chromium: Browser, url: str) -> Page:
-    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(f"{url}/train")
-    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
-                           timeout=LOAD_MS)
-    return page
-
-
 def _fill(page: Page, settings: dict[str, Any]) -> None:
     page.select_option("select[name=model]", settings["model"])
     for name in ("epochs", "batch_size", "learning_rate", "train_items", "valid_items"):
@@ -98,14 +90,9 @@ def _tile_agrees_with_status(page: Page, what: str) -> None:
 
 def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str,
                                                   data_root: Path, tmp_path: Path) -> None:
-    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
     fetched: list[str] = []
-    page.on("request", lambda r: fetched.append(r.url))
-    page.goto(f"{server}/train")
-    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
-                           timeout=LOAD_MS)
-    page.evaluate("window.trainDemo.forget()")  # a clean browser store
+    page = harness.open_train_page(chromium, server, load_ms=LOAD_MS,
+                                   on_request=lambda r: fetched.append(r.url))
     _fill(page, SETTINGS)
     page.click("#start")
     page.wait_for_function(f"window.trainDemo.events.some((e) => e.type === 'step' && "
@@ -202,7 +189,7 @@ def test_train_stop_reload_resume_draw_and_export(chromium: Browser, server: str
     # standard library holds: the whole library (2.5 MB, on demand) was never fetched
     assert any(u.endswith("/pyodide/python_stdlib.zip") for u in fetched)
     assert not [u for u in fetched if "python_stdlib-full" in u]
-    context.close()
+    page.context.close()
 
 
 def test_a_reload_during_training_shows_the_true_state(chromium: Browser, server: str,
@@ -210,12 +197,7 @@ def test_a_reload_during_training_shows_the_true_state(chromium: Browser, server
     """Reloaded while it trains, the page shows the run as it stands: interrupted at its last
     checkpoint (every 25 steps), with the curves, speed and memory so far, the checkpoint's
     model on the drawing pad and its score in the status line and the validation tile."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.goto(f"{server}/train")
-    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
-                           timeout=LOAD_MS)
-    page.evaluate("window.trainDemo.forget()")
+    page = harness.open_train_page(chromium, server, load_ms=LOAD_MS)
     _fill(page, SETTINGS)
     page.click("#start")
     page.wait_for_function("window.trainDemo.events.some((e) => e.type === 'step' && "
@@ -252,7 +234,7 @@ def test_a_reload_during_training_shows_the_true_state(chromium: Browser, server
     assert page.is_visible("pyrite-mnist")
     _tile_agrees_with_status(page, f"the model at step {step} (the last checkpoint)")
     page.screenshot(path=str(tmp_path / "train-reloaded.png"), full_page=True)
-    context.close()
+    page.context.close()
 
 
 def test_the_page_curve_is_the_native_one(chromium: Browser, server: str,

@@ -55,12 +55,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_train_on_a_dataset_pack_from_a_url(chromium: Browser, server: str,
                                             tmp_path: Path) -> None:
-    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.goto(f"{server}/train")
-    page.wait_for_function("window.trainDemo && window.trainDemo.state === 'ready'",
-                           timeout=LOAD_MS)
-    page.evaluate("window.trainDemo.forget()")
+    page = harness.open_train_page(chromium, server, load_ms=LOAD_MS)
     page.evaluate("window.__data = []; window.trainDemo.pyrite.events.addEventListener("
                   "'dataset', (e) => window.__data.push(e.detail))")
     page.select_option("select[name=data_source]", "url")
@@ -102,4 +97,4 @@ def test_train_on_a_dataset_pack_from_a_url(chromium: Browser, server: str,
     page.wait_for_function("window.trainDemo.state === 'error' && window.trainDemo.lastError",
                            timeout=RUN_MS)
     assert "answered 404" in page.evaluate("window.trainDemo.lastError")
-    context.close()
+    page.context.close()
