@@ -34,6 +34,7 @@ import platform
 import statistics
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +45,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load_matmul_config():
+    """webgpu/matmul_config.py (and matmul_render.py, which it imports relatively) without
+    importing pyrite: a bare package whose path is webgpu/."""
+    package = types.ModuleType("pyrite_matmul")
+    package.__path__ = [str(ROOT / "webgpu")]
+    sys.modules[package.__name__] = package
     spec = importlib.util.spec_from_file_location(
-        "pyrite_matmul_config", ROOT / "webgpu" / "matmul_config.py"
+        "pyrite_matmul.matmul_config", ROOT / "webgpu" / "matmul_config.py"
     )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look the module up

@@ -52,6 +52,16 @@
 // the other buffer (PREFETCH_STORE), then one barrier. The ping-pong form
 // (TileConfig.pingpong) writes two steps out per iteration, reading buffer 0 then 1, so every
 // workgroup-memory index is the thread's row or column plus a constant (no buffer variable).
+// The constant-row form (TileConfig.const_rows, with ping-pong) declares the tiles as nested
+// arrays (TILES) so that those constants are array indices: naga's Vulkan backend clamps every
+// run-time index into workgroup memory, and a flat index `row + constant` costs an add and a
+// clamp per read, where `[k][i][ty]` costs one clamp of ty for the whole loop.
+//   {{ TILES }}                       the workgroup tiles As and Bs, 2 * AS_BUF and 2 * BS_BUF
+//                                     vec4s: flat arrays, or (TileConfig.const_rows) nested
+//                                     [buffer][k-row][vec4 group][thread row/column] arrays in
+//                                     the same memory order, whose inner loop, written out for
+//                                     the whole K step, indexes by constants except ty / tx
+//                                     (naga's Vulkan output clamps each run-time index)
 //   {{ SG_BUILTIN }}                  the subgroup variant's extra entry-point argument (the
 //                                     lane's subgroup_invocation_id `sid`), else empty
 //   {{ SG_SETUP }}                    the subgroup variant's per-thread offsets into the A tile
@@ -106,8 +116,7 @@ const AS_ROW: u32 = BM / 4u;
 const BS_ROW: u32 = BN / 4u;
 const AS_BUF: u32 = BK * AS_ROW;
 const BS_BUF: u32 = BK * BS_ROW;
-var<workgroup> As: array<vec4<f32>, 2u * AS_BUF>;
-var<workgroup> Bs: array<vec4<f32>, 2u * BS_BUF>;
+{{ TILES }}
 
 {{ IO_FNS }}
 

@@ -1,10 +1,11 @@
 """The tiled matmul's variants (`webgpu/matmul_variants.py`, `matmul_config.py`): subgroup twins,
-ping-pong twins and split K, each against numpy through the backend's matmul on ragged shapes,
+ping-pong and constant-row twins and split K, each against numpy through the backend's matmul on ragged shapes,
 every operand layout and aligned or not; the device check that gates the subgroup twins; the
 heuristic's split."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -43,11 +44,37 @@ def _check(gpu, up, down, monkeypatch, name: str, splits: int = 1) -> None:
                                    err_msg=f"{name}/k{splits} transposed")
 
 
-@pytest.mark.parametrize("name", [matmul_config.DEFAULT, matmul_config.MEDIUM,
+@pytest.mark.parametrize("name", ["t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp",
                                   "t128x128x8_8x8_pp"])
 def test_pingpong_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
     assert CONFIGS[name].pingpong
     _check(gpu, up, down, monkeypatch, name)
+
+
+# the ladder's tiles (the whole K step written out: MEDIUM; loops of 4 k-rows: WIDE, DEFAULT)
+# and a loop of one k-row; 128x64 has more B loads per thread than A loads
+@pytest.mark.parametrize("name", [matmul_config.WIDE, matmul_config.DEFAULT,
+                                  matmul_config.MEDIUM, "t128x128x8_8x8_pp_cr",
+                                  "t128x64x16_8x4_pp_cr"])
+def test_constant_row_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
+    cfg = CONFIGS[name]
+    assert cfg.const_rows and cfg.pingpong
+    if cfg.workgroup_bytes > gpu.kernels.runtime.limits.max_compute_workgroup_storage_size:
+        pytest.skip(f"the adapter gives less than {cfg.workgroup_bytes} bytes of workgroup memory")
+    _check(gpu, up, down, monkeypatch, name)
+
+
+def test_constant_row_tiles_index_workgroup_memory_by_constants():
+    # the reason for the form: every inner-loop read of the tiles is `[buffer][k][group][ty|tx]`
+    # with constants but the thread's row or column (naga clamps each run-time index)
+    code = matmul_config.render(CONFIGS[matmul_config.MEDIUM], True)
+    reads = re.findall(r"= ([AB]s\[[^;]*\]);", code)
+    assert reads and all(re.fullmatch(r"[AB]s\[[01]u\]\[\d+u\]\[\d+u\]\[(ty|tx)\]", r)
+                         for r in reads)
+    flat = matmul_config.render(CONFIGS["t64x64x16_4x4_u16_pp"], True)
+    assert "As[ai + " in flat and "As[ai + " not in code
+    with pytest.raises(ValueError, match="exclude each other"):
+        TileConfig("x", 64, 64, 16, 4, 4, 16, subgroup=True, const_rows=True)
 
 
 @pytest.mark.parametrize("name", ["t64x64x8_8x4_u8_sg", "t128x64x8_8x8_u8_sg",
@@ -80,7 +107,7 @@ def test_subgroup_twins_are_offered_only_after_the_device_check(gpu, monkeypatch
 
 
 def test_the_heuristic_splits_k_only_where_the_split_fills_the_gpu():
-    big = CONFIGS[matmul_config.DEFAULT]
+    big = CONFIGS[matmul_config.DEFAULT]  # the largest tile within WebGPU's default 16 KiB
     assert matmul_config.choose_split(1024, 1024, 1024) == (big, 4)
     assert matmul_config.choose_split(256, 4096, 1024) == (big, 4)
     for m, n, k in ((2048, 2048, 2048), (1000, 1000, 1000), (512, 512, 512), (1024, 1024, 256)):
@@ -89,3 +116,12 @@ def test_the_heuristic_splits_k_only_where_the_split_fills_the_gpu():
     count, length = matmul_config.split_k(big, 1024, 1024, 1000)
     assert length % matmul_config.SPLIT_ALIGN == 0 and count * length >= 1000
     assert (count - 1) * length < 1000  # no slice wholly past K
+
+
+def test_the_ladder_takes_the_wide_tile_only_where_the_device_allows_it():
+    wide = CONFIGS[matmul_config.WIDE]
+    assert wide.workgroup_bytes > 16384  # never on WebGPU's default limits (the page)
+    assert matmul_config.choose_config(2048, 2048, 2048, 1, 16384).name == matmul_config.DEFAULT
+    assert matmul_config.choose_config(2048, 2048, 2048, 1, 49152) == wide  # 128 workgroups
+    assert matmul_config.choose_config(1024, 1024, 1024, 1, 49152).name == matmul_config.MEDIUM
+    assert matmul_config.choose_split(2048, 2048, 2048, 1, 49152) == (wide, 1)
