@@ -106,3 +106,12 @@ def test_matmul_with_k_split_into_slices(backend):
     b = random_array((4096, 500), F32, seed=12)
     x, y = tensor(a, device=backend), tensor(b, device=backend)
     assert_close(x @ y, np.matmul(reference(a), reference(b)), atol=1e-3, rtol=1e-4)
+
+
+def test_matmul_of_a_ragged_batch_on_mid_tiles(backend):
+    # webgpu's heuristic runs this on the ladder's medium tile (matmul_config.MEDIUM, 256
+    # workgroups of 64 x 64, constant-row workgroup tiles), ragged in M, N and K
+    a = random_array((4, 500, 45), F32, seed=13)
+    b = random_array((4, 45, 510), F32, seed=14)
+    x, y = tensor(a, device=backend), tensor(b, device=backend)
+    assert_close(x @ y, np.matmul(reference(a), reference(b)), atol=1e-4, rtol=1e-4)
