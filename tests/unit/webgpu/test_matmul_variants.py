@@ -1,7 +1,7 @@
 """The tiled matmul's variants (`webgpu/matmul_variants.py`, `matmul_config.py`): subgroup twins,
-ping-pong and constant-row twins and split K, each against numpy through the backend's matmul on ragged shapes,
-every operand layout and aligned or not; the device check that gates the subgroup twins; the
-heuristic's split."""
+ping-pong and constant-row twins and split K, each against numpy through the backend's matmul
+on ragged shapes, every operand layout and aligned or not; the device check that gates the
+subgroup twins; the heuristic's split and ladder."""
 
 from __future__ import annotations
 
