@@ -169,7 +169,7 @@ class Writer:
         if w is None or len(w.shape) != 4 or (len(node.inputs) > 2 and node.inputs[2]
                                               and b is None):
             return False
-        from .ops.nn import auto_pads
+        from .ops.conv import auto_pads
         st = list(node.attrs.get("strides", [1, 1]))
         dl = list(node.attrs.get("dilations", [1, 1]))
         pads = auto_pads(str(node.attrs.get("auto_pad", "NOTSET")), self.tr.shapes[x][2:],
@@ -274,7 +274,7 @@ class Writer:
         k = list(node.attrs.get("kernel_shape", []))
         if len(k) != 2 or len([o for o in node.outputs if o]) != 1:
             return False
-        from .ops.nn import auto_pads
+        from .ops.conv import auto_pads
         st = list(node.attrs.get("strides", [1, 1]))
         dl = list(node.attrs.get("dilations", [1, 1]))
         pads = auto_pads(str(node.attrs.get("auto_pad", "NOTSET")), self.tr.shapes[x][2:], k,

@@ -1,4 +1,5 @@
-"""Helpers the operator functions share: host numbers out of values, axes, dtypes."""
+"""Helpers the operator functions share: host numbers out of values, axes, dtypes, padding
+along a dim, and the float detour integer inputs take."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ....data import TensorData
-from ....dtype import DType
+from ....dtype import DType, Kind
 from ....tensor import Tensor
 
 
@@ -78,4 +79,37 @@ def dtype_of(onnx_code: int) -> DType:
     return dt
 
 
-__all__ = ["axes", "axis", "dtype_of", "floats", "ints", "scalar"]
+def to_2d(x: Tensor) -> Tensor:
+    """(N, C, L) as (N, C, 1, L), so 1-d work can use the 2-d ops."""
+    return x.unsqueeze_dim(2)  # (N, C, L) -> (N, C, 1, L)
+
+
+def pad_dim(x: Tensor, d: int, before: int, after: int, value: float = 0.0) -> Tensor:
+    """x with `before`/`after` entries of `value` added along dim d (negative: cropped)."""
+    cut_lo, cut_hi = max(0, -before), max(0, -after)
+    if cut_lo or cut_hi:
+        x = x.narrow(d, cut_lo, x.shape[d] - cut_lo - cut_hi)
+    pads = [0] * (2 * (x.ndim - d))
+    pads[-2:] = [max(0, before), max(0, after)]
+    return x.pad(pads, value)
+
+
+def floated(x: Tensor) -> Tensor:
+    """x as floats (f64 where the device has it, so int values stay exact)."""
+    if x.kind is Kind.FLOAT:
+        return x
+    return x.cast(DType.F64) if x.device.supports(DType.F64) else x.float()
+
+
+def restore(y: Tensor, like: Tensor) -> Tensor:
+    """A float result back in `like`'s dtype (rounded and clamped for integers)."""
+    if y.dtype is like.dtype:
+        return y
+    if like.kind is Kind.FLOAT:
+        return y.cast(like.dtype)
+    lo, hi = like.dtype.bounds
+    return y.round().clamp(lo, hi).cast(like.dtype)
+
+
+__all__ = ["axes", "axis", "dtype_of", "floated", "floats", "ints", "pad_dim", "restore",
+           "scalar", "to_2d"]

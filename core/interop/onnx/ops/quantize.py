@@ -9,7 +9,7 @@ from ....tensor import Tensor
 from ..registry import op
 from ._util import axis as norm
 from ._util import dtype_of
-from .nn import _conv, auto_pads
+from .conv import _conv, auto_pads
 
 
 def wide(x: Tensor) -> DType:

@@ -11,8 +11,7 @@ from ....dtype import DType
 from ....tensor import Tensor
 from ..registry import op
 from ._util import axis as norm
-from ._util import dtype_of, scalar
-from .nn import _pad_dim
+from ._util import dtype_of, pad_dim, scalar
 from .shape import backend
 
 
@@ -62,7 +61,7 @@ def _fit(x: Tensor, length: int) -> Tensor:
     d = x.ndim - 1
     if x.shape[d] > length:
         return x.narrow(d, 0, length)
-    return _pad_dim(x, d, 0, length - x.shape[d]) if x.shape[d] < length else x
+    return pad_dim(x, d, 0, length - x.shape[d]) if x.shape[d] < length else x
 
 
 def _trig(rows: int, cols: int, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
