@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ....backend.base import Backend
 from ....data import TensorData
 from ....dtype import DType, Kind
 from ....tensor import Tensor
@@ -79,6 +80,16 @@ def dtype_of(onnx_code: int) -> DType:
     return dt
 
 
+def wide_dtype(device: Backend) -> DType:
+    """f64 where the device has it, else f32: the float dtype int values stay exact in."""
+    return DType.F64 if device.supports(DType.F64) else DType.F32
+
+
+def as_i64(idx: Tensor) -> Tensor:
+    """Indices as int64 where the device has it (ONNX's index type)."""
+    return idx.cast(DType.I64) if idx.device.supports(DType.I64) else idx
+
+
 def to_2d(x: Tensor) -> Tensor:
     """(N, C, L) as (N, C, 1, L), so 1-d work can use the 2-d ops."""
     return x.unsqueeze_dim(2)  # (N, C, L) -> (N, C, 1, L)
@@ -111,5 +122,5 @@ def restore(y: Tensor, like: Tensor) -> Tensor:
     return y.round().clamp(lo, hi).cast(like.dtype)
 
 
-__all__ = ["axes", "axis", "dtype_of", "floated", "floats", "ints", "pad_dim", "restore",
-           "scalar", "to_2d"]
+__all__ = ["as_i64", "axes", "axis", "dtype_of", "floated", "floats", "ints", "pad_dim",
+           "restore", "scalar", "to_2d", "wide_dtype"]

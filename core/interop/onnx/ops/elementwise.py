@@ -19,18 +19,13 @@ from ....shape import broadcast_shapes
 from ....tensor import Tensor
 from ..registry import op
 from ..runtime import storable
-from ._util import dtype_of, scalar
+from ._util import dtype_of, scalar, wide_dtype
 
 Legacy = Sequence[int] | None  # the opset-1 `consumed_inputs` attribute, which changes nothing
 F = TypeVar("F", bound=Callable[..., Tensor])
 
 
 # ---- helpers --------------------------------------------------------------------------------
-def _wide(x: Tensor) -> DType:
-    """The widest float type x's device holds (f64 on numpy)."""
-    return DType.F64 if x.device.supports(DType.F64) else DType.F32
-
-
 def _via_f32(fn: F) -> F:
     """fn computed in f32 for f16 inputs: one rounding at the end instead of one per step (and
     no overflow where a formula squares its input)."""
@@ -384,7 +379,7 @@ def swish(x: Tensor, *, alpha: float = 1.0) -> Tensor:
 @op("Shrink")
 def shrink(x: Tensor, *, bias: float = 0.0, lambd: float = 0.5) -> Tensor:
     """x + bias below -lambd, x - bias above lambd, 0 between."""
-    v = x if x.kind is Kind.FLOAT else x.cast(_wide(x))
+    v = x if x.kind is Kind.FLOAT else x.cast(wide_dtype(x.device))
     out = v.zeros_like().mask_where(v.lower(-lambd), v + bias)
     return out.mask_where(v.greater(lambd), v - bias).cast(x.dtype)
 
@@ -446,7 +441,7 @@ def pow_(a: Tensor, b: Tensor, *, broadcast: int = 0, axis: int | None = None) -
     """a ** b in a's type (the exponent may be of another type)."""
     b = _old_broadcast(a, b, broadcast, axis)
     if a.kind is Kind.INT and b.kind is Kind.FLOAT:
-        wide = _wide(a)
+        wide = wide_dtype(a.device)
         return a.cast(wide).powf(b.cast(wide)).cast(a.dtype)
     return a.powf(b.cast(a.dtype))
 

@@ -13,7 +13,7 @@ from ....dtype import DType, Kind
 from ....nn import functional as F
 from ....tensor import Tensor
 from ..registry import op
-from ._util import floated, pad_dim, restore, to_2d
+from ._util import as_i64, floated, pad_dim, restore, to_2d
 from .conv import spatial_pads
 
 
@@ -120,12 +120,7 @@ def _max_windows(x: Tensor, geo: list[_Axis], storage_order: int) -> tuple[Tenso
     planes = math.prod(x.shape[:2])
     base = arange(0, planes, device=x.device).cast(index.dtype) * step
     index = index + base.reshape(list(x.shape[:2]) + [1] * len(geo))
-    return best, _i64(index)
-
-
-def _i64(idx: Tensor) -> Tensor:
-    """Indices as int64 where the device has it (ONNX's index type)."""
-    return idx.cast(DType.I64) if idx.device.supports(DType.I64) else idx
+    return best, as_i64(index)
 
 
 def _counts(geo: list[_Axis], include_pad: int) -> list[list[float]]:
@@ -193,7 +188,7 @@ def max_pool(x: Tensor, *, kernel_shape: Sequence[int], strides: Sequence[int] |
                                            ceil_mode=ceil)
     planes = math.prod(x.shape[:2])
     base = arange(0, planes, device=x.device).cast(idx.dtype) * math.prod(x.shape[2:])
-    return y, _i64(idx + base.reshape(list(x.shape[:2]) + [1] * len(k)))
+    return y, as_i64(idx + base.reshape(list(x.shape[:2]) + [1] * len(k)))
 
 
 @op("AveragePool")

@@ -7,17 +7,11 @@ from typing import Any
 
 from ....backend.base import Backend
 from ....creation import arange, tensor
-from ....dtype import DType
 from ....tensor import Tensor
 from ..registry import op
 from ._util import axis as norm
-from ._util import dtype_of, pad_dim, scalar
+from ._util import dtype_of, pad_dim, scalar, wide_dtype
 from .shape import backend
-
-
-def wide_dtype(dev: Backend) -> DType:
-    """f64 where the device has it, else f32: the dtype angles and sums are computed in."""
-    return DType.F64 if dev.supports(DType.F64) else DType.F32
 
 
 # ---- windows ------------------------------------------------------------------------------------
