@@ -1,6 +1,7 @@
 """The operator functions, one module per family; importing this package registers them all."""
 
 from . import (
+    activation,
     attention,
     conv,
     elementwise,
@@ -18,5 +19,5 @@ from . import (
     signal,
 )
 
-__all__ = ["attention", "conv", "elementwise", "image", "index", "matmul", "misc", "norm", "pool",
-           "quantize", "recurrent", "reduce", "resize", "shape", "signal"]
+__all__ = ["activation", "attention", "conv", "elementwise", "image", "index", "matmul", "misc",
+           "norm", "pool", "quantize", "recurrent", "reduce", "resize", "shape", "signal"]

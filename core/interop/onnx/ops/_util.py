@@ -3,13 +3,18 @@ along a dim, and the float detour integer inputs take."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ....backend.base import Backend
 from ....data import TensorData
 from ....dtype import DType, Kind
 from ....tensor import Tensor
+
+Legacy = Sequence[int] | None  # the opset-1 `consumed_inputs` attribute, which changes nothing
+F = TypeVar("F", bound=Callable[..., Tensor])
 
 
 def _host(value: Any) -> Any:
@@ -80,6 +85,21 @@ def dtype_of(onnx_code: int) -> DType:
     return dt
 
 
+def via_f32(fn: F) -> F:
+    """fn computed in f32 for f16 inputs: one rounding at the end instead of one per step (and
+    no overflow where a formula squares its input)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(a, Tensor) and a.dtype is DType.F16 for a in args):
+            return fn(*args, **kwargs)
+        up = [a.cast(DType.F32) if isinstance(a, Tensor) and a.dtype is DType.F16 else a
+              for a in args]
+        return fn(*up, **kwargs).cast(DType.F16)
+
+    return typing.cast(F, run)
+
+
 def wide_dtype(device: Backend) -> DType:
     """f64 where the device has it, else f32: the float dtype int values stay exact in."""
     return DType.F64 if device.supports(DType.F64) else DType.F32
@@ -122,5 +142,5 @@ def restore(y: Tensor, like: Tensor) -> Tensor:
     return y.round().clamp(lo, hi).cast(like.dtype)
 
 
-__all__ = ["as_i64", "axes", "axis", "dtype_of", "floated", "floats", "ints", "pad_dim",
-           "restore", "scalar", "to_2d", "wide_dtype"]
+__all__ = ["Legacy", "as_i64", "axes", "axis", "dtype_of", "floated", "floats", "ints",
+           "pad_dim", "restore", "scalar", "to_2d", "via_f32", "wide_dtype"]

@@ -15,9 +15,9 @@ from ....distribution import Distribution, Normal, Uniform
 from ....dtype import DType, Kind
 from ....tensor import Tensor
 from ..registry import op
-from . import elementwise as E
 from ._util import axis as norm
 from ._util import dtype_of, floated, floats, ints, scalar
+from .activation import swish
 from .shape import backend, fit, int64
 
 # ---- transformer pieces -------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def rotary_embedding(x: Tensor, cos_cache: Tensor, sin_cache: Tensor,
 @op("SwiGLU", since=28)
 def swiglu(a: Tensor, b: Tensor, *, alpha: float = 1.0) -> Tensor:
     """Swish(a) * b: a gates the linear input b."""
-    gate: Tensor = E.swish(a, alpha=alpha)
+    gate: Tensor = swish(a, alpha=alpha)
     return gate * b
 
 
@@ -113,7 +113,7 @@ def causal_conv_with_state(x: Tensor, weight: Tensor, bias: Tensor | None = None
         y = y + bias.reshape([1, chans, 1]).cast(work)
     y = y.cast(x.dtype)
     if activation in ("silu", "swish"):
-        y = E.swish(y)
+        y = swish(y)
     elif activation != "none":
         raise ValueError(f"CausalConvWithState activation {activation!r} is not supported")
     state = padded.narrow(2, padded.shape[2] - (k - 1), k - 1)
