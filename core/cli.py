@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="backends: the devices and their status; ops: op coverage per "
                       "device (default backends)")
     info.add_argument("--backend", action="append", type=device_arg, metavar="DEVICE",
-                      help=f"limit `ops` to this device (repeatable; devices here: "
+                      help=f"limit the report to this device (repeatable; devices here: "
                       f"{', '.join(device_names())}, or autodiff<NAME>; default all)")
     info.add_argument("-v", "--verbose", action="store_true",
                       help="list every op of each device, not only the missing ones")

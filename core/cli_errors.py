@@ -64,12 +64,25 @@ def describe(exc: BaseException) -> tuple[str, int]:
 
 
 def _one_line(text: str) -> str:
-    """A message on one line (a multi-line one joined with '; ').
+    """A message on one line: its lines joined with '; ', or with a space after a line that
+    ends in punctuation already (a heading's ':', a sentence's '.'), so a list introduced by
+    "nothing was run:" reads "nothing was run: node a; node b", not "run:; node a".
 
     >>> _one_line("first\\n  second\\n")
     'first; second'
+    >>> _one_line("2 problems; nothing was run:\\n  a\\n  b")
+    '2 problems; nothing was run: a; b'
     """
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    out = ""
+    for line in (line.strip() for line in text.splitlines()):
+        if not line:
+            continue
+        out += line if not out else (" " if out.endswith(_ENDS) else "; ") + line
+    return out
+
+
+#: punctuation that already ends a line's thought: what follows it needs no '; '
+_ENDS = (":", ";", ",", ".", "!", "?")
 
 
 def _command(prog: str, args: argparse.Namespace) -> str:

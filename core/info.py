@@ -21,17 +21,18 @@ def _try(name: str) -> tuple[Any, str]:
         return None, f"unavailable: {exc}"
 
 
-def report_backends() -> str:
+def report_backends(names: list[str] | None = None) -> str:
+    """Each device's status (default: every registered backend), with its WebGPU adapters."""
     lines = ["Backends:"]
-    for name in backend_names():
+    for name in names or backend_names():
         found, status = _try(name)
         lines.append(f"  {name:<10} {status}")
         adapters = getattr(found, "adapter_info", None)
         if callable(adapters):
             for key, value in adapters().items():
                 lines.append(f"      {key}: {value}")
-    names = ", ".join(f"{d}<NAME>" for d in decorator_names())
-    lines.append(f"Decorators: {names} (e.g. autodiff<numpy>)")
+    decorators = ", ".join(f"{d}<NAME>" for d in decorator_names())
+    lines.append(f"Decorators: {decorators} (e.g. autodiff<numpy>)")
     return "\n".join(lines)
 
 
@@ -59,13 +60,13 @@ def report_ops(names: list[str] | None = None, *, verbose: bool = False) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pyrite info", description=__doc__)
     parser.add_argument("what", nargs="?", choices=["backends", "ops"], default="backends")
-    parser.add_argument("--backend", action="append", help="limit `ops` to these devices")
+    parser.add_argument("--backend", action="append", help="limit the report to these devices")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every op")
     args = parser.parse_args(argv)
     if args.what == "ops":
         print(report_ops(args.backend, verbose=args.verbose))
     else:
-        print(report_backends())
+        print(report_backends(args.backend))
     return 0
 
 

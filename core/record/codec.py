@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import gzip
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+from ..data import TensorData
 from ..dtype import DType
 from ..errors import RecordError
 from .limits import gunzip_limited
@@ -64,6 +66,22 @@ def tensor_shape(shape: object, path: str, source: str) -> tuple[int, ...]:
         raise RecordError(f"{source}: tensor {path!r} has shape {shape!r}, expected a list of "
                           f"sizes")
     return tuple(shape)
+
+
+def decoded_tensors(value: object, path: str,
+                    tensor: Callable[[dict[str, Any], str], TensorData | None]) -> object:
+    """A decoded tree with each dict that `tensor(node, path)` reads as a tensor replaced by
+    what it returns (None: a plain dict, walked into). Paths name values in errors as the
+    record's walks do: `fc1.weight`, `layers[2]`."""
+    if isinstance(value, dict):
+        found = tensor(value, path)
+        if found is not None:
+            return found
+        return {k: decoded_tensors(v, f"{path}.{k}" if path else k, tensor)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [decoded_tensors(v, f"{path}[{i}]", tensor) for i, v in enumerate(value)]
+    return value
 
 
 def describe(data: bytes) -> str:

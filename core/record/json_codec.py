@@ -20,7 +20,7 @@ from ..data import TensorData
 from ..dtype import DType, Kind
 from ..errors import PyriteError, RecordError
 from .checksum import CHECKSUM_KEY, checksum_text, verify_checksum
-from .codec import Codec, tensor_dtype, tensor_shape
+from .codec import Codec, decoded_tensors, tensor_dtype, tensor_shape
 from .limits import check_depth
 from .metadata import check_version
 from .tree import TENSOR_JSON_KEYS, RecordValue
@@ -136,13 +136,8 @@ def _pretty(value: Any, pad: str) -> str:
 
 
 def _from_json(value: Any, path: str, source: str) -> Any:
-    if isinstance(value, dict):
-        if set(value) == TENSOR_JSON_KEYS:
-            return _tensor(value, path, source)
-        return {k: _from_json(v, f"{path}.{k}" if path else k, source) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_json(v, f"{path}[{i}]", source) for i, v in enumerate(value)]
-    return value
+    return decoded_tensors(value, path, lambda node, at: _tensor(node, at, source)
+                           if set(node) == TENSOR_JSON_KEYS else None)
 
 
 def _tensor(node: dict[str, Any], path: str, source: str) -> TensorData:

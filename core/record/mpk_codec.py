@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from ..data import TensorData
 from ..errors import RecordError
 from .checksum import CHECKSUM_KEY, checksum_text, verify_checksum
-from .codec import Codec, tensor_dtype, tensor_shape
+from .codec import Codec, decoded_tensors, tensor_dtype, tensor_shape
 from .limits import check_depth
 from .metadata import check_version
 from .tree import RecordValue
@@ -114,13 +114,8 @@ def _packer() -> Callable[[object], bytes]:
 
 def _tensors(value: object, path: str, source: str) -> object:
     """Replace tensor maps by TensorData, checking each against its dtype and shape."""
-    if isinstance(value, dict):
-        if set(value) == _TENSOR_KEYS and isinstance(value["bytes"], bytes):
-            return _tensor(value, path, source)
-        return {k: _tensors(v, f"{path}.{k}" if path else k, source) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_tensors(v, f"{path}[{i}]", source) for i, v in enumerate(value)]
-    return value
+    return decoded_tensors(value, path, lambda node, at: _tensor(node, at, source) if set(
+        node) == _TENSOR_KEYS and isinstance(node["bytes"], bytes) else None)
 
 
 def _tensor(node: dict[str, Any], path: str, source: str) -> TensorData:

@@ -81,6 +81,18 @@ class EpochRunner:
         for metric, _ in metrics:
             metric.clear()
 
+    def _report(self, split: str, epoch: int, iteration: int, total: int | None, item: Any,
+                lr: float | None, items: int, start: float) -> Progress:
+        """Give one step's item to the metrics and its progress (`items` so far, since `start`)
+        to the renderer."""
+        ln = self.learner
+        meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, lr)
+        entries = self._record(split, epoch, item, meta)
+        progress = Progress(split, epoch, ln.num_epochs, iteration, total, items,
+                            time.perf_counter() - start)
+        ln.renderer.update(progress, entries)
+        return progress
+
     def train(self, epoch: int, loader: Any, *, skip: int = 0, total: int | None = None
               ) -> Any:
         """The model after one epoch over `loader` (or fewer steps when interrupted).
@@ -108,12 +120,8 @@ class EpochRunner:
                 if accumulator.count >= (ln.grad_accumulation or 1):
                     model = ln.optim.step(lr, model, accumulator.grads())
             ln.model = model  # so an interrupt or a metric sees the stepped model
-            meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, lr)
-            entries = self._record("train", epoch, item, meta)
             items += batch_size(item)
-            progress = Progress("train", epoch, ln.num_epochs, iteration, total, items,
-                                time.perf_counter() - start)
-            ln.renderer.update(progress, entries)
+            progress = self._report("train", epoch, iteration, total, item, lr, items, start)
             self.iteration = iteration
             ln.step_done(epoch, iteration, total,
                          accumulator is not None and not accumulator.is_empty())
@@ -135,12 +143,8 @@ class EpochRunner:
             item = self._valid_step(model, batch)
             if ln.parallel is not None:  # ranks that validate a slice each: the whole item
                 item = ln.parallel.valid_item(item)
-            meta = MetricMetadata(epoch, ln.num_epochs, iteration, total, None)
-            entries = self._record("valid", epoch, item, meta)
             items += batch_size(item)
-            progress = Progress("valid", epoch, ln.num_epochs, iteration, total, items,
-                                time.perf_counter() - start)
-            ln.renderer.update(progress, entries)
+            progress = self._report("valid", epoch, iteration, total, item, None, items, start)
             if ln.interrupter.should_stop():
                 break
         self._end("valid", progress)

@@ -38,8 +38,9 @@ class TrainOutput(Generic[T]):
         self.item = item
 
 
-class ClassificationOutput:
-    """Loss (shape (1,)), logits `output` (batch, classes) and integer `targets` (batch,)."""
+class _LossOutput:
+    """What the metrics' items share: a loss (shape (1,)), the model's `output` and the
+    `targets`, batch first."""
 
     __slots__ = ("loss", "output", "targets")
 
@@ -49,22 +50,21 @@ class ClassificationOutput:
     @property
     def batch_size(self) -> int:
         return int(self.output.shape[0])
+
+
+class ClassificationOutput(_LossOutput):
+    """Loss (shape (1,)), logits `output` (batch, classes) and integer `targets` (batch,)."""
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return f"ClassificationOutput(batch={self.batch_size}, classes={self.output.shape[-1]})"
 
 
-class RegressionOutput:
+class RegressionOutput(_LossOutput):
     """Loss (shape (1,)), predictions `output` and `targets` of the same shape (batch, ...)."""
 
-    __slots__ = ("loss", "output", "targets")
-
-    def __init__(self, loss: Tensor, output: Tensor, targets: Tensor) -> None:
-        self.loss, self.output, self.targets = loss, output, targets
-
-    @property
-    def batch_size(self) -> int:
-        return int(self.output.shape[0])
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return f"RegressionOutput(batch={self.batch_size}, shape={self.output.shape})"

@@ -46,7 +46,33 @@ class ModelConfig(Config):
         return Model(self, device)
 
 
-class Model(Module):
+class Classifier:
+    """The Learner's step methods of an MNIST classifier, a Module whose `forward` maps images
+    (batch, 28, 28) to logits (batch, classes): the guide's CNN here, the training page's MLP
+    (demos/train/models.py)."""
+
+    if TYPE_CHECKING:
+        def forward(self, images: Tensor) -> Tensor: ...
+
+    def forward_classification(self, images: Tensor, targets: Tensor) -> ClassificationOutput:
+        from pyrite.nn.loss import CrossEntropyLossConfig
+        from pyrite.train import ClassificationOutput
+
+        output = self.forward(images)
+        loss = CrossEntropyLossConfig().init(output.device)(output, targets)
+        return ClassificationOutput(loss, output, targets)
+
+    def train_step(self, batch: MnistBatch) -> TrainOutput[ClassificationOutput]:
+        from pyrite.train import TrainOutput
+
+        item = self.forward_classification(batch.images, batch.targets)
+        return TrainOutput(self, item.loss.backward(), item)
+
+    def valid_step(self, batch: MnistBatch) -> ClassificationOutput:
+        return self.forward_classification(batch.images, batch.targets)
+
+
+class Model(Classifier, Module):
     """Shapes: images (batch, 28, 28) -> logits (batch, num_classes)."""
 
     def __init__(self, config: ModelConfig, device: str | Backend | None = None) -> None:
@@ -73,20 +99,3 @@ class Model(Module):
         x = self.activation(x)
         logits: Tensor = self.linear2(x)  # (batch, num_classes)
         return logits
-
-    def forward_classification(self, images: Tensor, targets: Tensor) -> ClassificationOutput:
-        from pyrite.nn.loss import CrossEntropyLossConfig
-        from pyrite.train import ClassificationOutput
-
-        output = self.forward(images)
-        loss = CrossEntropyLossConfig().init(output.device)(output, targets)
-        return ClassificationOutput(loss, output, targets)
-
-    def train_step(self, batch: MnistBatch) -> TrainOutput[ClassificationOutput]:
-        from pyrite.train import TrainOutput
-
-        item = self.forward_classification(batch.images, batch.targets)
-        return TrainOutput(self, item.loss.backward(), item)
-
-    def valid_step(self, batch: MnistBatch) -> ClassificationOutput:
-        return self.forward_classification(batch.images, batch.targets)

@@ -17,13 +17,11 @@ from pyrite.module import Config, Module
 from pyrite.nn.activation import Relu
 from pyrite.nn.linear import LinearConfig
 
-from ..mnist.model import ModelConfig
+from ..mnist.model import Classifier, ModelConfig
 
 if TYPE_CHECKING:
     from pyrite.record import Record
-    from pyrite.train import ClassificationOutput, TrainOutput
 
-    from ..mnist.data import MnistBatch
 
 Device = str | Backend | None
 
@@ -39,7 +37,7 @@ class MlpConfig(Config):
         return Mlp(self, device)
 
 
-class Mlp(Module):
+class Mlp(Classifier, Module):
     """Shapes: images (batch, 28, 28) -> logits (batch, num_classes)."""
 
     def __init__(self, config: MlpConfig, device: Device = None) -> None:
@@ -51,23 +49,6 @@ class Mlp(Module):
         x = images.reshape((images.shape[0], 28 * 28))
         out: Tensor = self.output(self.activation(self.hidden(x)))
         return out
-
-    def forward_classification(self, images: Tensor, targets: Tensor) -> ClassificationOutput:
-        from pyrite.nn.loss import CrossEntropyLossConfig
-        from pyrite.train import ClassificationOutput
-
-        output = self.forward(images)
-        loss = CrossEntropyLossConfig().init(output.device)(output, targets)
-        return ClassificationOutput(loss, output, targets)
-
-    def train_step(self, batch: MnistBatch) -> TrainOutput[ClassificationOutput]:
-        from pyrite.train import TrainOutput
-
-        item = self.forward_classification(batch.images, batch.targets)
-        return TrainOutput(self, item.loss.backward(), item)
-
-    def valid_step(self, batch: MnistBatch) -> ClassificationOutput:
-        return self.forward_classification(batch.images, batch.targets)
 
 
 #: name -> (what it is, how to build it, its record's parameter entries); the guide's config

@@ -135,6 +135,21 @@ def _transpose_size(op: str, x: Tensor, kernel: tuple[int, ...], s: tuple[int, .
                          f"{x.shape}")
 
 
+def _transpose_nd(op: str, dims: int, x: Tensor, weight: Tensor, bias: Tensor | None,
+                  stride: IntOrSeq, padding: IntOrSeq, output_padding: IntOrSeq,
+                  dilation: IntOrSeq, groups: int) -> Tensor:
+    """The transposed convolutions: check the arguments and the output size, call the backend's
+    op of the same name (1-D takes its options as ints)."""
+    x, weight, bias = _conv_args(op, x, weight, bias, dims, True, groups)
+    kernel = weight.shape[2:]
+    s, p, o, d = _transpose_opts(op, dims, kernel, stride, padding, output_padding, dilation)
+    _transpose_size(op, x, kernel, s, p, o, d)
+    opts = (s, p, o, d) if dims > 1 else (s[0], p[0], o[0], d[0])
+    prim = getattr(x.device, op)(x.into_primitive(), weight.into_primitive(),
+                                 None if bias is None else bias.into_primitive(), *opts, groups)
+    return x._new(prim)
+
+
 def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *,
                      stride: IntOrSeq = 1, padding: IntOrSeq = 0, output_padding: IntOrSeq = 0,
                      dilation: IntOrSeq = 1, groups: int = 1) -> Tensor:
@@ -143,30 +158,16 @@ def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *,
     Shapes: input (N, C_in, H, W), weight (C_in, C_out/groups, kh, kw) -> (N, C_out, OH, OW),
     OH = (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1.
     """
-    op = "conv_transpose2d"
-    x, weight, bias = _conv_args(op, x, weight, bias, 2, True, groups)
-    kernel = weight.shape[2:]
-    s, p, o, d = _transpose_opts(op, 2, kernel, stride, padding, output_padding, dilation)
-    _transpose_size(op, x, kernel, s, p, o, d)
-    prim = x.device.conv_transpose2d(x.into_primitive(), weight.into_primitive(),
-                                     None if bias is None else bias.into_primitive(),
-                                     s, p, o, d, groups)
-    return x._new(prim)
+    return _transpose_nd("conv_transpose2d", 2, x, weight, bias, stride, padding, output_padding,
+                         dilation, groups)
 
 
 def conv_transpose1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *, stride: int = 1,
                      padding: int = 0, output_padding: int = 0, dilation: int = 1,
                      groups: int = 1) -> Tensor:
     """1-D transposed convolution. Shapes: (N, C_in, L), weight (C_in, C_out/groups, k)."""
-    op = "conv_transpose1d"
-    x, weight, bias = _conv_args(op, x, weight, bias, 1, True, groups)
-    kernel = weight.shape[2:]
-    s, p, o, d = _transpose_opts(op, 1, kernel, stride, padding, output_padding, dilation)
-    _transpose_size(op, x, kernel, s, p, o, d)
-    prim = x.device.conv_transpose1d(x.into_primitive(), weight.into_primitive(),
-                                     None if bias is None else bias.into_primitive(),
-                                     s[0], p[0], o[0], d[0], groups)
-    return x._new(prim)
+    return _transpose_nd("conv_transpose1d", 1, x, weight, bias, stride, padding, output_padding,
+                         dilation, groups)
 
 
 def conv_transpose3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *,
@@ -174,12 +175,5 @@ def conv_transpose3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, *,
                      dilation: IntOrSeq = 1, groups: int = 1) -> Tensor:
     """3-D transposed convolution. Shapes: input (N, C_in, D, H, W), weight (C_in,
     C_out/groups, kd, kh, kw) -> (N, C_out, OD, OH, OW), sizes as conv_transpose2d's."""
-    op = "conv_transpose3d"
-    x, weight, bias = _conv_args(op, x, weight, bias, 3, True, groups)
-    kernel = weight.shape[2:]
-    s, p, o, d = _transpose_opts(op, 3, kernel, stride, padding, output_padding, dilation)
-    _transpose_size(op, x, kernel, s, p, o, d)
-    prim = x.device.conv_transpose3d(x.into_primitive(), weight.into_primitive(),
-                                     None if bias is None else bias.into_primitive(),
-                                     s, p, o, d, groups)
-    return x._new(prim)
+    return _transpose_nd("conv_transpose3d", 3, x, weight, bias, stride, padding, output_padding,
+                         dilation, groups)

@@ -5,26 +5,24 @@ cache (self-attention keys/values appended per step, the memory's projected once
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import KW_ONLY
 
 from ...backend.base import Backend
 from ...errors import ShapeError
-from ...module import Config, Module
+from ...module import Module
 from ...tensor import Tensor
 from ..dropout import Dropout, DropoutConfig
-from ..init import DEFAULT_GAIN, Initializer, KaimingUniform
 from ..norm import LayerNorm, LayerNormConfig
-from .attention import MhaInput, MultiHeadAttention, _Builder, check_heads
+from .attention import MhaInput, MultiHeadAttention, _Builder
 from .cache import MhaCache, TransformerDecoderAutoregressiveCache
-from .encoder import TransformerEncoderConfig, check_input, check_sizes
-from .feedforward import PositionWiseFeedForward, check_activation
+from .encoder import _StackConfig, check_input
+from .feedforward import PositionWiseFeedForward
 from .mask import check_mask
 
 Device = Backend | str | None
 Attend = Callable[[Tensor], Tensor]
 
 
-class TransformerDecoderConfig(Config):
+class TransformerDecoderConfig(_StackConfig):
     """`TransformerDecoderConfig(d_model, d_ff, n_heads, n_layers).init(device)`; defaults as
     `TransformerEncoderConfig`'s.
 
@@ -34,35 +32,13 @@ class TransformerDecoderConfig(Config):
     (2, 5, 16)
     """
 
-    d_model: int
-    d_ff: int
-    n_heads: int
-    n_layers: int
-    _: KW_ONLY
-    dropout: float = 0.1
-    norm_first: bool = False
-    quiet_softmax: bool = False
-    initializer: Initializer = KaimingUniform(gain=DEFAULT_GAIN, fan_out_only=False)
-    activation: str = "gelu"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_heads(self, self.d_model, self.n_heads, self.dropout)
-        check_activation(self, self.activation)
-        check_sizes(self, d_ff=self.d_ff, n_layers=self.n_layers)
-
     def init(self, device: Device = None) -> TransformerDecoder:
-        same = TransformerEncoderConfig(
-            self.d_model, self.d_ff, self.n_heads, self.n_layers, dropout=self.dropout,
-            quiet_softmax=self.quiet_softmax, initializer=self.initializer,
-            activation=self.activation)
-
         def norm() -> LayerNorm:
             return LayerNormConfig(self.d_model).init(device)
 
         layers = [TransformerDecoderLayer(
-            same.attention().init(device), same.attention().init(device),
-            same.feedforward().init(device), norm(), norm(), norm(),
+            self.attention().init(device), self.attention().init(device),
+            self.feedforward().init(device), norm(), norm(), norm(),
             DropoutConfig(self.dropout).init(), norm_first=self.norm_first)
             for _ in range(self.n_layers)]
         return TransformerDecoder(layers, self)

@@ -28,15 +28,10 @@ from .mask import check_mask
 Device = Backend | str | None
 
 
-class TransformerEncoderConfig(Config):
-    """`TransformerEncoderConfig(d_model, d_ff, n_heads, n_layers).init(device)`; Burn's
-    defaults: dropout 0.1, post-norm, regular softmax, GELU, KaimingUniform(1/sqrt(3)).
-
-    >>> from pyrite import zeros
-    >>> enc = TransformerEncoderConfig(16, 32, 4, 2).init()
-    >>> enc(TransformerEncoderInput(zeros((2, 5, 16)))).shape
-    (2, 5, 16)
-    """
+class _StackConfig(Config):
+    """What the encoder and decoder configs share: sizes, options (Burn's defaults: dropout
+    0.1, post-norm, regular softmax, GELU, KaimingUniform(1/sqrt(3))), validation, and the
+    configs of each layer's attention and feed-forward network."""
 
     d_model: int
     d_ff: int
@@ -55,14 +50,6 @@ class TransformerEncoderConfig(Config):
         check_activation(self, self.activation)
         check_sizes(self, d_ff=self.d_ff, n_layers=self.n_layers)
 
-    def init(self, device: Device = None) -> TransformerEncoder:
-        layers = [TransformerEncoderLayer(
-            self.attention().init(device), self.feedforward().init(device),
-            LayerNormConfig(self.d_model).init(device), LayerNormConfig(self.d_model).init(device),
-            DropoutConfig(self.dropout).init(), norm_first=self.norm_first)
-            for _ in range(self.n_layers)]
-        return TransformerEncoder(layers, self)
-
     def attention(self) -> MultiHeadAttentionConfig:
         return MultiHeadAttentionConfig(self.d_model, self.n_heads, dropout=self.dropout,
                                         quiet_softmax=self.quiet_softmax,
@@ -72,6 +59,25 @@ class TransformerEncoderConfig(Config):
         return PositionWiseFeedForwardConfig(self.d_model, self.d_ff, dropout=self.dropout,
                                              initializer=self.initializer,
                                              activation=self.activation)
+
+
+class TransformerEncoderConfig(_StackConfig):
+    """`TransformerEncoderConfig(d_model, d_ff, n_heads, n_layers).init(device)`; Burn's
+    defaults: dropout 0.1, post-norm, regular softmax, GELU, KaimingUniform(1/sqrt(3)).
+
+    >>> from pyrite import zeros
+    >>> enc = TransformerEncoderConfig(16, 32, 4, 2).init()
+    >>> enc(TransformerEncoderInput(zeros((2, 5, 16)))).shape
+    (2, 5, 16)
+    """
+
+    def init(self, device: Device = None) -> TransformerEncoder:
+        layers = [TransformerEncoderLayer(
+            self.attention().init(device), self.feedforward().init(device),
+            LayerNormConfig(self.d_model).init(device), LayerNormConfig(self.d_model).init(device),
+            DropoutConfig(self.dropout).init(), norm_first=self.norm_first)
+            for _ in range(self.n_layers)]
+        return TransformerEncoder(layers, self)
 
 
 def check_sizes(cfg: Config, **sizes: int) -> None:

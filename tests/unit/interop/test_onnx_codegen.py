@@ -139,3 +139,23 @@ def test_unsupported_model_is_refused_with_every_problem(tmp_path):
     with pytest.raises(OnnxError, match=r"2 unsupported item\(s\)(.|\n)*Foo(.|\n)*Bar"):
         codegen.import_onnx(path, tmp_path / "o")
     assert not (tmp_path / "o" / "bad.py").exists()
+
+
+def test_cli_refusal_is_one_line_that_reads_naturally(tmp_path, capsys, monkeypatch):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    nodes = [helper.make_node("Foo", ["x"], ["a"], name="f1"),
+             helper.make_node("Relu", ["a"], ["y"], name="r1", bogus=1)]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(model.SerializeToString())
+    from pyrite.cli import main
+
+    monkeypatch.delenv("PYRITE_DEBUG", raising=False)
+    assert main(["import-onnx", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        f"pyrite import-onnx: error: {path}: 2 unsupported item(s); nothing was run: "
+        f"node 'f1' (Foo, opset 17): operator Foo is not supported; "
+        f"node 'r1' (Relu, opset 17): attribute 'bogus' is not supported\n")
+    assert not (tmp_path / "o").exists()

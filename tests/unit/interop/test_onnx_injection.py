@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from pyrite import onnx as ponnx  # noqa: E402
 from pyrite import tensor  # noqa: E402
 from pyrite.errors import OnnxError  # noqa: E402
-from pyrite.interop.onnx import codegen, safety  # noqa: E402
+from pyrite.interop.onnx import codegen, pysource, safety, writer  # noqa: E402
 from pyrite.interop.onnx.runtime import identifier  # noqa: E402
 from pyrite.record import BinFileRecorder  # noqa: E402
 
@@ -249,17 +249,17 @@ def test_identifier_is_always_a_plain_safe_name(name):
 
 @pytest.mark.parametrize("v", VECTORS.values(), ids=_IDS)
 def test_text_reaches_code_as_exact_ascii_literals(v):
-    doc = codegen._doc_text(v)
+    doc = pysource.doc_text(v)
     assert doc.isascii() and doc.isprintable()
     assert ast.literal_eval(f'"""{doc}"""') == v
     for value in (v, [v, "a, b", "(["]):
-        code = codegen._fmt(value)
+        code = pysource.fmt(value)
         assert code.isascii() and ast.literal_eval(code) == value
 
 
 def test_long_calls_split_outside_string_literals():
     line = "y = O.Cast(x, to=1, round_mode=" + ascii("a, b), (c" * 12) + ")"
-    wrapped = codegen._wrap(line, 8)
+    wrapped = pysource.wrap(line, 8)
     assert "\n" in wrapped and ast.parse(wrapped.strip())
 
 
@@ -373,12 +373,12 @@ def test_build_checks_before_running(tmp_path):
 
 def test_a_refused_module_writes_nothing(tmp_path, monkeypatch):
     path = _write(tmp_path, _hostile_model("x"))
-    real = codegen._Writer.source
+    real = writer.Writer.source
 
     def tampered(self, header):
         return real(self, header).replace("import pyrite\n", "import pyrite\nimport os\n", 1)
 
-    monkeypatch.setattr(codegen._Writer, "source", tampered)
+    monkeypatch.setattr(writer.Writer, "source", tampered)
     with pytest.raises(OnnxError, match=r"generated code refused.*'os'"):
         codegen.import_onnx(path, tmp_path / "out")
     assert _nothing_written(tmp_path / "out")

@@ -1,13 +1,20 @@
-"""Helpers the operator functions share: host numbers out of values, axes, dtypes."""
+"""Helpers the operator functions share: host numbers out of values, axes, dtypes, padding
+along a dim, and the float detour integer inputs take."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+from ....backend.base import Backend
 from ....data import TensorData
-from ....dtype import DType
+from ....dtype import DType, Kind
 from ....tensor import Tensor
+
+Legacy = Sequence[int] | None  # the opset-1 `consumed_inputs` attribute, which changes nothing
+F = TypeVar("F", bound=Callable[..., Tensor])
 
 
 def _host(value: Any) -> Any:
@@ -78,4 +85,62 @@ def dtype_of(onnx_code: int) -> DType:
     return dt
 
 
-__all__ = ["axes", "axis", "dtype_of", "floats", "ints", "scalar"]
+def via_f32(fn: F) -> F:
+    """fn computed in f32 for f16 inputs: one rounding at the end instead of one per step (and
+    no overflow where a formula squares its input)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(a, Tensor) and a.dtype is DType.F16 for a in args):
+            return fn(*args, **kwargs)
+        up = [a.cast(DType.F32) if isinstance(a, Tensor) and a.dtype is DType.F16 else a
+              for a in args]
+        return fn(*up, **kwargs).cast(DType.F16)
+
+    return typing.cast(F, run)
+
+
+def wide_dtype(device: Backend) -> DType:
+    """f64 where the device has it, else f32: the float dtype int values stay exact in."""
+    return DType.F64 if device.supports(DType.F64) else DType.F32
+
+
+def as_i64(idx: Tensor) -> Tensor:
+    """Indices as int64 where the device has it (ONNX's index type)."""
+    return idx.cast(DType.I64) if idx.device.supports(DType.I64) else idx
+
+
+def to_2d(x: Tensor) -> Tensor:
+    """(N, C, L) as (N, C, 1, L), so 1-d work can use the 2-d ops."""
+    return x.unsqueeze_dim(2)  # (N, C, L) -> (N, C, 1, L)
+
+
+def pad_dim(x: Tensor, d: int, before: int, after: int, value: float = 0.0) -> Tensor:
+    """x with `before`/`after` entries of `value` added along dim d (negative: cropped)."""
+    cut_lo, cut_hi = max(0, -before), max(0, -after)
+    if cut_lo or cut_hi:
+        x = x.narrow(d, cut_lo, x.shape[d] - cut_lo - cut_hi)
+    pads = [0] * (2 * (x.ndim - d))
+    pads[-2:] = [max(0, before), max(0, after)]
+    return x.pad(pads, value)
+
+
+def floated(x: Tensor) -> Tensor:
+    """x as floats (f64 where the device has it, so int values stay exact)."""
+    if x.kind is Kind.FLOAT:
+        return x
+    return x.cast(DType.F64) if x.device.supports(DType.F64) else x.float()
+
+
+def restore(y: Tensor, like: Tensor) -> Tensor:
+    """A float result back in `like`'s dtype (rounded and clamped for integers)."""
+    if y.dtype is like.dtype:
+        return y
+    if like.kind is Kind.FLOAT:
+        return y.cast(like.dtype)
+    lo, hi = like.dtype.bounds
+    return y.round().clamp(lo, hi).cast(like.dtype)
+
+
+__all__ = ["Legacy", "as_i64", "axes", "axis", "dtype_of", "floated", "floats", "ints",
+           "pad_dim", "restore", "scalar", "to_2d", "via_f32", "wide_dtype"]

@@ -1,4 +1,5 @@
-"""Elementwise operators: arithmetic, math functions, activations, comparisons, logic, casts.
+"""Elementwise operators: arithmetic, math functions, comparisons, logic, casts (the
+activations are in activation.py).
 
 Everything here is written with pyrite's tensor methods only (no numpy), so the same code runs
 in a page. Functions without a tensor method of their own (atan, sinh, the bitwise family...)
@@ -7,51 +8,19 @@ are composed from ones that exist; see each helper for the identity it uses.
 
 from __future__ import annotations
 
-import functools
 import math
-import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import reduce
-from typing import Any, TypeVar
 
 from ....dtype import DType, Kind
 from ....shape import broadcast_shapes
 from ....tensor import Tensor
 from ..registry import op
 from ..runtime import storable
-from ._util import dtype_of, scalar
-
-Legacy = Sequence[int] | None  # the opset-1 `consumed_inputs` attribute, which changes nothing
-F = TypeVar("F", bound=Callable[..., Tensor])
+from ._util import Legacy, dtype_of, scalar, via_f32, wide_dtype
 
 
 # ---- helpers --------------------------------------------------------------------------------
-def _wide(x: Tensor) -> DType:
-    """The widest float type x's device holds (f64 on numpy)."""
-    return DType.F64 if x.device.supports(DType.F64) else DType.F32
-
-
-def _via_f32(fn: F) -> F:
-    """fn computed in f32 for f16 inputs: one rounding at the end instead of one per step (and
-    no overflow where a formula squares its input)."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if not any(isinstance(a, Tensor) and a.dtype is DType.F16 for a in args):
-            return fn(*args, **kwargs)
-        up = [a.cast(DType.F32) if isinstance(a, Tensor) and a.dtype is DType.F16 else a
-              for a in args]
-        return fn(*up, **kwargs).cast(DType.F16)
-
-    return typing.cast(F, run)
-
-
-def _expm1_nonpos(x: Tensor) -> Tensor:
-    """exp(x) - 1 for x <= 0 without cancellation: 2t / (1 - t) with t = tanh(x / 2)."""
-    t = (x * 0.5).tanh()
-    return t * 2.0 / (1.0 - t)
-
-
 def _old_broadcast(a: Tensor, b: Tensor, broadcast: int, axis: int | None) -> Tensor:
     """b aligned for opset < 7's `broadcast` with `axis` (b's dims start at that axis of a)."""
     if not broadcast or axis is None:
@@ -146,7 +115,7 @@ def cos(x: Tensor) -> Tensor:
 
 
 @op("Tan")
-@_via_f32
+@via_f32
 def tan(x: Tensor) -> Tensor:
     """Tangent, as sin / cos."""
     return x.sin() / x.cos()
@@ -177,21 +146,21 @@ def _atan(x: Tensor) -> Tensor:
 
 
 @op("Atan")
-@_via_f32
+@via_f32
 def atan(x: Tensor) -> Tensor:
     """Arctangent."""
     return _atan(x)
 
 
 @op("Asin")
-@_via_f32
+@via_f32
 def asin(x: Tensor) -> Tensor:
     """Arcsine, as 2 atan(x / (1 + sqrt(1 - x^2)))."""
     return _atan(x / ((1.0 - x * x).sqrt() + 1.0)) * 2.0
 
 
 @op("Acos")
-@_via_f32
+@via_f32
 def acos(x: Tensor) -> Tensor:
     """Arccosine: 2 atan(sqrt((1 - |x|) / (1 + |x|))), or pi minus that for a negative x."""
     a = x.abs()
@@ -200,7 +169,7 @@ def acos(x: Tensor) -> Tensor:
 
 
 @op("Sinh")
-@_via_f32
+@via_f32
 def sinh(x: Tensor) -> Tensor:
     """Hyperbolic sine: 2t / (1 - t^2), t = tanh(x/2), near 0 (no cancellation), else exps."""
     t = (x.clamp(-1.0, 1.0) * 0.5).tanh()
@@ -210,7 +179,7 @@ def sinh(x: Tensor) -> Tensor:
 
 
 @op("Cosh")
-@_via_f32
+@via_f32
 def cosh(x: Tensor) -> Tensor:
     """Hyperbolic cosine."""
     return (x.exp() + x.neg().exp()) * 0.5
@@ -220,7 +189,7 @@ _HUGE = 1e8  # beyond it asinh(x) = acosh(x) = log(2x) to double precision
 
 
 @op("Asinh")
-@_via_f32
+@via_f32
 def asinh(x: Tensor) -> Tensor:
     """Inverse hyperbolic sine: log1p(a + a^2 / (1 + sqrt(a^2 + 1))) with a = |x|, signed."""
     a = x.abs()
@@ -230,7 +199,7 @@ def asinh(x: Tensor) -> Tensor:
 
 
 @op("Acosh")
-@_via_f32
+@via_f32
 def acosh(x: Tensor) -> Tensor:
     """Inverse hyperbolic cosine: log1p((x - 1) + sqrt((x - 1)(x + 1))), NaN below 1."""
     c = x.clamp_max(_HUGE)
@@ -240,7 +209,7 @@ def acosh(x: Tensor) -> Tensor:
 
 
 @op("Atanh")
-@_via_f32
+@via_f32
 def atanh(x: Tensor) -> Tensor:
     """Inverse hyperbolic tangent, as (log1p(x) - log1p(-x)) / 2 (exact 1 +- x near +-1)."""
     return (x.log1p() - x.neg().log1p()) * 0.5
@@ -266,127 +235,6 @@ def not_(x: Tensor) -> Tensor:
     """Logical not."""
     return x.bool_not()
 
-
-# ---- activations ----------------------------------------------------------------------------
-@op("Relu")
-def relu(x: Tensor, *, consumed_inputs: Legacy = None) -> Tensor:
-    """max(x, 0)."""
-    return x.clamp_min(0)
-
-
-@op("LeakyRelu")
-def leaky_relu(x: Tensor, *, alpha: float = 0.01, consumed_inputs: Legacy = None) -> Tensor:
-    """x, or alpha * x below 0."""
-    return x.clamp_min(0) + x.clamp_max(0) * alpha
-
-
-@op("PRelu")
-def prelu(x: Tensor, slope: Tensor, *, consumed_inputs: Legacy = None) -> Tensor:
-    """x, or slope * x below 0 (slope broadcasts to x)."""
-    return x.clamp_min(0) + x.clamp_max(0) * slope
-
-
-@op("Sigmoid")
-@_via_f32
-def sigmoid(x: Tensor, *, consumed_inputs: Legacy = None) -> Tensor:
-    """1 / (1 + exp(-x))."""
-    return x.sigmoid()
-
-
-@op("HardSigmoid")
-@_via_f32
-def hard_sigmoid(x: Tensor, *, alpha: float = 0.2, beta: float = 0.5,
-                 consumed_inputs: Legacy = None) -> Tensor:
-    """alpha * x + beta, clipped to [0, 1]."""
-    return (x * alpha + beta).clamp(0.0, 1.0)
-
-
-@op("HardSwish")
-@_via_f32
-def hard_swish(x: Tensor) -> Tensor:
-    """x * HardSigmoid(x) with alpha 1/6, beta 0.5."""
-    return x * (x * (1.0 / 6.0) + 0.5).clamp(0.0, 1.0)
-
-
-@op("Elu")
-@_via_f32
-def elu(x: Tensor, *, alpha: float = 1.0, consumed_inputs: Legacy = None) -> Tensor:
-    """x, or alpha * (exp(x) - 1) below 0."""
-    return x.clamp_min(0) + _expm1_nonpos(x.clamp_max(0)) * alpha
-
-
-@op("Selu")
-@_via_f32
-def selu(x: Tensor, *, alpha: float = 1.67326319217681884765625,
-         gamma: float = 1.05070102214813232421875, consumed_inputs: Legacy = None) -> Tensor:
-    """gamma * (x, or alpha * (exp(x) - 1) below 0)."""
-    return (x.clamp_min(0) + _expm1_nonpos(x.clamp_max(0)) * alpha) * gamma
-
-
-@op("Celu")
-@_via_f32
-def celu(x: Tensor, *, alpha: float = 1.0) -> Tensor:
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    return x.clamp_min(0) + _expm1_nonpos(x.clamp_max(0) / alpha) * alpha
-
-
-@op("Gelu")
-@_via_f32
-def gelu(x: Tensor, *, approximate: str = "none") -> Tensor:
-    """x * Phi(x), exactly (erf) or with the tanh approximation."""
-    if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
-        return x * 0.5 * (inner.tanh() + 1.0)
-    if approximate != "none":
-        raise ValueError(f"Gelu approximate={approximate!r} is not 'none' or 'tanh'")
-    return x * 0.5 * ((x * (1.0 / math.sqrt(2.0))).erf() + 1.0)
-
-
-def _softplus(x: Tensor) -> Tensor:
-    """log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)), which never overflows."""
-    return x.clamp_min(0) + x.abs().neg().exp().log1p()
-
-
-@op("Softplus")
-@_via_f32
-def softplus(x: Tensor) -> Tensor:
-    """log(1 + exp(x))."""
-    return _softplus(x)
-
-
-@op("Mish")
-@_via_f32
-def mish(x: Tensor) -> Tensor:
-    """x * tanh(softplus(x))."""
-    return x * _softplus(x).tanh()
-
-
-@op("Softsign")
-@_via_f32
-def softsign(x: Tensor) -> Tensor:
-    """x / (1 + |x|)."""
-    return x / (x.abs() + 1.0)
-
-
-@op("ThresholdedRelu")
-def thresholded_relu(x: Tensor, *, alpha: float = 1.0) -> Tensor:
-    """x where x > alpha, else 0."""
-    return x.mask_fill(x.greater(alpha).bool_not(), 0)
-
-
-@op("Swish")
-@_via_f32
-def swish(x: Tensor, *, alpha: float = 1.0) -> Tensor:
-    """x * sigmoid(alpha * x)."""
-    return x * (x * alpha).sigmoid()
-
-
-@op("Shrink")
-def shrink(x: Tensor, *, bias: float = 0.0, lambd: float = 0.5) -> Tensor:
-    """x + bias below -lambd, x - bias above lambd, 0 between."""
-    v = x if x.kind is Kind.FLOAT else x.cast(_wide(x))
-    out = v.zeros_like().mask_where(v.lower(-lambd), v + bias)
-    return out.mask_where(v.greater(lambd), v - bias).cast(x.dtype)
 
 
 # ---- binary arithmetic ----------------------------------------------------------------------
@@ -446,7 +294,7 @@ def pow_(a: Tensor, b: Tensor, *, broadcast: int = 0, axis: int | None = None) -
     """a ** b in a's type (the exponent may be of another type)."""
     b = _old_broadcast(a, b, broadcast, axis)
     if a.kind is Kind.INT and b.kind is Kind.FLOAT:
-        wide = _wide(a)
+        wide = wide_dtype(a.device)
         return a.cast(wide).powf(b.cast(wide)).cast(a.dtype)
     return a.powf(b.cast(a.dtype))
 

@@ -11,8 +11,7 @@ from ....creation import arange, cat, full, stack, zeros
 from ....dtype import DType
 from ....tensor import Tensor
 from ..registry import op
-from ._util import ints, scalar
-from .nn import _pad_dim
+from ._util import ints, pad_dim, scalar
 from .shape import int64
 
 _CUBIC_A = -0.75
@@ -189,7 +188,7 @@ def max_unpool(x: Tensor, indices: Tensor, output_shape: Any = None, *,
     want = ints(output_shape)
     if want:
         for d in range(2, len(inferred)):
-            y = _pad_dim(y, d, 0, want[d] - inferred[d])
+            y = pad_dim(y, d, 0, want[d] - inferred[d])
     return y
 
 
@@ -198,7 +197,7 @@ def _spread(y: Tensor, d: int, stride: int) -> Tensor:
     if stride == 1 or y.shape[d] <= 1:
         return y
     size = y.shape[d]
-    y = _pad_dim(y.unsqueeze_dim(d + 1), d + 1, 0, stride - 1)
+    y = pad_dim(y.unsqueeze_dim(d + 1), d + 1, 0, stride - 1)
     y = y.reshape(list(y.shape[:d]) + [size * stride] + list(y.shape[d + 2:]))
     return y.narrow(d, 0, (size - 1) * stride + 1)
 
@@ -225,11 +224,11 @@ def col2im(x: Tensor, image_shape: Any, block_shape: Any, *,
         for i in range(nd):
             y = _spread(y, 2 + i, st[i])
             lo = offs[i] * dl[i]
-            y = _pad_dim(y, 2 + i, lo, padded[i] - lo - y.shape[2 + i])
+            y = pad_dim(y, 2 + i, lo, padded[i] - lo - y.shape[2 + i])
         total = y if total is None else total + y
     assert total is not None
     for i in range(nd):
-        total = _pad_dim(total, 2 + i, -pd[i], -pd[i + nd])
+        total = pad_dim(total, 2 + i, -pd[i], -pd[i + nd])
     return total
 
 

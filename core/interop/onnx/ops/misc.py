@@ -1,6 +1,6 @@
 """Operators of no larger family: rotary embeddings, SwiGLU, TensorScatter, linear attention,
-the causal state convolution, Unique, the random generators and the tensor forms of the
-Optional operators."""
+the causal state convolution, Unique, the random generators, Dropout and the tensor forms of
+the Optional operators."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from ....distribution import Distribution, Normal, Uniform
 from ....dtype import DType, Kind
 from ....tensor import Tensor
 from ..registry import op
-from . import elementwise as E
 from ._util import axis as norm
-from ._util import dtype_of
+from ._util import dtype_of, floated, floats, ints, scalar
+from .activation import swish
 from .shape import backend, fit, int64
 
 # ---- transformer pieces -------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def rotary_embedding(x: Tensor, cos_cache: Tensor, sin_cache: Tensor,
 @op("SwiGLU", since=28)
 def swiglu(a: Tensor, b: Tensor, *, alpha: float = 1.0) -> Tensor:
     """Swish(a) * b: a gates the linear input b."""
-    gate: Tensor = E.swish(a, alpha=alpha)
+    gate: Tensor = swish(a, alpha=alpha)
     return gate * b
 
 
@@ -113,7 +113,7 @@ def causal_conv_with_state(x: Tensor, weight: Tensor, bias: Tensor | None = None
         y = y + bias.reshape([1, chans, 1]).cast(work)
     y = y.cast(x.dtype)
     if activation in ("silu", "swish"):
-        y = E.swish(y)
+        y = swish(y)
     elif activation != "none":
         raise ValueError(f"CausalConvWithState activation {activation!r} is not supported")
     state = padded.narrow(2, padded.shape[2] - (k - 1), k - 1)
@@ -293,6 +293,22 @@ def optional_get_element(x: Tensor) -> Tensor:
     return x
 
 
-__all__ = ["bernoulli", "optional_get_element", "optional_has_element", "random_normal",
-           "random_normal_like", "random_uniform", "random_uniform_like", "rotary_embedding",
-           "swiglu", "tensor_scatter", "unique"]
+@op("Dropout", host=(1, 2), attr_inputs=(12, ("ratio",)))
+def dropout(data: Tensor, ratio: Any = None, training_mode: Any = None, *,
+            seed: int | None = None, is_test: int = 0, opset: int = 13
+            ) -> tuple[Tensor, Tensor]:
+    """Identity and an all-true mask; in training mode, random drop and 1/(1-ratio) scaling."""
+    rate = 0.5 if ratio is None else float(scalar(floats(ratio)) or 0.0)
+    training = opset >= 12 and bool(scalar(ints(training_mode)) or 0)
+    keep = full(data.shape, True, device=data.device)
+    if training and rate > 0:
+        if seed is not None:
+            reseed(int(seed), device=data.device)
+        keep = floated(data).random_like(Uniform(0.0, 1.0)).greater_equal(rate)
+        data = data * keep.cast(data.dtype) * (1.0 / (1.0 - rate))
+    return data, keep if opset >= 10 else keep.cast(data.dtype)
+
+
+__all__ = ["bernoulli", "dropout", "optional_get_element", "optional_has_element",
+           "random_normal", "random_normal_like", "random_uniform", "random_uniform_like",
+           "rotary_embedding", "swiglu", "tensor_scatter", "unique"]

@@ -8,18 +8,13 @@ from ....dtype import DType, Kind
 from ....tensor import Tensor
 from ..registry import op
 from ._util import axis as norm
-from ._util import dtype_of
-from .nn import _conv, auto_pads
-
-
-def wide(x: Tensor) -> DType:
-    """The widest float dtype of x's device (f64 where it has it, so ints stay exact)."""
-    return DType.F64 if x.device.supports(DType.F64) else DType.F32
+from ._util import dtype_of, wide_dtype
+from .conv import _conv, auto_pads
 
 
 def as_wide(x: Tensor) -> Tensor:
     """x as the device's widest float dtype."""
-    return x.cast(wide(x))
+    return x.cast(wide_dtype(x.device))
 
 
 def spread(p: Tensor, shape: Sequence[int], axis: int, block_size: int = 0) -> Tensor:

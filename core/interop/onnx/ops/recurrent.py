@@ -15,6 +15,7 @@ from typing import Any
 from ....creation import arange, stack, zeros
 from ....tensor import Tensor
 from ..registry import op
+from . import activation as A
 from . import elementwise as E
 
 Act = Callable[[Tensor], Tensor]
@@ -30,17 +31,17 @@ _BETA = {"affine": 0.0, "scaledtanh": 1.0, "hardsigmoid": 0.5}
 def _act(name: str, alpha: float, beta: float) -> Act:
     """The activation function an RNN's `activations` attribute names."""
     key = name.lower()
-    simple: dict[str, Act] = {"relu": E.relu, "tanh": E.tanh, "sigmoid": E.sigmoid,
-                              "softsign": E.softsign, "softplus": E.softplus}
+    simple: dict[str, Act] = {"relu": A.relu, "tanh": E.tanh, "sigmoid": A.sigmoid,
+                              "softsign": A.softsign, "softplus": A.softplus}
     if key in simple:
         return simple[key]
     table: dict[str, Act] = {
         "affine": lambda x: x * alpha + beta,
-        "leakyrelu": lambda x: E.leaky_relu(x, alpha=alpha),
-        "thresholdedrelu": lambda x: E.thresholded_relu(x, alpha=alpha),
+        "leakyrelu": lambda x: A.leaky_relu(x, alpha=alpha),
+        "thresholdedrelu": lambda x: A.thresholded_relu(x, alpha=alpha),
         "scaledtanh": lambda x: (x * beta).tanh() * alpha,
-        "hardsigmoid": lambda x: E.hard_sigmoid(x, alpha=alpha, beta=beta),
-        "elu": lambda x: E.elu(x, alpha=alpha),
+        "hardsigmoid": lambda x: A.hard_sigmoid(x, alpha=alpha, beta=beta),
+        "elu": lambda x: A.elu(x, alpha=alpha),
     }
     if key not in table:
         raise ValueError(f"recurrent activation {name!r} is not supported")

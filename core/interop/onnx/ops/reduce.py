@@ -10,9 +10,9 @@ from ....creation import arange, full
 from ....dtype import DType, Kind
 from ....tensor import Tensor
 from ..registry import op
+from ._util import as_i64, floated, ints
 from ._util import axes as norm_axes
 from ._util import axis as norm
-from ._util import ints
 
 Step = Callable[[Tensor, int], Tensor]
 
@@ -65,7 +65,7 @@ def _floating(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     """`fn` of x computed in floats, cast back to x's dtype (for int inputs)."""
     if x.kind is Kind.FLOAT:
         return fn(x)
-    return fn(x.cast(DType.F64) if x.device.supports(DType.F64) else x.float()).cast(x.dtype)
+    return fn(floated(x)).cast(x.dtype)
 
 
 _OLD = (18, ("axes",))
@@ -176,13 +176,8 @@ def _arg(x: Tensor, axis: int, keepdims: int, last: int, largest: bool) -> Tenso
     idx = x.argmax(d) if largest else x.argmin(d)
     if last:
         idx = (x.shape[d] - 1) - idx
-    idx = _as_i64(idx)
+    idx = as_i64(idx)
     return idx if keepdims else idx.squeeze_dims([d])
-
-
-def _as_i64(idx: Tensor) -> Tensor:
-    """Indices as int64 where the device has it (ONNX's index type)."""
-    return idx.cast(DType.I64) if idx.device.supports(DType.I64) else idx
 
 
 @op("ArgMax")
@@ -245,7 +240,7 @@ def top_k(x: Tensor, k: Any, *, axis: int = -1, largest: int = 1,
     d = norm(axis, x.ndim)
     n = (ints(k) or [0])[0]
     values, index = _numeric(x).sort_with_indices(d, descending=bool(largest))
-    return _back(values.narrow(d, 0, n), x), _as_i64(index.narrow(d, 0, n))
+    return _back(values.narrow(d, 0, n), x), as_i64(index.narrow(d, 0, n))
 
 
 # ---- softmax family -----------------------------------------------------------------------------

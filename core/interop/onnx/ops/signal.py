@@ -7,18 +7,11 @@ from typing import Any
 
 from ....backend.base import Backend
 from ....creation import arange, tensor
-from ....dtype import DType
 from ....tensor import Tensor
 from ..registry import op
 from ._util import axis as norm
-from ._util import dtype_of, scalar
-from .nn import _pad_dim
+from ._util import dtype_of, pad_dim, scalar, wide_dtype
 from .shape import backend
-
-
-def wide_dtype(dev: Backend) -> DType:
-    """f64 where the device has it, else f32: the dtype angles and sums are computed in."""
-    return DType.F64 if dev.supports(DType.F64) else DType.F32
 
 
 # ---- windows ------------------------------------------------------------------------------------
@@ -62,7 +55,7 @@ def _fit(x: Tensor, length: int) -> Tensor:
     d = x.ndim - 1
     if x.shape[d] > length:
         return x.narrow(d, 0, length)
-    return _pad_dim(x, d, 0, length - x.shape[d]) if x.shape[d] < length else x
+    return pad_dim(x, d, 0, length - x.shape[d]) if x.shape[d] < length else x
 
 
 def _trig(rows: int, cols: int, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
