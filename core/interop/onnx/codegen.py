@@ -5,7 +5,9 @@ The generated module is a `Module` subclass. Where a node matches a pyrite layer
 BatchNormalization -> `nn.BatchNorm`, LayerNormalization -> `nn.LayerNorm`, 2-d pools ->
 `nn.MaxPool2d`/`nn.AvgPool2d`); activations, arithmetic, reshapes and the like become tensor
 methods and operators; anything else calls the same operator function the runtime uses
-(`O.Resize(...)`). The weights go to a record the module loads.
+(`O.Resize(...)`). The weights go to a record the module loads. Its `forward` is compiled
+(`@pyrite.compile(warn=False, inference=True)`) like the graph runtime's: on webgpu a call
+replays the captured kernels instead of running the module's Python again.
 
 Shape arithmetic is folded: the graph is traced once on the host with inputs of the declared
 shapes, and every value that depends only on constants and static shapes becomes a literal
@@ -38,7 +40,7 @@ from .graph import Graph, Node
 from .lifetimes import Reuse, plan
 from .registry import OPS, keywords, moved_attributes
 from .runtime import OnnxModel, identifier
-from .safety import FORBIDDEN, check_source
+from .safety import FORBIDDEN, FORWARD_DECORATOR, check_source
 
 PathLike = str | os.PathLike[str]
 #: a folded value with at most this many elements is written as a literal
@@ -568,7 +570,8 @@ class _Writer:
                  f'    """{_doc_text(self._summary())}"""', "",
                  "    def __init__(self, device: str | pyrite.Backend | None = None) -> None:"]
         lines += [_wrap(ln, 8) for ln in self.init] or ["        pass"]
-        lines += ["", f"    def forward(self, {params}) -> {rtype}:"]
+        lines += ["", f"    @{FORWARD_DECORATOR}",
+                  f"    def forward(self, {params}) -> {rtype}:"]
         if self.needs_dev:
             lines.append("        " + body_start[0])
         lines += self.body + [f"        return {ret}", ""]
