@@ -1,4 +1,5 @@
-"""The runtime over wgpu-py (Vulkan, Metal, D3D12, GL): every wgpu-py call lives in this file.
+"""The runtime over wgpu-py (Vulkan, Metal, D3D12, GL): every wgpu-py call lives in this file
+(bar the readback's map and wait, in native_readback.py).
 
 wgpu is imported when a runtime is first built, never at `import pyrite.webgpu`. Adapter choice:
 the best adapter by default (discrete GPU, then integrated, virtual, CPU; a native API before GL);
@@ -18,6 +19,7 @@ from typing import Any
 
 from .. import config
 from ..errors import BackendUnavailable
+from . import native_readback
 from .batch import CommandBatch
 from .runtime import (
     AdapterInfo,
@@ -170,6 +172,9 @@ class NativeRuntime(CommandBatch):
         self._pipelines: dict[Hashable, Any] = {}
         self._fence: Any = None
         self._direct = _direct_calls()
+        self._reader = native_readback.StagingReader(
+            self._device, self._create_staging, self._copy_and_submit) \
+            if native_readback.available() else None
         self._handles: dict[int, tuple[Any, list[tuple[Any, Any, int, int, int]]]] = {}
         super().__init__()
 
@@ -204,10 +209,21 @@ class NativeRuntime(CommandBatch):
         self._device.queue.write_buffer(buffer, offset, data)
 
     def read_buffer(self, buffer: Buffer, offset: int, size: int) -> bytes:
-        self.flush()
         if size == 0:
+            self.flush()
             return b""
+        if self._reader is not None:  # the copy joins the pending batch: one submit
+            return self._reader.read(buffer, offset, size)
+        self.flush()
         return bytes(self._device.queue.read_buffer(buffer, offset, size))
+
+    def _create_staging(self, size: int) -> Any:
+        usage = self._wgpu.BufferUsage
+        return self._device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
+
+    def _copy_and_submit(self, src: Buffer, offset: int, staging: Any, size: int) -> None:
+        self.copy_buffer(src, offset, staging, 0, size)
+        self.flush()
 
     async def read_buffer_async(self, buffer: Buffer, offset: int, size: int) -> bytes:
         if size == 0:
@@ -313,4 +329,4 @@ class NativeRuntime(CommandBatch):
         # callback signature is stale); a 4-byte readback waits for the same work
         if self._fence is None:
             self._fence = self.create_buffer(4)
-        self._device.queue.read_buffer(self._fence, 0, 4)
+        self.read_buffer(self._fence, 0, 4)
