@@ -100,10 +100,13 @@ def test_generated_module_trains(tmp_path, device, device_named):
     dev = f"autodiff<{device}>"
     model = cls(dev).load_file(result.record_path, BinFileRecorder())
     x = pyrite.tensor(RNG.standard_normal((4, 2, 4)).astype(np.float32), device=dev)
-    for _ in range(3):  # its forward is compiled: tracked calls stay eager, graph and all
+    runtime = ponnx.load(path, dev)
+    for _ in range(3):  # both forwards are compiled: tracked calls stay eager, graph and all
         y = model(x)
         grads = (y * y).mean().backward()
         assert model.fc1.weight.val.grad(grads).shape == (8, 6)
+        grads = (runtime(x) ** 2).mean().backward()
+        assert runtime.w1.val.grad(grads).shape == (6, 8)
 
 
 def test_generated_forward_replays_on_webgpu(tmp_path, device_named):
