@@ -11,7 +11,9 @@ Workloads (each as `benchmarks/webgpu_mnist.py` and `benchmarks/charlm.py` defin
 
 For the compiled MNIST step it also reports where a replayed step's time goes: the host time
 of the call alone (signature, replay: writes, encoding, submit; no wait), and the wall time of
-the step with its loss readback (the GPU's time plus the host's). Each workload runs `--warmup`
+the step with its loss readback (the GPU's time plus the host's); inference reports the call's
+host time too. `--wgpu-py-paths` replays and reads back through wgpu-py's objects instead of
+wgpu-native's C functions (an A/B of those paths on one machine). Each workload runs `--warmup`
 steps (captures happen there), then `--steps` timed steps `--repeats` times; the best repeat
 counts.
 
@@ -114,15 +116,30 @@ def pyrite_mnist_train(compiled: bool, data: list[Any]) -> tuple[Step, Callable[
     return step, lambda: None, info
 
 
-def pyrite_mnist_infer(compiled: bool, data: list[Any]) -> tuple[Step, Callable[[], None]]:
+def pyrite_mnist_infer(compiled: bool, data: list[Any]) -> tuple[Step, Callable[[], None],
+                                                                   list[float]]:
     device = Fusion(WebGpu(seed=0))
     model = ModelConfig(10, 512).init(device)
     images = [pyrite.tensor(x, device=device) for x, _ in data]
     run = pyrite.compile(lambda m, x: m(x).argmax(1), enabled=compiled)
+    host: list[float] = []
 
     def step(i: int) -> None:
-        run(model, images[i % len(images)]).to_data()
-    return step, lambda: None
+        t0 = time.perf_counter()
+        out = run(model, images[i % len(images)])
+        host.append(time.perf_counter() - t0)
+        out.to_data()
+    return step, lambda: None, host
+
+
+def use_wgpu_py_paths() -> None:
+    """The host paths before the C-function ones, for an A/B in one machine: replays encoded
+    and submitted through wgpu-py's objects, readbacks through its `queue.read_buffer`."""
+    from pyrite.webgpu import native_readback
+    from pyrite.webgpu.batch import CommandBatch
+    from pyrite.webgpu.native import NativeRuntime
+    NativeRuntime.replay = CommandBatch.replay  # type: ignore[method-assign]
+    native_readback.available = lambda: False
 
 
 def torch_data(data: list[Any]) -> list[Any]:
@@ -191,15 +208,21 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=100, help="charlm characters generated")
     ap.add_argument("--skip", default="", help="comma-separated: charlm, infer, generate")
+    ap.add_argument("--wgpu-py-paths", action="store_true",
+                    help="replay and read back through wgpu-py's objects (the paths before "
+                    "native.py's C-function ones), for an A/B")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    if args.wgpu_py_paths:
+        use_wgpu_py_paths()
     torch = cuda_torch()
     timing = (args.warmup, args.steps, args.repeats)
     result: dict[str, Any] = {
         "adapter": str(pyrite.webgpu.WebGpu().adapter), "cpu": cpu_name(),
         "python": platform.python_version(),
-        "torch": getattr(torch, "__version__", None) if torch else None}
+        "torch": getattr(torch, "__version__", None) if torch else None,
+        "host_paths": "wgpu-py objects" if args.wgpu_py_paths else "wgpu-native C functions"}
 
     data = mnist_data(4, args.batch)
     train: dict[str, Any] = {}
@@ -236,7 +259,9 @@ def main() -> None:
         data = mnist_data(4, args.infer_batch)
         infer: dict[str, Any] = {}
         for name, compiled in (("pyrite_eager", False), ("pyrite_compiled", True)):
-            row = throughput(pyrite_mnist_infer(compiled, data), args.infer_batch, *timing)
+            step, sync, host = pyrite_mnist_infer(compiled, data)
+            row = throughput((step, sync), args.infer_batch, *timing)
+            row["host_ms_per_call_median"] = round(float(np.median(host[args.warmup:])) * 1e3, 4)
             infer[name] = row
             print(f"mnist infer {name}: {row}", flush=True)
         if torch is not None:

@@ -116,7 +116,9 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--no-scoreboard", action="store_true")
     parser.add_argument("--kinds", default="generated,runtime",
-                        help="pyrite runners: the generated module and/or the graph runtime")
+                        help="pyrite runners: the generated module, the graph runtime, and "
+                        "generated-eager (the generated forward's Python every call, as "
+                        "before it was compiled)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads of both pyrite's BLAS and onnxruntime (default: each "
                         "its own default)")
@@ -140,19 +142,21 @@ def main() -> None:
         print(f"batch {batch:3d} onnxruntime cpu        {ort['median_ms']:9.2f} ms")
         for device in args.devices.split(","):
             for kind in args.kinds.split(","):
-                model = generated(path, device) if kind == "generated" else \
+                model = generated(path, device) if kind.startswith("generated") else \
                     pyrite.onnx.load(path, device)
                 xt = pyrite.tensor(x, device=device)
-                got = model(xt).numpy()
+                # the compiled forward's function: the module's Python runs every call
+                run = type(model).forward.fn if kind == "generated-eager" else type(model).__call__
+                got = run(model, xt).numpy()
                 err = float(np.abs(got - want).max())
-                t, peer = timed_pair(lambda m=model, xt=xt: m(xt).numpy(),
+                t, peer = timed_pair(lambda m=model, xt=xt, run=run: run(m, xt).numpy(),
                                      lambda x=x: session.run(None, {"data": x}),
                                      args.warmup, args.iters)
                 ratio = t["median_ms"] / peer["median_ms"]
                 rows.append({"batch": batch, "runner": f"pyrite-{device}-{kind}", **t,
                              "onnxruntime_same_run": peer, "vs_onnxruntime": ratio,
                              "max_abs_diff": err, "load_average": load_average()})
-                print(f"batch {batch:3d} pyrite {device:7s} {kind:9s} {t['median_ms']:9.2f} ms"
+                print(f"batch {batch:3d} pyrite {device:7s} {kind:15s} {t['median_ms']:9.2f} ms"
                       f"  {ratio:5.2f}x onnxruntime  (max diff {err:.1e})")
     result: dict[str, Any] = {
         "benchmark": "onnx_models", "model": "squeezenet1.1", "cpu": cpu_name(),

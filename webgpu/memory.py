@@ -3,7 +3,7 @@
 Owns buffer sizes (WGSL's 4-byte rounding happens here and nowhere else), the size classes, the
 device-limit check and the statistics. It does not own what is in a buffer: tensors
 (`webgpu/tensor.py`) hold a `Block` and views share it; when the last view is collected the
-block's finalizer puts the buffer back on its class's free list.
+block's `__del__` puts the buffer back on its class's free list.
 
 A buffer may be handed out again while a recorded (unsubmitted) dispatch still reads it: that is
 safe because dispatches run in recording order and `Runtime.write_buffer` flushes first.
@@ -11,7 +11,7 @@ safe because dispatches run in recording order and `Runtime.write_buffer` flushe
 
 from __future__ import annotations
 
-import weakref
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,11 +51,19 @@ class PoolStats:
 class Block:
     """One pooled buffer; views share it, and its collection returns the buffer to the pool."""
 
-    __slots__ = ("buffer", "size", "__weakref__")
+    __slots__ = ("buffer", "size", "_release", "__weakref__")
 
-    def __init__(self, buffer: Buffer, size: int) -> None:
+    def __init__(self, buffer: Buffer, size: int,
+                 release: Callable[[Buffer, int], None] | None = None) -> None:
         self.buffer = buffer
         self.size = size
+        self._release = release
+
+    def __del__(self) -> None:
+        # not a weakref.finalize: that costs a registry entry and about 8 us a block, and every
+        # op's output (and each output of a replayed step) is a block
+        if self._release is not None and not sys.is_finalizing():
+            self._release(self.buffer, self.size)
 
 
 class BufferPool:
@@ -100,8 +108,7 @@ class BufferPool:
             buffer = self._create(size, op)
         stats.live_buffers += 1
         stats.bytes_in_use += size
-        block = Block(buffer, size)
-        weakref.finalize(block, self._release, buffer, size).atexit = False
+        block = Block(buffer, size, self._release)
         if self.watch is not None:
             self.watch(block)
         return block

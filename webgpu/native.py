@@ -1,4 +1,5 @@
-"""The runtime over wgpu-py (Vulkan, Metal, D3D12, GL): every wgpu-py call lives in this file.
+"""The runtime over wgpu-py (Vulkan, Metal, D3D12, GL): every wgpu-py call lives in this file
+(bar the readback's map and wait, in native_readback.py).
 
 wgpu is imported when a runtime is first built, never at `import pyrite.webgpu`. Adapter choice:
 the best adapter by default (discrete GPU, then integrated, virtual, CPU; a native API before GL);
@@ -18,6 +19,7 @@ from typing import Any
 
 from .. import config
 from ..errors import BackendUnavailable
+from . import native_readback
 from .batch import CommandBatch
 from .runtime import (
     AdapterInfo,
@@ -81,14 +83,20 @@ def _handle(obj: object) -> Any:
 
 def _direct_calls() -> tuple[Any, ...] | None:
     """wgpu-native's compute-pass functions (set pipeline, set bind group, dispatch), NULL,
-    its queue write and cffi's `from_buffer`, as wgpu-py's cffi library exposes them; None
-    where this wgpu-py does not."""
+    its queue write, cffi's `from_buffer`, then what a replay's submit calls (make an encoder,
+    begin and end a pass, finish, submit, release each) and a one-slot array of command
+    buffers, as wgpu-py's cffi library exposes them; None where this wgpu-py does not."""
     try:
         from wgpu.backends.wgpu_native import _ffi  # type: ignore[import-untyped]
         lib = _ffi.lib
         return (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
                 lib.wgpuComputePassEncoderDispatchWorkgroups, _ffi.ffi.NULL,
-                lib.wgpuQueueWriteBuffer, _ffi.ffi.from_buffer)
+                lib.wgpuQueueWriteBuffer, _ffi.ffi.from_buffer,
+                lib.wgpuDeviceCreateCommandEncoder, lib.wgpuCommandEncoderBeginComputePass,
+                lib.wgpuComputePassEncoderEnd, lib.wgpuComputePassEncoderRelease,
+                lib.wgpuCommandEncoderFinish, lib.wgpuCommandEncoderRelease,
+                lib.wgpuQueueSubmit, lib.wgpuCommandBufferRelease,
+                _ffi.ffi.new("WGPUCommandBuffer[1]"))
     except (ImportError, AttributeError):
         return None
 
@@ -170,6 +178,9 @@ class NativeRuntime(CommandBatch):
         self._pipelines: dict[Hashable, Any] = {}
         self._fence: Any = None
         self._direct = _direct_calls()
+        self._reader = native_readback.StagingReader(
+            self._device, self._create_staging, self._copy_and_submit) \
+            if native_readback.available() else None
         self._handles: dict[int, tuple[Any, list[tuple[Any, Any, int, int, int]]]] = {}
         super().__init__()
 
@@ -204,10 +215,21 @@ class NativeRuntime(CommandBatch):
         self._device.queue.write_buffer(buffer, offset, data)
 
     def read_buffer(self, buffer: Buffer, offset: int, size: int) -> bytes:
-        self.flush()
         if size == 0:
+            self.flush()
             return b""
+        if self._reader is not None:  # the copy joins the pending batch: one submit
+            return self._reader.read(buffer, offset, size)
+        self.flush()
         return bytes(self._device.queue.read_buffer(buffer, offset, size))
+
+    def _create_staging(self, size: int) -> Any:
+        usage = self._wgpu.BufferUsage
+        return self._device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
+
+    def _copy_and_submit(self, src: Buffer, offset: int, staging: Any, size: int) -> None:
+        self.copy_buffer(src, offset, staging, 0, size)
+        self.flush()
 
     async def read_buffer_async(self, buffer: Buffer, offset: int, size: int) -> bytes:
         if size == 0:
@@ -265,6 +287,11 @@ class NativeRuntime(CommandBatch):
                 set_group(0, group)
                 dispatch(x, y, z)
             return
+        self._record_handles(cpass._internal, dispatches)
+
+    def _record_handles(self, internal: Any, dispatches: Sequence[Dispatch]) -> None:
+        """`_record_many` into a pass given by its C handle (the C functions are present)."""
+        assert self._direct is not None
         found = self._handles.get(id(dispatches))
         if found is None or found[0] is not dispatches:
             handles = [(_handle(p), _handle(g), *w) for p, g, w in dispatches]
@@ -272,7 +299,7 @@ class NativeRuntime(CommandBatch):
             if len(self._handles) > _HANDLE_LISTS:
                 self._handles.pop(next(iter(self._handles)))
         set_pipeline, set_group, dispatch, null = self._direct[:4]
-        internal, last = cpass._internal, None
+        last = None
         for pipeline, group, x, y, z in found[1]:
             if pipeline != last:
                 set_pipeline(internal, pipeline)
@@ -280,13 +307,45 @@ class NativeRuntime(CommandBatch):
             set_group(internal, 0, group, 0, null)
             dispatch(internal, x, y, z)
 
+    def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
+        """`CommandBatch.replay`, with the encoder, the pass, the submit and their releases
+        made through wgpu-native's C functions too (wgpu-py's objects for them cost about
+        18 us a replay on lavapipe's host). Work recorded before goes first, in its own
+        submit."""
+        direct = self._direct
+        if direct is None:
+            super().replay(dispatches, writes)
+            return
+        self.flush()
+        if writes:
+            self._write_many(writes)
+        if not dispatches:
+            return
+        null = direct[3]
+        (create_encoder, begin_pass, end_pass, release_pass, finish, release_encoder, submit,
+         release_commands, array) = direct[6:]
+        encoder = create_encoder(self._device._internal, null)
+        cpass = begin_pass(encoder, null)
+        try:
+            self._record_handles(cpass, dispatches)
+        finally:
+            end_pass(cpass)
+            release_pass(cpass)
+            commands = finish(encoder, null)
+            release_encoder(encoder)
+        array[0] = commands
+        submit(self._device.queue._internal, 1, array)
+        release_commands(commands)
+        self.stats["dispatches"] += len(dispatches)
+        self.stats["submits"] += 1
+
     def _write_many(self, writes: Sequence[Write]) -> None:
         """A replayed step's metadata writes, straight to wgpu-native's queue write where
         `_record_many` goes straight to its pass functions (the batch is flushed already)."""
         if self._direct is None:
             super()._write_many(writes)
             return
-        write, from_buffer = self._direct[4:]
+        write, from_buffer = self._direct[4:6]
         queue = self._device.queue._internal
         for buffer, offset, data in writes:
             write(queue, _handle(buffer), offset, from_buffer(data), len(data))
@@ -313,4 +372,4 @@ class NativeRuntime(CommandBatch):
         # callback signature is stale); a 4-byte readback waits for the same work
         if self._fence is None:
             self._fence = self.create_buffer(4)
-        self._device.queue.read_buffer(self._fence, 0, 4)
+        self.read_buffer(self._fence, 0, 4)

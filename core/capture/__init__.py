@@ -22,29 +22,35 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @overload
 def compile(fn: F, *, cache_size: int = 8, enabled: bool | None = None,  # noqa: A001
-            warn: bool = True) -> F: ...
+            warn: bool = True, inference: bool = False) -> F: ...
 
 
 @overload
 def compile(fn: None = None, *, cache_size: int = 8,  # noqa: A001
-            enabled: bool | None = None, warn: bool = True) -> Callable[[F], F]: ...
+            enabled: bool | None = None, warn: bool = True,
+            inference: bool = False) -> Callable[[F], F]: ...
 
 
 def compile(fn: Callable[..., Any] | None = None, *, cache_size: int = 8,  # noqa: A001
-            enabled: bool | None = None, warn: bool = True) -> Any:
+            enabled: bool | None = None, warn: bool = True, inference: bool = False) -> Any:
     """`fn` captured once per signature (tensor shapes, dtypes and layouts, the structure of
     modules and optimizers, every argument that is not a tensor or a float) and replayed.
 
     `cache_size`: programs kept (least recently used dropped). `enabled`: False runs `fn`
     eagerly always; None follows PYRITE_COMPILE (on by default). `warn`: False logs why a
-    step runs eagerly (logger "pyrite.compile") instead of warning. Usable as `@compile` and
-    `@compile(cache_size=4)`. The result is a `CompiledFunction` (typed as `fn`, which it
-    can stand for): its `captures`, `replays`, `fallbacks` and `clear()` are its own.
+    step runs eagerly (logger "pyrite.compile") instead of warning. `inference`: True for a
+    forward pass a caller may differentiate: a call given a tensor autodiff tracks runs
+    eagerly, so its result keeps its graph (a replay's results are detached). Usable as
+    `@compile`, `@compile(cache_size=4)` and on a method (`def forward(self, x)`). The result
+    is a `CompiledFunction` (typed as `fn`, which it can stand for): its `captures`,
+    `replays`, `fallbacks` and `clear()` are its own.
     """
     from .function import CompiledFunction
     if fn is None:
-        return lambda f: CompiledFunction(f, cache_size=cache_size, enabled=enabled, warn=warn)
-    return CompiledFunction(fn, cache_size=cache_size, enabled=enabled, warn=warn)
+        return lambda f: CompiledFunction(f, cache_size=cache_size, enabled=enabled, warn=warn,
+                                          inference=inference)
+    return CompiledFunction(fn, cache_size=cache_size, enabled=enabled, warn=warn,
+                            inference=inference)
 
 
 def replays_on(device: Any) -> bool:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import checks, config
+from ..backend.autodiff import Tracked
 from ..backend.base import layers
 from ..tensor import Tensor
 from . import traced
@@ -80,7 +81,8 @@ class CompiledFunction:
     """`fn` captured once per signature and replayed (see the module doc)."""
 
     def __init__(self, fn: Callable[..., Any], *, cache_size: int = 8,
-                 enabled: bool | None = None, warn: bool = True) -> None:
+                 enabled: bool | None = None, warn: bool = True,
+                 inference: bool = False) -> None:
         if not callable(fn):
             raise TypeError(f"pyrite.compile: expects a function, got {type(fn).__name__}")
         if cache_size < 1:
@@ -89,12 +91,19 @@ class CompiledFunction:
         self.cache_size = cache_size
         self.enabled = enabled
         self.warn = warn  # False: fallbacks are logged (pyrite.compile), not warned
+        #: True: a call given a tensor autodiff tracks runs eagerly (its results keep their
+        #: graph); a replay's results are detached, which only a training step may accept
+        self.inference = inference
         self._programs: OrderedDict[Any, Any] = OrderedDict()
         #: signature -> the fingerprint of its first capture, awaiting the second's check
         self._pending: OrderedDict[Any, Any] = OrderedDict()
         self._warned: set[str] = set()
         self.captures = self.replays = self.fallbacks = 0
         functools.update_wrapper(self, fn)
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        """As a method (`@pyrite.compile` on `def forward(self, ...)`): bound to `obj`."""
+        return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self) -> str:
         return (f"CompiledFunction({getattr(self.fn, '__qualname__', self.fn)!r}, "
@@ -117,7 +126,9 @@ class CompiledFunction:
     # ---- calls ---------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         on = self.enabled if self.enabled is not None else config.compile_enabled()
-        if not on:
+        if not on or traced.active() is not None:
+            # inside another function's capture this one's ops are part of that capture: a
+            # replay here would bypass its recorder
             return self.fn(*args, **kwargs)
         given = optimizers_in(*args, *kwargs.values())
         reached = [o for o in _reached_optimizers(self.fn) if all(o is not g for g in given)]
@@ -129,6 +140,8 @@ class CompiledFunction:
             self._fall_back(str(why), None)
             return self.fn(*args, **kwargs)
         tensors = [x for x in leaves if isinstance(x, Tensor)]
+        if self.inference and any(_tracked(t) for t in tensors):
+            return self.fn(*args, **kwargs)  # gradients must reach what the result came from
         engine = _engine(tensors)
         if engine is None:
             return self.fn(*args, **kwargs)  # nothing to replay on this device
@@ -153,8 +166,8 @@ class CompiledFunction:
                 return built[0]
             STATS.guard_misses += 1  # a guard answered otherwise: capture this path anew
             self._drop(key)
-        if _LOCK.locked() or traced.active() is not None:
-            return self.fn(*args, **kwargs)  # a compiled step inside a captured one: inline
+        if _LOCK.locked():
+            return self.fn(*args, **kwargs)  # another thread is capturing: run eagerly
         with _LOCK:
             return self._capture(key, spec, leaves, engine, args, kwargs, optimizers)
 
@@ -254,6 +267,12 @@ def _caller_level() -> int:
 def engine_layer(backend: Any) -> Any:
     """The layer of `backend` that captures and replays (has `capture_engine`), or None."""
     return next((b for b in layers(backend) if hasattr(b, "capture_engine")), None)
+
+
+def _tracked(t: Tensor) -> bool:
+    """Whether autodiff tracks `t` (it requires grad or came from one that does)."""
+    prim = t._prim
+    return prim.__class__ is Tracked and prim.node is not None
 
 
 def _engine(tensors: list[Tensor]) -> Any:

@@ -5,7 +5,9 @@ The generated module is a `Module` subclass. Where a node matches a pyrite layer
 BatchNormalization -> `nn.BatchNorm`, LayerNormalization -> `nn.LayerNorm`, 2-d pools ->
 `nn.MaxPool2d`/`nn.AvgPool2d`); activations, arithmetic, reshapes and the like become tensor
 methods and operators; anything else calls the same operator function the runtime uses
-(`O.Resize(...)`). The weights go to a record the module loads.
+(`O.Resize(...)`). The weights go to a record the module loads. Its `forward` is compiled
+(`@pyrite.compile(warn=False, inference=True)`) like the graph runtime's: on webgpu a call
+replays the captured kernels instead of running the module's Python again.
 
 Shape arithmetic is folded: the graph is traced once on the host with inputs of the declared
 shapes, and every value that depends only on constants and static shapes becomes a literal

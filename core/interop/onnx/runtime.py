@@ -127,8 +127,9 @@ def _eager_run(model: OnnxModel, feeds: dict[str, Tensor]) -> list[Tensor]:
 
 
 #: `forward` of every ONNX model: captured per model and input layout, then replayed on webgpu
-#: (its host-side shape arithmetic runs once, at capture); `run` stays eager
-_run = compile_step(_eager_run, warn=False)  # host-side shape reads are the model's own
+#: (its host-side shape arithmetic runs once, at capture); eager where autodiff tracks a tensor
+#: (so gradients reach the params), and `run` stays eager
+_run = compile_step(_eager_run, warn=False, inference=True)  # shape reads are the model's own
 
 
 class OnnxModel(Module):

@@ -10,7 +10,8 @@ parses the source and walks the tree, accepting only these forms and refusing ev
 - the module: an optional docstring, `from __future__ import annotations`, `import pyrite`,
   the `from pyrite... import ...` lines of `IMPORTS`, then `class X(Module):` definitions;
 - a class: an optional docstring, then `def` statements named `__init__` or `forward`, with
-  plain parameters (`self` first, defaults only `None`), no decorators;
+  plain parameters (`self` first, defaults only `None`), no decorators but `FORWARD_DECORATOR`
+  on `forward` (compared as a whole tree, so its `compile` is pyrite's);
 - a function body: `name = ...`, `name: Tensor = ...`, `a, b = ...`, `self.attr = ...`,
   `del a, b` (of names the method assigns), `return ...` and `pass`;
 - an expression: calls (no `*` or `**`), attribute reads, names, constants (str, int, float,
@@ -61,6 +62,9 @@ FORBIDDEN = frozenset({
     "f_builtins", "f_back", "tb_frame", "gi_frame", "cr_frame", "ag_frame", "gi_code",
 })
 _METHODS = frozenset({"__init__", "forward"})
+#: the one decorator generated code holds: `forward` replayed as a compiled step
+FORWARD_DECORATOR = "pyrite.compile(warn=False, inference=True)"
+_FORWARD_DECORATOR = ast.dump(ast.parse(FORWARD_DECORATOR, mode="eval").body)
 _BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.BitOr)
 _UNARY = (ast.USub, ast.UAdd)
 _CONSTANTS = (str, int, float, bool, type(None))
@@ -137,7 +141,9 @@ class _Checker:
 
     def function(self, fn: ast.FunctionDef) -> None:
         a = fn.args
-        if (fn.decorator_list or getattr(fn, "type_params", None) or a.posonlyargs
+        decorators = [ast.dump(d) for d in fn.decorator_list]
+        allowed = decorators == [_FORWARD_DECORATOR] and fn.name == "forward"
+        if ((decorators and not allowed) or getattr(fn, "type_params", None) or a.posonlyargs
                 or a.vararg or a.kwonlyargs or a.kwarg or not a.args or a.args[0].arg != "self"
                 or any(not (isinstance(d, ast.Constant) and d.value is None)
                        for d in a.defaults)):

@@ -20,6 +20,7 @@ from .lifetimes import Reuse, plan
 from .pysource import doc_text, f32, fmt, plain, wrap
 from .registry import OPS, keywords, moved_attributes
 from .runtime import identifier
+from .safety import FORWARD_DECORATOR
 from .tracing import Trace, literal
 
 #: a folded value with at most this many elements is written as a literal
@@ -436,7 +437,8 @@ class Writer:
                  f'    """{doc_text(self._summary())}"""', "",
                  "    def __init__(self, device: str | pyrite.Backend | None = None) -> None:"]
         lines += [wrap(ln, 8) for ln in self.init] or ["        pass"]
-        lines += ["", f"    def forward(self, {params}) -> {rtype}:"]
+        lines += ["", f"    @{FORWARD_DECORATOR}",
+                  f"    def forward(self, {params}) -> {rtype}:"]
         if self.needs_dev:
             lines.append("        " + body_start[0])
         lines += self.body + [f"        return {ret}", ""]

@@ -92,15 +92,37 @@ def test_mlp_uses_layers_and_folds_shapes(tmp_path):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
-def test_generated_module_trains(tmp_path):
+@pytest.mark.parametrize("device", ["numpy", "webgpu"])
+def test_generated_module_trains(tmp_path, device, device_named):
+    device_named(device)
     path = _mlp(tmp_path)
     result, cls = _import(tmp_path, path)
-    dev = "autodiff<numpy>"
+    dev = f"autodiff<{device}>"
     model = cls(dev).load_file(result.record_path, BinFileRecorder())
     x = pyrite.tensor(RNG.standard_normal((4, 2, 4)).astype(np.float32), device=dev)
-    y = model(x)
-    grads = (y * y).mean().backward()
-    assert model.fc1.weight.val.grad(grads).shape == (8, 6)
+    runtime = ponnx.load(path, dev)
+    for _ in range(3):  # both forwards are compiled: tracked calls stay eager, graph and all
+        y = model(x)
+        grads = (y * y).mean().backward()
+        assert model.fc1.weight.val.grad(grads).shape == (8, 6)
+        grads = (runtime(x) ** 2).mean().backward()
+        assert runtime.w1.val.grad(grads).shape == (6, 8)
+
+
+def test_generated_forward_replays_on_webgpu(tmp_path, device_named):
+    device_named("webgpu")
+    path = _mlp(tmp_path)
+    result, cls = _import(tmp_path, path)
+    assert "    @pyrite.compile(warn=False, inference=True)\n    def forward(" in \
+        result.module_path.read_text()
+    model = cls("webgpu").load_file(result.record_path, BinFileRecorder())
+    replays = cls.forward.replays
+    for _ in range(3):  # capture, check, replay
+        x = RNG.standard_normal((3, 2, 4)).astype(np.float32)
+        eager = cls.forward.fn(model, pyrite.tensor(x, device="webgpu")).numpy()
+        got = model(pyrite.tensor(x, device="webgpu")).numpy()
+        np.testing.assert_allclose(got, eager, rtol=1e-6, atol=1e-6)
+    assert cls.forward.replays == replays + 1
 
 
 def test_half_precision_record_and_recorders(tmp_path):

@@ -282,6 +282,7 @@ class M(Module):
         self.fc = nn.LinearConfig(3, 3).init(device)
         self.w = Param(O.zeros([3], 'f32', device), require_grad=False)
 
+    @pyrite.compile(warn=False, inference=True)
     def forward(self, x: Tensor) -> Tensor:
         h: Tensor = self.fc(x) * self.w.val + -1.0
         a, _ = O.Split(h, [1, 2], axis=1)
@@ -341,6 +342,13 @@ def test_the_checker_refuses_statements_outside_the_allow_list(statement):
     ("class M(Module):", "class M(Module, metaclass=type):"), ("class M(Module):", "class M:"),
     ("class M(Module):", "@eval\nclass M(Module):"),
     ("    def forward(self, x", "    @staticmethod\n    def forward(self, x"),
+    ("    @pyrite.compile(warn=False, inference=True)", "    @staticmethod"),
+    ("(warn=False, inference=True)", "(warn=False)"),
+    ("(warn=False, inference=True)", "(warn=False, inference=__import__('os'))"),
+    ("@pyrite.compile(", "@compile("),
+    ("    @pyrite.compile(warn=False, inference=True)\n",
+     "    @pyrite.compile(warn=False, inference=True)\n" * 2),
+    ("    def __init__", "    @pyrite.compile(warn=False, inference=True)\n    def __init__"),
     ("def forward(self, x: Tensor)", "def forward(self, *x)"),
     ("def forward(self, x: Tensor)", "def forward(self, x=open('f'))"),
     ("def forward(self, x: Tensor)", "def forward(self, x, **kw)"),

@@ -100,14 +100,15 @@ def test_one_training_step_lowers_the_loss(generated) -> None:
 
 
 def test_generated_module_replays_as_it_runs_eagerly(generated, device_named) -> None:
-    """pyrite.compile over the generated SqueezeNet: the replay equals the eager forward."""
+    """The generated SqueezeNet's compiled forward: the replay equals the eager forward."""
     device_named("webgpu")
     cls, record = generated
     model = cls("webgpu").load_file(record, BinFileRecorder())
     x = pyrite.tensor(_pixels(1), device="webgpu")
-    eager = model(x).numpy()
-    forward = pyrite.compile(lambda m, x: m(x))
-    got = [forward(model, x).numpy() for _ in range(3)]  # capture, check, replay
-    assert forward.replays == 1 and forward.fallbacks == 0
+    eager = cls.forward.fn(model, x).numpy()  # its forward is compiled: the function under it
+    replays, fallbacks = cls.forward.replays, cls.forward.fallbacks
+    got = [model(x).numpy() for _ in range(3)]  # capture, check, replay
+    # (at least one: a model loaded from the same record earlier shares the signature)
+    assert cls.forward.replays >= replays + 1 and cls.forward.fallbacks == fallbacks
     for out in got:
         np.testing.assert_allclose(out, eager, rtol=1e-6, atol=1e-6)
