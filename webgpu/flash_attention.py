@@ -21,10 +21,10 @@ This module owns the kernels and their launches; the backend contract methods ar
 
 from __future__ import annotations
 
-import re
-
 from ..dtype import DType
+from . import flash_tiles
 from .codegen import WORKGROUP, KernelKey, header, render, scalar_bits
+from .flash_tiles import unrolled
 from .kernels import Kernels
 from .tensor import GpuTensor
 
@@ -74,30 +74,6 @@ def tile_rows(budget: int, dk: int, dv: int) -> int:
 
 def _vec4s(n: int) -> int:
     return -(-n // 4)
-
-
-#: the loops over a row's vec4s in the templates, written out by `unrolled`
-_ROW_LOOP = re.compile(r"for \(var c = 0u; c < (DK4|DV4); c\+\+\) \{")
-
-
-def unrolled(source: str, counts: dict[str, int]) -> str:
-    """`source` with every loop `for (var c = 0u; c < DK4; c++) { ... }` (or DV4) written out:
-    the body once per c, c a literal. The row arrays then have constant indices, which every
-    compiler keeps in registers; CPU implementations (lavapipe, SwiftShader in the page) kept
-    them in memory behind the loop, several times slower."""
-    out: list[str] = []
-    pos = 0
-    while (found := _ROW_LOOP.search(source, pos)) is not None:
-        out.append(source[pos:found.start()])
-        depth, end = 1, found.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(source[end], 0)
-            end += 1
-        body = unrolled(source[found.end():end - 1], counts)
-        out += ["{" + re.sub(r"\bc\b", f"{i}u", body) + "}"
-                for i in range(counts[found.group(1)])]
-        pos = end
-    return "".join(out) + source[pos:]
 
 
 def _view(x: GpuTensor | None) -> list[int]:
@@ -154,8 +130,12 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     b, h, sq, _ = q.shape
     out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
     lse = k.empty((b, h, sq), DType.F32, "attention")
-    _launch(k, "attention_forward", "forward", q, key, v, mask,
-            _words(q, key, v, mask, scale, quiet, causal), [q, key, v, out, lse], sq)
+    words = _words(q, key, v, mask, scale, quiet, causal)
+    if flash_tiles.takes(_budget(k), q.shape[3], v.shape[3]):
+        flash_tiles.launch(k, "forward", q, key, v, mask, words, [out, lse], _budget(k))
+    else:
+        _launch(k, "attention_forward", "forward", q, key, v, mask, words, [q, key, v, out, lse],
+                sq)
     return out, lse
 
 
@@ -174,18 +154,25 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     k.launch(delta, [k.meta(words), out.block.buffer, grad.block.buffer, lse.block.buffer,
                      stats.block.buffer], k.grid(-(-(b * h * sq) // WORKGROUP)))
     dq = gk = gv = None
+    tiled = flash_tiles.takes(_budget(k), dk, dv)
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
-        split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
-        for part in ((1, 2) if split else (0,)):
-            if part == 0 or needs[part]:
-                _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
-                        [q, key, v, grad, stats, both], sk, part)
+        if tiled:
+            flash_tiles.launch(k, "key", q, key, v, mask, words, [grad, stats, both], _budget(k))
+        else:
+            split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
+            for part in ((1, 2) if split else (0,)):
+                if part == 0 or needs[part]:
+                    _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
+                            [q, key, v, grad, stats, both], sk, part)
         whole = [(0, n, 1) for n in (b, h, sk)]
         gk = both.sliced([*whole, (0, dk, 1)]) if needs[1] else None
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
     if needs[0]:
         dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
-        _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
-                [q, key, v, grad, stats, dq], sq)
+        if tiled:
+            flash_tiles.launch(k, "query", q, key, v, mask, words, [grad, stats, dq], _budget(k))
+        else:
+            _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
+                    [q, key, v, grad, stats, dq], sq)
     return dq, gk, gv

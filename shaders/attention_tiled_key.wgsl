@@ -1,0 +1,167 @@
+// attention_tiled_key.wgsl: the gradients of attention with respect to k and v, register-blocked
+// (the layout of attention_tiled_forward.wgsl, through attention_tiles.wgsl, with keys as the
+// rows); the same output as attention_backward.wgsl's key_grads (PART 0). A workgroup owns
+// BR = 64 keys and walks the queries in tiles of BC: per tile two chunked products give each
+// thread's 4 x 4 blocks of s^T = k q^T * scale and dp^T = v dout^T; p^T = exp(s^T + mask^T - lse)
+// (0 past the end or the causal frontier) goes through workgroup memory (p_t) with the tile's
+// rows of dout (rows_t): dv += p^T dout; then ds^T = p^T (dp^T - delta) with the tile's rows of
+// q: dk += ds^T q. With the causal flag the workgroup starts at the first query that sees its
+// first key. Entry: key_grads.
+// Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
+//   4-byte zero when there is none), 5 dout, array<f32> read through their strides; 6 stats:
+//   array<vec2<f32>> (lse, delta) a query row; 7 grad: (batch, heads, seq_k, d_k + d_v) dense,
+//   dk then dv in each row.
+// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+//   {{ rv }} (vec4 columns of a dk or dv row a thread owns, ceil(max(d_k, d_v) / 4 / GX)),
+//   {{ dk4 }}, {{ dv4 }}, {{ has_mask }}.
+// Loops over TM, TN and RV are written out when rendered (`flash_attention.unrolled`).
+{{ enable }}
+#include "index.wgsl"
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> mask: array<f32>;
+@group(0) @binding(5) var<storage, read> dout: array<f32>;
+@group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> grad: array<f32>;
+
+const GX: u32 = {{ gx }}u;
+const BK: u32 = {{ bk }}u;
+const RV: u32 = {{ rv }}u;
+const DK4: u32 = {{ dk4 }}u;
+const DV4: u32 = {{ dv4 }}u;
+const HAS_MASK: bool = {{ has_mask }};
+
+fn read_g(i: i32) -> f32 {
+  return dout[i];
+}
+
+#include "attention_common.wgsl"
+#include "attention_tiles.wgsl"
+
+@compute @workgroup_size(THREADS)
+fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+  let seq_q = info[2]; let seq_k = info[3]; let dk = info[4]; let dv = info[5];
+  let at = attention_block(pyrite_flat(wid, nwg, 1u), BR, seq_k);
+  if (at.x < 0) { return; }  // the grid's padding: a whole workgroup, so uniform
+  let b = at.x; let h = at.y;
+  let scale = bitcast<f32>(info[6]);
+  let tx = lid % GX; let ty = lid / GX;
+  let r0 = at.z + 4 * i32(ty);  // the thread's first key
+  let off = causal_offset();
+  let rows = (b * info[1] + h) * seq_q;  // the (batch, head)'s first stats row
+  let m_at = view_base(M_VIEW, b, h, 0);
+  var gk: array<vec4<f32>, TM * RV>;
+  var gv: array<vec4<f32>, TM * RV>;
+  var s: array<vec4<f32>, TM>;
+  var dp: array<vec4<f32>, TM>;
+  var st: array<vec2<f32>, TN>;
+  let chunks_k = (dk + i32(BK) - 1) / i32(BK);
+  let chunks_v = (dv + i32(BK) - 1) / i32(BK);
+  // the first query that sees this workgroup's first key (uniform): causal skips those before
+  let first = clamp(at.z - off, 0, seq_q);
+  for (var t = first; t < seq_q; t += i32(BC)) {
+    for (var i = 0u; i < TM; i++) {
+      s[i] = vec4<f32>(0.0);
+      dp[i] = vec4<f32>(0.0);
+    }
+    for (var ch = 0; ch < chunks_k; ch++) {
+      stage_a(1u, K_VIEW, b, h, at.z, seq_k, ch, dk, 1.0, lid);
+      stage_b(0u, Q_VIEW, b, h, t, seq_q, ch, dk, scale, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let x = a_t[kk * GY + ty];
+        let y = b_t[kk * GX + tx];
+        for (var i = 0u; i < TM; i++) {
+          s[i] = fma(vec4<f32>(x[i]), y, s[i]);
+        }
+      }
+      workgroupBarrier();
+    }
+    for (var ch = 0; ch < chunks_v; ch++) {
+      stage_a(2u, V_VIEW, b, h, at.z, seq_k, ch, dv, 1.0, lid);
+      stage_b(3u, G_VIEW, b, h, t, seq_q, ch, dv, 1.0, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let x = a_t[kk * GY + ty];
+        let y = b_t[kk * GX + tx];
+        for (var i = 0u; i < TM; i++) {
+          dp[i] = fma(vec4<f32>(x[i]), y, dp[i]);
+        }
+      }
+      workgroupBarrier();
+    }
+    let c0 = t + 4 * i32(tx);  // the thread's first query
+    for (var jj = 0u; jj < TN; jj++) {
+      // a query past the end weighs nothing: lse = +inf gives p = 0
+      st[jj] = select(vec2<f32>(pyrite_bits(0x7f800000u), 0.0),
+                      stats[rows + min(c0 + i32(jj), seq_q - 1)], c0 + i32(jj) < seq_q);
+    }
+    for (var i = 0u; i < TM; i++) {
+      let key = r0 + i32(i);
+      for (var jj = 0u; jj < TN; jj++) {
+        let query = c0 + i32(jj);
+        var x = s[i][jj];
+        if (HAS_MASK) {
+          x += mask[m_at + min(query, seq_q - 1) * info[M_VIEW + 3]
+                    + min(key, seq_k - 1) * info[M_VIEW + 4]];
+        }
+        // a key past this query's causal frontier weighs nothing
+        let p = select(exp(x - st[jj].x), 0.0, key > query + off);
+        s[i][jj] = p;
+        dp[i][jj] = p * (dp[i][jj] - st[jj].y);
+      }
+    }
+    for (var jj = 0u; jj < TN; jj++) {
+      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+    }
+    stage_rows(3u, G_VIEW, b, h, t, seq_q, dv, lid);
+    workgroupBarrier();
+    for (var j = 0u; j < BC; j++) {
+      let w = p_t[j * GY + ty];
+      for (var u = 0u; u < RV; u++) {
+        let y = rows_t[j * GX * RV + tx + GX * u];
+        for (var i = 0u; i < TM; i++) {
+          gv[i * RV + u] = fma(vec4<f32>(w[i]), y, gv[i * RV + u]);
+        }
+      }
+    }
+    workgroupBarrier();
+    for (var jj = 0u; jj < TN; jj++) {
+      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(dp[0][jj], dp[1][jj], dp[2][jj], dp[3][jj]);
+    }
+    stage_rows(0u, Q_VIEW, b, h, t, seq_q, dk, lid);
+    workgroupBarrier();
+    for (var j = 0u; j < BC; j++) {
+      let w = p_t[j * GY + ty];
+      for (var u = 0u; u < RV; u++) {
+        let y = rows_t[j * GX * RV + tx + GX * u];
+        for (var i = 0u; i < TM; i++) {
+          gk[i * RV + u] = fma(vec4<f32>(w[i]), y, gk[i * RV + u]);
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0u; i < TM; i++) {
+    let key = r0 + i32(i);
+    if (key < seq_k) {
+      let at_row = ((b * info[1] + h) * seq_k + key) * (dk + dv);
+      for (var u = 0u; u < RV; u++) {
+        write_grad(at_row, tx + GX * u, dk, gk[i * RV + u] * scale);
+        write_grad(at_row + dk, tx + GX * u, dv, gv[i * RV + u]);
+      }
+    }
+  }
+}
+
+fn write_grad(base: i32, c: u32, n: i32, x: vec4<f32>) {
+  let d = i32(c) * 4;
+  for (var e = 0; e < 4; e++) {
+    if (d + e < n) {
+      grad[base + d + e] = x[e];
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// attention_tiled_query.wgsl: the gradient of attention with respect to q, register-blocked
+// (the layout of attention_tiled_forward.wgsl, through attention_tiles.wgsl); the same output as
+// attention_backward.wgsl's query_grads. A workgroup owns BR = 64 queries and walks the keys in
+// tiles of BC: per tile two chunked products give the 4 x 4 blocks s = q k^T * scale and
+// dp = dout v^T of each thread; p = exp(s + mask - lse) (0 past the end or the causal
+// frontier), ds = p (dp - delta) goes through workgroup memory (p_t) with the tile's rows of k
+// (rows_t), and dq += ds k. Entry: query_grads.
+// Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
+//   4-byte zero when there is none), 5 dout, array<f32> read through their strides; 6 stats:
+//   array<vec2<f32>> (lse, delta) a query row; 7 grad: dq, (batch, heads, seq_q, d_k) dense.
+// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+//   {{ rv }} (vec4 columns of a dq row a thread owns, ceil(d_k / 4 / GX)), {{ dk4 }}, {{ dv4 }},
+//   {{ has_mask }}.
+// Loops over TM, TN and RV are written out when rendered (`flash_attention.unrolled`).
+{{ enable }}
+#include "index.wgsl"
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> mask: array<f32>;
+@group(0) @binding(5) var<storage, read> dout: array<f32>;
+@group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> grad: array<f32>;
+
+const GX: u32 = {{ gx }}u;
+const BK: u32 = {{ bk }}u;
+const RV: u32 = {{ rv }}u;
+const DK4: u32 = {{ dk4 }}u;
+const DV4: u32 = {{ dv4 }}u;
+const HAS_MASK: bool = {{ has_mask }};
+
+fn read_g(i: i32) -> f32 {
+  return dout[i];
+}
+
+#include "attention_common.wgsl"
+#include "attention_tiles.wgsl"
+
+@compute @workgroup_size(THREADS)
+fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+  let at = attention_block(pyrite_flat(wid, nwg, 1u), BR, info[2]);
+  if (at.x < 0) { return; }  // the grid's padding: a whole workgroup, so uniform
+  let b = at.x; let h = at.y;
+  let seq_q = info[2]; let seq_k = info[3]; let dk = info[4]; let dv = info[5];
+  let scale = bitcast<f32>(info[6]);
+  let tx = lid % GX; let ty = lid / GX;
+  let r0 = at.z + 4 * i32(ty);  // the thread's first query
+  let off = causal_offset();
+  // the keys any query of this workgroup sees (uniform): causal attention skips the rest
+  let last = min(seq_k, min(at.z + i32(BR) - 1, seq_q - 1) + off + 1);
+  var g: array<vec4<f32>, TM * RV>;
+  var s: array<vec4<f32>, TM>;
+  var dp: array<vec4<f32>, TM>;
+  var st: array<vec2<f32>, TM>;
+  var m_at: array<i32, TM>;
+  for (var i = 0u; i < TM; i++) {
+    let r = min(r0 + i32(i), seq_q - 1);
+    m_at[i] = view_base(M_VIEW, b, h, r);
+    st[i] = stats[(b * info[1] + h) * seq_q + r];
+  }
+  let chunks_k = (dk + i32(BK) - 1) / i32(BK);
+  let chunks_v = (dv + i32(BK) - 1) / i32(BK);
+  for (var t = 0; t < last; t += i32(BC)) {
+    for (var i = 0u; i < TM; i++) {
+      s[i] = vec4<f32>(0.0);
+      dp[i] = vec4<f32>(0.0);
+    }
+    for (var ch = 0; ch < chunks_k; ch++) {
+      stage_a(0u, Q_VIEW, b, h, at.z, seq_q, ch, dk, scale, lid);
+      stage_b(1u, K_VIEW, b, h, t, seq_k, ch, dk, 1.0, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let x = a_t[kk * GY + ty];
+        let y = b_t[kk * GX + tx];
+        for (var i = 0u; i < TM; i++) {
+          s[i] = fma(vec4<f32>(x[i]), y, s[i]);
+        }
+      }
+      workgroupBarrier();
+    }
+    for (var ch = 0; ch < chunks_v; ch++) {
+      stage_a(3u, G_VIEW, b, h, at.z, seq_q, ch, dv, 1.0, lid);
+      stage_b(2u, V_VIEW, b, h, t, seq_k, ch, dv, 1.0, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let x = a_t[kk * GY + ty];
+        let y = b_t[kk * GX + tx];
+        for (var i = 0u; i < TM; i++) {
+          dp[i] = fma(vec4<f32>(x[i]), y, dp[i]);
+        }
+      }
+      workgroupBarrier();
+    }
+    let c0 = t + 4 * i32(tx);  // the thread's first key
+    for (var i = 0u; i < TM; i++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        let key = c0 + i32(jj);
+        var x = s[i][jj];
+        if (HAS_MASK) {
+          x += mask[m_at[i] + min(key, seq_k - 1) * info[M_VIEW + 4]];
+        }
+        // a key past the end or the causal frontier weighs nothing
+        let p = select(exp(x - st[i].x), 0.0, key >= seq_k || key > r0 + i32(i) + off);
+        s[i][jj] = p * (dp[i][jj] - st[i].y);
+      }
+    }
+    for (var jj = 0u; jj < TN; jj++) {
+      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+    }
+    stage_rows(1u, K_VIEW, b, h, t, seq_k, dk, lid);
+    workgroupBarrier();
+    let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
+    for (var j = 0u; j < n; j++) {
+      let w = p_t[j * GY + ty];
+      for (var u = 0u; u < RV; u++) {
+        let y = rows_t[j * GX * RV + tx + GX * u];
+        for (var i = 0u; i < TM; i++) {
+          g[i * RV + u] = fma(vec4<f32>(w[i]), y, g[i * RV + u]);
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0u; i < TM; i++) {
+    let row = r0 + i32(i);
+    if (row < seq_q) {
+      let at_row = ((b * info[1] + h) * seq_q + row) * dk;
+      for (var u = 0u; u < RV; u++) {
+        write_grad(at_row, tx + GX * u, dk, g[i * RV + u] * scale);
+      }
+    }
+  }
+}
+
+fn write_grad(base: i32, c: u32, n: i32, x: vec4<f32>) {
+  let d = i32(c) * 4;
+  for (var e = 0; e < 4; e++) {
+    if (d + e < n) {
+      grad[base + d + e] = x[e];
+    }
+  }
+}

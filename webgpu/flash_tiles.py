@@ -1,0 +1,126 @@
+"""Register-blocked flash attention: the tile shapes and launches of the
+`shaders/attention_tiled_*.wgsl` kernels (forward, dq, dk and dv).
+
+A workgroup owns 64 rows of one (batch, head) (queries; keys for the dk/dv kernel) and walks the
+other side in tiles of 4 * gx columns, each thread holding a 4 x 4 block of scores in registers
+and the matching 4 rows of the output (or gradient) in vec4 columns tx, tx + gx, ..: the scheme
+of the tiled matmul. The head dim is walked in chunks of `bk` staged in workgroup memory, so
+the tiles fit WebGPU's default 16 KB (the page) with gx = 4 and take gx = 8, wider chunks,
+where the adapter gives more. Which heads take these kernels rather than the row kernels of
+`flash_attention.py` (a thread a row) is `TILED_HEADS`. This module owns the shapes, the
+rendering (`unrolled`: loops over register arrays written out) and the launches; the choice
+and the shared metadata are in `flash_attention.py`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..dtype import DType
+from .codegen import KernelKey, header, render
+from .kernels import Kernels
+from .tensor import GpuTensor
+
+#: rows a workgroup owns (16 groups of 4 threads' rows); fixed in the templates
+ROWS = 64
+#: the head widths (max(d_k, d_v), inclusive) the tiled kernels take; the row kernels take the
+#: rest (see TILED_HEADS's note in docs/webgpu.md for the measurements behind it)
+TILED_HEADS = (32, 128)
+#: the kernels: template suffix -> entry point
+ENTRIES = {"forward": "forward", "query": "query_grads", "key": "key_grads"}
+
+
+def _vec4s(n: int) -> int:
+    return -(-n // 4)
+
+
+def owned(kernel: str, dk: int, dv: int, gx: int) -> int:
+    """vec4 columns of an output row a thread owns (`rv`): the row a kernel writes is d_v wide
+    (forward), d_k (dq) or both (dk and dv, the wider)."""
+    width = {"forward": dv, "query": dk, "key": max(dk, dv)}[kernel]
+    return -(-_vec4s(width) // gx)
+
+
+def shared_bytes(kernel: str, gx: int, bk: int, rv: int) -> int:
+    """Workgroup memory of `kernel` with gx column groups, chunk bk: the two transposed chunks,
+    the weights, the staged rows and (the forward's) the row reductions."""
+    cols = 4 * gx
+    floats = bk * (ROWS + cols) + cols * ROWS + cols * gx * rv * 4
+    return 4 * (floats + (ROWS * gx if kernel == "forward" else 0))
+
+
+def config(budget: int, kernel: str, dk: int, dv: int) -> tuple[int, int, int] | None:
+    """(gx, bk, rv) of `kernel` for these head dims within `budget` bytes of workgroup memory:
+    the widest tile, then the longest chunk (up to the head's width), that fit; None if none
+    does."""
+    widest = max(dk, dv)
+    for gx in (8, 4):
+        rv = owned(kernel, dk, dv, gx)
+        for bk in (32, 16, 8, 4):
+            if bk // 2 >= widest and bk > 4:
+                continue  # a chunk more than twice the head: zeros
+            if shared_bytes(kernel, gx, bk, rv) <= budget:
+                return gx, bk, rv
+    return None
+
+
+def takes(budget: int, dk: int, dv: int) -> bool:
+    """Whether the tiled kernels run for these head dims (else the row kernels)."""
+    low, high = TILED_HEADS
+    return low <= max(dk, dv) <= high and all(
+        config(budget, kernel, dk, dv) is not None for kernel in ENTRIES)
+
+
+#: a loop `for (var x = 0u; x < NAME; x++) {` over a constant count, for `unrolled`
+_LOOP = re.compile(r"for \(var (\w+) = 0u; \1 < (\w+); \1\+\+\) \{")
+
+
+def unrolled(source: str, counts: dict[str, int]) -> str:
+    """`source` with every loop `for (var x = 0u; x < NAME; x++) { ... }` whose NAME is in
+    `counts` written out: the body once per value, x a literal (other loops are kept). Arrays
+    indexed by such loops then have constant indices, which every compiler keeps in registers;
+    CPU implementations (lavapipe, SwiftShader in the page) kept them in memory behind the loop,
+    several times slower."""
+    out: list[str] = []
+    pos = 0
+    while (found := _LOOP.search(source, pos)) is not None:
+        name, count = found.group(1), counts.get(found.group(2))
+        if count is None:
+            out.append(source[pos:found.end()])
+            pos = found.end()
+            continue
+        out.append(source[pos:found.start()])
+        depth, end = 1, found.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(source[end], 0)
+            end += 1
+        body = unrolled(source[found.end():end - 1], counts)
+        out += ["{" + re.sub(rf"\b{name}\b", f"{i}u", body) + "}" for i in range(count)]
+        pos = end
+    return "".join(out) + source[pos:]
+
+
+def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
+           mask: GpuTensor | None, words: list[int], outputs: list[GpuTensor],
+           budget: int) -> None:
+    """`kernel` (a key of ENTRIES) over workgroups of ROWS rows: q, k, v, the mask (or a zero
+    word) after the metadata, then `outputs` (forward: out, lse; the gradients: dout, stats,
+    grad)."""
+    b, h, sq, dk = q.shape
+    dv = v.shape[3]
+    found = config(budget, kernel, dk, dv)
+    assert found is not None, "flash_tiles.takes decides before a launch"
+    gx, bk, rv = found
+    entry = ENTRIES[kernel]
+    template = f"attention_tiled_{kernel}"
+    params = (gx, bk, rv, _vec4s(dk), _vec4s(dv), mask is not None)
+    pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
+    pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
+        f"{template}.wgsl", enable=header(()), gx=gx, bk=bk, rv=rv, dk4=params[3],
+        dv4=params[4], has_mask="true" if mask is not None else "false"),
+        {"TM": 4, "TN": 4, "RV": rv}), entry)
+    mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
+    bindings = [k.meta(words), q.block.buffer, key.block.buffer, v.block.buffer, mask_buffer,
+                *(t.block.buffer for t in outputs)]
+    seq = key.shape[2] if kernel == "key" else sq
+    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // ROWS)))
