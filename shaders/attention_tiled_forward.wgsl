@@ -4,11 +4,12 @@
 // Layout (shared by attention_tiled_query.wgsl and attention_tiled_key.wgsl through
 // attention_tiles.wgsl): a workgroup owns BR = 64 rows of one (batch, head) and walks the other
 // side in tiles of BC = 4 GX columns. Its GY x GX threads (GY = 16) tile the BR x BC score
-// block: thread (ty, tx) holds the scores of rows 4ty .. 4ty + 3 and columns 4tx .. 4tx + 3 in
-// registers (s[i]: row i, a vec4 over the 4 columns). The block is a small matmul over the head
-// dim, walked in chunks of BK: both sides' chunk staged transposed in workgroup memory (a_t:
-// [BK][BR], b_t: [BK][BC], each a vec4 over 4 rows), so a step is two vec4 loads and 16
-// multiply-adds. The thread also owns, of its 4 rows of the output, the vec4 columns tx,
+// block: thread (ty, tx) holds the scores of rows 4ty .. 4ty + 3 and columns tx + GX jj
+// (jj < 4) in registers (s[i]: row i, a vec4 over the 4 columns). The block is a small matmul
+// over the head dim, walked in chunks of BK: both sides' chunk staged transposed in workgroup
+// memory (a_t: [BK][BR], b_t: [BK][BC], each a vec4 over a thread's 4 rows or columns), so a
+// step is two vec4 loads and 16 multiply-adds; with a single chunk the forward stages its
+// queries once. The thread also owns, of its 4 rows of the output, the vec4 columns tx,
 // tx + GX, ..: the weights go through workgroup memory (p_t: [BC][BR], a vec4 over 4 rows) with
 // the tile's rows of v (rows_t: [BC][GX * RV] vec4s), and the update is one vec4 of weights and
 // RV vec4 loads for 16 RV multiply-adds. The score matrix never reaches global memory.
@@ -60,6 +61,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   let seq_q = info[2]; let seq_k = info[3]; let dk = info[4]; let dv = info[5];
   let scale = bitcast<f32>(info[6]);
   let tx = lid % GX; let ty = lid / GX;
+  let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
+  let vv = view_of(V_VIEW, b, h);
   let r0 = at.z + 4 * i32(ty);  // the thread's first row
   let quiet = (info[7] & 1) != 0;
   let off = causal_offset();
@@ -74,27 +77,32 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     m_at[i] = view_base(M_VIEW, b, h, min(r0 + i32(i), seq_q - 1));
   }
   let chunks = (dk + i32(BK) - 1) / i32(BK);
+  if (chunks == 1) {  // the whole head in one chunk: the queries are staged once
+    stage_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
+  }
   for (var t = 0; t < last; t += i32(BC)) {
     for (var i = 0u; i < TM; i++) {
       s[i] = vec4<f32>(0.0);
     }
     for (var ch = 0; ch < chunks; ch++) {
-      stage_a(0u, Q_VIEW, b, h, at.z, seq_q, ch, dk, scale, lid);
-      stage_b(1u, K_VIEW, b, h, t, seq_k, ch, dk, 1.0, lid);
+      if (chunks > 1) {
+        stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
+      }
+      stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * GY + ty];
-        let y = b_t[kk * GX + tx];
+        let x = a_t[kk * A_ROW + ty];
+        let y = b_t[kk * B_ROW + tx];
         for (var i = 0u; i < TM; i++) {
           s[i] = fma(vec4<f32>(x[i]), y, s[i]);
         }
       }
       workgroupBarrier();
     }
-    let c0 = t + 4 * i32(tx);  // the thread's first key
+    let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
     for (var i = 0u; i < TM; i++) {
       for (var jj = 0u; jj < TN; jj++) {
-        let key = c0 + i32(jj);
+        let key = c0 + i32(GX * jj);
         if (HAS_MASK) {
           s[i][jj] += mask[m_at[i] + min(key, seq_k - 1) * info[M_VIEW + 4]];
         }
@@ -119,13 +127,13 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       }
     }
     for (var jj = 0u; jj < TN; jj++) {
-      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
     }
-    stage_rows(2u, V_VIEW, b, h, t, seq_k, dv, lid);
+    stage_rows(2u, vv, t, seq_k, dv, lid);
     workgroupBarrier();
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
-      let w = p_t[j * GY + ty];
+      let w = p_t[j * P_ROW + ty];
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
         for (var i = 0u; i < TM; i++) {

@@ -49,6 +49,8 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   let b = at.x; let h = at.y;
   let scale = bitcast<f32>(info[6]);
   let tx = lid % GX; let ty = lid / GX;
+  let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
+  let vv = view_of(V_VIEW, b, h); let dov = view_of(G_VIEW, b, h);
   let r0 = at.z + 4 * i32(ty);  // the thread's first key
   let off = causal_offset();
   let rows = (b * info[1] + h) * seq_q;  // the (batch, head)'s first stats row
@@ -68,12 +70,12 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       dp[i] = vec4<f32>(0.0);
     }
     for (var ch = 0; ch < chunks_k; ch++) {
-      stage_a(1u, K_VIEW, b, h, at.z, seq_k, ch, dk, 1.0, lid);
-      stage_b(0u, Q_VIEW, b, h, t, seq_q, ch, dk, scale, lid);
+      stage_a(1u, kv, at.z, seq_k, ch, dk, 1.0, lid);
+      stage_b(0u, qv, t, seq_q, ch, dk, scale, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * GY + ty];
-        let y = b_t[kk * GX + tx];
+        let x = a_t[kk * A_ROW + ty];
+        let y = b_t[kk * B_ROW + tx];
         for (var i = 0u; i < TM; i++) {
           s[i] = fma(vec4<f32>(x[i]), y, s[i]);
         }
@@ -81,28 +83,28 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       workgroupBarrier();
     }
     for (var ch = 0; ch < chunks_v; ch++) {
-      stage_a(2u, V_VIEW, b, h, at.z, seq_k, ch, dv, 1.0, lid);
-      stage_b(3u, G_VIEW, b, h, t, seq_q, ch, dv, 1.0, lid);
+      stage_a(2u, vv, at.z, seq_k, ch, dv, 1.0, lid);
+      stage_b(3u, dov, t, seq_q, ch, dv, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * GY + ty];
-        let y = b_t[kk * GX + tx];
+        let x = a_t[kk * A_ROW + ty];
+        let y = b_t[kk * B_ROW + tx];
         for (var i = 0u; i < TM; i++) {
           dp[i] = fma(vec4<f32>(x[i]), y, dp[i]);
         }
       }
       workgroupBarrier();
     }
-    let c0 = t + 4 * i32(tx);  // the thread's first query
+    let c0 = t + i32(tx);  // the thread's first query; it owns queries c0 + GX jj
     for (var jj = 0u; jj < TN; jj++) {
       // a query past the end weighs nothing: lse = +inf gives p = 0
       st[jj] = select(vec2<f32>(pyrite_bits(0x7f800000u), 0.0),
-                      stats[rows + min(c0 + i32(jj), seq_q - 1)], c0 + i32(jj) < seq_q);
+                      stats[rows + min(c0 + i32(GX * jj), seq_q - 1)], c0 + i32(GX * jj) < seq_q);
     }
     for (var i = 0u; i < TM; i++) {
       let key = r0 + i32(i);
       for (var jj = 0u; jj < TN; jj++) {
-        let query = c0 + i32(jj);
+        let query = c0 + i32(GX * jj);
         var x = s[i][jj];
         if (HAS_MASK) {
           x += mask[m_at + min(query, seq_q - 1) * info[M_VIEW + 3]
@@ -115,12 +117,12 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       }
     }
     for (var jj = 0u; jj < TN; jj++) {
-      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
     }
-    stage_rows(3u, G_VIEW, b, h, t, seq_q, dv, lid);
+    stage_rows(3u, dov, t, seq_q, dv, lid);
     workgroupBarrier();
     for (var j = 0u; j < BC; j++) {
-      let w = p_t[j * GY + ty];
+      let w = p_t[j * P_ROW + ty];
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
         for (var i = 0u; i < TM; i++) {
@@ -130,12 +132,12 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
     workgroupBarrier();
     for (var jj = 0u; jj < TN; jj++) {
-      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(dp[0][jj], dp[1][jj], dp[2][jj], dp[3][jj]);
+      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(dp[0][jj], dp[1][jj], dp[2][jj], dp[3][jj]);
     }
-    stage_rows(0u, Q_VIEW, b, h, t, seq_q, dk, lid);
+    stage_rows(0u, qv, t, seq_q, dk, lid);
     workgroupBarrier();
     for (var j = 0u; j < BC; j++) {
-      let w = p_t[j * GY + ty];
+      let w = p_t[j * P_ROW + ty];
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
         for (var i = 0u; i < TM; i++) {

@@ -46,6 +46,8 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   let seq_q = info[2]; let seq_k = info[3]; let dk = info[4]; let dv = info[5];
   let scale = bitcast<f32>(info[6]);
   let tx = lid % GX; let ty = lid / GX;
+  let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
+  let vv = view_of(V_VIEW, b, h); let dov = view_of(G_VIEW, b, h);
   let r0 = at.z + 4 * i32(ty);  // the thread's first query
   let off = causal_offset();
   // the keys any query of this workgroup sees (uniform): causal attention skips the rest
@@ -68,12 +70,12 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       dp[i] = vec4<f32>(0.0);
     }
     for (var ch = 0; ch < chunks_k; ch++) {
-      stage_a(0u, Q_VIEW, b, h, at.z, seq_q, ch, dk, scale, lid);
-      stage_b(1u, K_VIEW, b, h, t, seq_k, ch, dk, 1.0, lid);
+      stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
+      stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * GY + ty];
-        let y = b_t[kk * GX + tx];
+        let x = a_t[kk * A_ROW + ty];
+        let y = b_t[kk * B_ROW + tx];
         for (var i = 0u; i < TM; i++) {
           s[i] = fma(vec4<f32>(x[i]), y, s[i]);
         }
@@ -81,22 +83,22 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       workgroupBarrier();
     }
     for (var ch = 0; ch < chunks_v; ch++) {
-      stage_a(3u, G_VIEW, b, h, at.z, seq_q, ch, dv, 1.0, lid);
-      stage_b(2u, V_VIEW, b, h, t, seq_k, ch, dv, 1.0, lid);
+      stage_a(3u, dov, at.z, seq_q, ch, dv, 1.0, lid);
+      stage_b(2u, vv, t, seq_k, ch, dv, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * GY + ty];
-        let y = b_t[kk * GX + tx];
+        let x = a_t[kk * A_ROW + ty];
+        let y = b_t[kk * B_ROW + tx];
         for (var i = 0u; i < TM; i++) {
           dp[i] = fma(vec4<f32>(x[i]), y, dp[i]);
         }
       }
       workgroupBarrier();
     }
-    let c0 = t + 4 * i32(tx);  // the thread's first key
+    let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
     for (var i = 0u; i < TM; i++) {
       for (var jj = 0u; jj < TN; jj++) {
-        let key = c0 + i32(jj);
+        let key = c0 + i32(GX * jj);
         var x = s[i][jj];
         if (HAS_MASK) {
           x += mask[m_at[i] + min(key, seq_k - 1) * info[M_VIEW + 4]];
@@ -107,13 +109,13 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       }
     }
     for (var jj = 0u; jj < TN; jj++) {
-      p_t[(4u * tx + jj) * GY + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
     }
-    stage_rows(1u, K_VIEW, b, h, t, seq_k, dk, lid);
+    stage_rows(1u, kv, t, seq_k, dk, lid);
     workgroupBarrier();
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
-      let w = p_t[j * GY + ty];
+      let w = p_t[j * P_ROW + ty];
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
         for (var i = 0u; i < TM; i++) {

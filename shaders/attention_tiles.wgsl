@@ -12,69 +12,93 @@ const BR: u32 = 64u;
 const BC: u32 = 4u * GX;
 const THREADS: u32 = GX * GY;
 const NEG_INF: u32 = 0xff800000u;
+// row strides of the transposed chunks and of p_t, one vec4 longer than their rows: a warp's
+// stores (consecutive head-dim elements, or consecutive columns) then fall in distinct banks
+const A_ROW: u32 = GY + 1u;
+const B_ROW: u32 = GX + 1u;
+const P_ROW: u32 = GY + 1u;
 
-var<workgroup> a_t: array<vec4<f32>, BK * GY>;
-var<workgroup> b_t: array<vec4<f32>, BK * GX>;
-var<workgroup> p_t: array<vec4<f32>, BC * GY>;
+// a_t[kk * A_ROW + g]: element kk of the chunk for rows 4g .. 4g + 3 (the workgroup's rows);
+// b_t[kk * B_ROW + g]: element kk for columns g, g + GX, g + 2 GX, g + 3 GX of the tile (thread
+// tx owns columns tx + GX jj); p_t[j * P_ROW + g]: a weight of column j for rows 4g .. 4g + 3;
+// rows_t[j * GX * RV + u]: vec4 u of the tile's row j.
+var<workgroup> a_t: array<vec4<f32>, BK * A_ROW>;
+var<workgroup> b_t: array<vec4<f32>, BK * B_ROW>;
+var<workgroup> p_t: array<vec4<f32>, BC * P_ROW>;
 var<workgroup> rows_t: array<vec4<f32>, BC * GX * RV>;
 
-// One element of a row of q, k, v or dout (`which` 0..3) through its view; 0 past `n`.
-fn element(which: u32, base: i32, d: i32, n: i32) -> f32 {
-  if (d >= n) {
-    return 0.0;
-  }
+// Where a (batch, head)'s rows are in one of q, k, v, dout: row r's element d is at
+// base + r * seq + d * step.
+struct View {
+  base: i32,
+  seq: i32,
+  step: i32,
+}
+
+fn view_of(view: i32, b: i32, h: i32) -> View {
+  return View(view_base(view, b, h, 0), info[view + 3], info[view + 4]);
+}
+
+// Element i of q, k, v or dout (`which` 0..3).
+fn load(which: u32, i: i32) -> f32 {
   if (which == 0u) {
-    return q[base + d * info[Q_VIEW + 4]];
+    return q[i];
   }
   if (which == 1u) {
-    return k[base + d * info[K_VIEW + 4]];
+    return k[i];
   }
   if (which == 2u) {
-    return v[base + d * info[V_VIEW + 4]];
+    return v[i];
   }
-  return read_g(base + d * info[G_VIEW + 4]);
+  return read_g(i);
 }
 
-// Stage chunk `ch` (head-dim elements ch * BK ..) of the workgroup's rows (first row `r0`, of
-// `seq`, in the view `which`, `n` wide) into a_t, times `mul`.
-fn stage_a(which: u32, view: i32, b: i32, h: i32, r0: i32, seq: i32, ch: i32, n: i32,
-           mul: f32, lid: u32) {
+// Stage chunk `ch` (head-dim elements ch * BK ..) of the workgroup's rows (first `r0` of `seq`,
+// of `which` through `at`, `n` wide) into a_t, times `mul`. Consecutive threads read
+// consecutive elements of a row.
+fn stage_a(which: u32, at: View, r0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32) {
   for (var e = lid; e < BK * GY; e += THREADS) {
-    let kk = i32(e % BK);
+    let kk = e % BK;
     let g = i32(e / BK);
-    var x: vec4<f32>;
-    for (var i = 0u; i < TM; i++) {
-      let r = min(r0 + 4 * g + i32(i), seq - 1);
-      x[i] = element(which, view_base(view, b, h, r), ch * i32(BK) + kk, n);
+    let d = ch * i32(BK) + i32(kk);
+    var x = vec4<f32>(0.0);
+    if (d < n) {
+      let col = at.base + d * at.step;
+      for (var i = 0u; i < TM; i++) {
+        x[i] = load(which, col + min(r0 + 4 * g + i32(i), seq - 1) * at.seq) * mul;
+      }
     }
-    a_t[u32(kk) * GY + u32(g)] = x * mul;
+    a_t[kk * A_ROW + u32(g)] = x;
   }
 }
 
-// The same for the tile's columns (first `c0`) into b_t.
-fn stage_b(which: u32, view: i32, b: i32, h: i32, c0: i32, seq: i32, ch: i32, n: i32,
-           mul: f32, lid: u32) {
+// The same for the tile's columns (first `c0`) into b_t: vec4 g holds columns g + GX i.
+fn stage_b(which: u32, at: View, c0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32) {
   for (var e = lid; e < BK * GX; e += THREADS) {
-    let kk = i32(e % BK);
+    let kk = e % BK;
     let g = i32(e / BK);
-    var x: vec4<f32>;
-    for (var i = 0u; i < TM; i++) {
-      let r = min(c0 + 4 * g + i32(i), seq - 1);
-      x[i] = element(which, view_base(view, b, h, r), ch * i32(BK) + kk, n);
+    let d = ch * i32(BK) + i32(kk);
+    var x = vec4<f32>(0.0);
+    if (d < n) {
+      let col = at.base + d * at.step;
+      for (var i = 0u; i < TM; i++) {
+        x[i] = load(which, col + min(c0 + g + i32(GX * i), seq - 1) * at.seq) * mul;
+      }
     }
-    b_t[u32(kk) * GX + u32(g)] = x * mul;
+    b_t[kk * B_ROW + u32(g)] = x;
   }
 }
 
-// Stage the tile's rows (first `c0` of `seq`, view `which`, `n` wide) whole into rows_t: row j,
-// vec4 column u at j * GX * RV + u (zeros past n).
-fn stage_rows(which: u32, view: i32, b: i32, h: i32, c0: i32, seq: i32, n: i32, lid: u32) {
+// Stage the tile's rows (first `c0` of `seq`, `n` wide) whole into rows_t (zeros past n).
+fn stage_rows(which: u32, at: View, c0: i32, seq: i32, n: i32, lid: u32) {
   for (var e = lid; e < BC * GX * RV; e += THREADS) {
     let j = i32(e / (GX * RV));
-    let u = i32(e % (GX * RV));
-    let base = view_base(view, b, h, min(c0 + j, seq - 1));
-    let d = 4 * u;
-    rows_t[e] = vec4<f32>(element(which, base, d, n), element(which, base, d + 1, n),
-                          element(which, base, d + 2, n), element(which, base, d + 3, n));
+    let d = 4 * i32(e % (GX * RV));
+    let row = at.base + min(c0 + j, seq - 1) * at.seq;
+    var x = vec4<f32>(0.0);
+    for (var i = 0u; i < TM; i++) {
+      x[i] = select(0.0, load(which, row + min(d + i32(i), n - 1) * at.step), d + i32(i) < n);
+    }
+    rows_t[e] = x;
   }
 }

@@ -131,7 +131,7 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
     lse = k.empty((b, h, sq), DType.F32, "attention")
     words = _words(q, key, v, mask, scale, quiet, causal)
-    if flash_tiles.takes(_budget(k), q.shape[3], v.shape[3]):
+    if flash_tiles.takes(_budget(k), "forward", q.shape[3], v.shape[3]):
         flash_tiles.launch(k, "forward", q, key, v, mask, words, [out, lse], _budget(k))
     else:
         _launch(k, "attention_forward", "forward", q, key, v, mask, words, [q, key, v, out, lse],
@@ -154,10 +154,9 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     k.launch(delta, [k.meta(words), out.block.buffer, grad.block.buffer, lse.block.buffer,
                      stats.block.buffer], k.grid(-(-(b * h * sq) // WORKGROUP)))
     dq = gk = gv = None
-    tiled = flash_tiles.takes(_budget(k), dk, dv)
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
-        if tiled:
+        if flash_tiles.takes(_budget(k), "key", dk, dv):
             flash_tiles.launch(k, "key", q, key, v, mask, words, [grad, stats, both], _budget(k))
         else:
             split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
@@ -170,7 +169,7 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
     if needs[0]:
         dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
-        if tiled:
+        if flash_tiles.takes(_budget(k), "query", dk, dv):
             flash_tiles.launch(k, "query", q, key, v, mask, words, [grad, stats, dq], _budget(k))
         else:
             _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,

@@ -23,11 +23,11 @@ from .tensor import GpuTensor
 
 #: rows a workgroup owns (16 groups of 4 threads' rows); fixed in the templates
 ROWS = 64
-#: the head widths (max(d_k, d_v), inclusive) the tiled kernels take; the row kernels take the
-#: rest (see TILED_HEADS's note in docs/webgpu.md for the measurements behind it)
-TILED_HEADS = (32, 128)
 #: the kernels: template suffix -> entry point
 ENTRIES = {"forward": "forward", "query": "query_grads", "key": "key_grads"}
+#: per kernel, the head widths (max(d_k, d_v), inclusive) it takes; the row kernels of
+#: flash_attention.py take the rest (docs/webgpu.md gives the measurements behind the bounds)
+TILED_HEADS: dict[str, tuple[int, int]] = dict.fromkeys(ENTRIES, (32, 128))
 
 
 def _vec4s(n: int) -> int:
@@ -43,20 +43,30 @@ def owned(kernel: str, dk: int, dv: int, gx: int) -> int:
 
 def shared_bytes(kernel: str, gx: int, bk: int, rv: int) -> int:
     """Workgroup memory of `kernel` with gx column groups, chunk bk: the two transposed chunks,
-    the weights, the staged rows and (the forward's) the row reductions."""
-    cols = 4 * gx
-    floats = bk * (ROWS + cols) + cols * ROWS + cols * gx * rv * 4
-    return 4 * (floats + (ROWS * gx if kernel == "forward" else 0))
+    the weights (rows one vec4 longer, against bank conflicts), the staged rows and (the
+    forward's) the row reductions."""
+    cols, groups = 4 * gx, ROWS // 4
+    vec4s = bk * (groups + 1) + bk * (gx + 1) + cols * (groups + 1) + cols * gx * rv
+    return 16 * vec4s + (4 * ROWS * gx if kernel == "forward" else 0)
+
+
+#: (gx, bk) forced per kernel ("forward", "query", "key"), where it fits: for benchmarks
+FORCED: dict[str, tuple[int, int]] = {}
 
 
 def config(budget: int, kernel: str, dk: int, dv: int) -> tuple[int, int, int] | None:
     """(gx, bk, rv) of `kernel` for these head dims within `budget` bytes of workgroup memory:
-    the widest tile, then the longest chunk (up to the head's width), that fit; None if none
-    does."""
+    the widest tile, then the longest chunk (up to the head's width rounded up to a power of
+    two), that fit; None if none does."""
     widest = max(dk, dv)
+    if kernel in FORCED:
+        gx, bk = FORCED[kernel]
+        rv = owned(kernel, dk, dv, gx)
+        if shared_bytes(kernel, gx, bk, rv) <= budget:
+            return gx, bk, rv
     for gx in (8, 4):
         rv = owned(kernel, dk, dv, gx)
-        for bk in (32, 16, 8, 4):
+        for bk in (64, 32, 16, 8, 4):
             if bk // 2 >= widest and bk > 4:
                 continue  # a chunk more than twice the head: zeros
             if shared_bytes(kernel, gx, bk, rv) <= budget:
@@ -64,11 +74,10 @@ def config(budget: int, kernel: str, dk: int, dv: int) -> tuple[int, int, int] |
     return None
 
 
-def takes(budget: int, dk: int, dv: int) -> bool:
-    """Whether the tiled kernels run for these head dims (else the row kernels)."""
-    low, high = TILED_HEADS
-    return low <= max(dk, dv) <= high and all(
-        config(budget, kernel, dk, dv) is not None for kernel in ENTRIES)
+def takes(budget: int, kernel: str, dk: int, dv: int) -> bool:
+    """Whether `kernel` runs tiled for these head dims (else its row kernel)."""
+    low, high = TILED_HEADS[kernel]
+    return low <= max(dk, dv) <= high and config(budget, kernel, dk, dv) is not None
 
 
 #: a loop `for (var x = 0u; x < NAME; x++) {` over a constant count, for `unrolled`
