@@ -163,6 +163,8 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
 #: multiply-adds x 2 per (query, key) pair and head-dim element: the forward's two products,
 #: the dq part's three (s, dp, ds k), the dk/dv part's four (s, dp, p^T dout, ds^T q)
 FLOPS = {"forward": 4, "backward_dq": 6, "backward_dk_dv": 8}
+#: the tiled kernels' (quads of rows a thread, column groups, head-dim chunk) timed apart
+CONFIGS = ((2, 8, 16), (2, 8, 32), (2, 4, 32), (1, 8, 64), (1, 8, 32), (1, 4, 16))
 
 
 def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
@@ -172,7 +174,7 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
     TFLOP/s (causal: half the pairs), for the kernels the rule picks (`default`, `causal`) and
     forcing the register-blocked (`tiled`) or the row kernels (`rows`) at each head dim of
     `heads` (`d_N`): what `flash_tiles.TILED_HEADS` is measured by; and the tiled kernels at
-    the timed head dim with column groups and chunk forced (`tiled_gxG_bkK`, where they fit)."""
+    the timed head dim with each of CONFIGS forced (`tiled_qmQ_gxG_bkK`, where it fits)."""
     rng = np.random.default_rng(3)
     gpu = WebGpu()
     result: dict[str, Any] = {}
@@ -194,7 +196,7 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
                                                              (False, True, True))}
 
     def measure(d: int, causal: bool, heads_rule: tuple[int, int] | None = None,
-                forced: tuple[int, int] | None = None) -> dict[str, Any]:
+                forced: tuple[int, int, int] | None = None) -> dict[str, Any]:
         if heads_rule is not None:
             flash_tiles.TILED_HEADS = dict.fromkeys(flash_tiles.ENTRIES, heads_rule)
         if forced is not None:
@@ -216,8 +218,9 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
 
     result["default"] = measure(shape[3], False)
     result["causal"] = measure(shape[3], True)
-    for gx, bk in ((8, 64), (8, 32), (8, 16), (4, 16)):  # tiles and chunks at the timed head
-        result[f"tiled_gx{gx}_bk{bk}"] = measure(shape[3], False, (1, 1 << 20), (gx, bk))
+    for qm, gx, bk in CONFIGS:  # tile shapes and chunks at the timed head dim
+        result[f"tiled_qm{qm}_gx{gx}_bk{bk}"] = measure(shape[3], False, (1, 1 << 20),
+                                                         (qm, gx, bk))
     for d in heads:
         result[f"d_{d}"] = {"tiled": measure(d, False, (1, 1 << 20)),
                             "rows": measure(d, False, (0, 0))}

@@ -37,6 +37,7 @@
 @group(0) @binding(6) var<storage, read_write> lse: array<f32>;
 
 const GX: u32 = {{ gx }}u;
+const QM: u32 = {{ qm }}u;
 const BK: u32 = {{ bk }}u;
 const RV: u32 = {{ rv }}u;
 const DK4: u32 = {{ dk4 }}u;
@@ -63,26 +64,33 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   let tx = lid % GX; let ty = lid / GX;
   let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
   let vv = view_of(V_VIEW, b, h);
-  let r0 = at.z + 4 * i32(ty);  // the thread's first row
   let quiet = (info[7] & 1) != 0;
   let off = causal_offset();
   // the keys any query of this workgroup sees (uniform): causal attention skips the rest
   let last = min(seq_k, min(at.z + i32(BR) - 1, seq_q - 1) + off + 1);
-  var m = vec4<f32>(select(-3.0e38, 0.0, quiet));
-  var l = vec4<f32>(select(0.0, 1.0, quiet && tx == 0u));
   var o: array<vec4<f32>, TM * RV>;
   var s: array<vec4<f32>, TM>;
+  var m: array<f32, TM>;  // the rows' running maxima
+  var l: array<f32, TM>;  // this thread's part of the rows' sums
+  var lrow: array<u32, TM>;  // the rows in the block
   var m_at: array<i32, TM>;
-  for (var i = 0u; i < TM; i++) {
-    m_at[i] = view_base(M_VIEW, b, h, min(r0 + i32(i), seq_q - 1));
+  for (var qm = 0u; qm < QM; qm++) {
+    for (var i = 0u; i < QUAD; i++) {
+      lrow[4u * qm + i] = 4u * (ty + GY * qm) + i;
+    }
+  }
+  for (var r = 0u; r < TM; r++) {
+    m[r] = select(-3.0e38, 0.0, quiet);
+    l[r] = select(0.0, 1.0, quiet && tx == 0u);
+    m_at[r] = view_base(M_VIEW, b, h, min(at.z + i32(lrow[r]), seq_q - 1));
   }
   let chunks = (dk + i32(BK) - 1) / i32(BK);
   if (chunks == 1) {  // the whole head in one chunk: the queries are staged once
     stage_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
   }
   for (var t = 0; t < last; t += i32(BC)) {
-    for (var i = 0u; i < TM; i++) {
-      s[i] = vec4<f32>(0.0);
+    for (var r = 0u; r < TM; r++) {
+      s[r] = vec4<f32>(0.0);
     }
     for (var ch = 0; ch < chunks; ch++) {
       if (chunks > 1) {
@@ -91,76 +99,87 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * A_ROW + ty];
         let y = b_t[kk * B_ROW + tx];
-        for (var i = 0u; i < TM; i++) {
-          s[i] = fma(vec4<f32>(x[i]), y, s[i]);
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
+          }
         }
       }
       workgroupBarrier();
     }
     let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
-    for (var i = 0u; i < TM; i++) {
+    for (var r = 0u; r < TM; r++) {
+      let row = at.z + i32(lrow[r]);
       for (var jj = 0u; jj < TN; jj++) {
         let key = c0 + i32(GX * jj);
         if (HAS_MASK) {
-          s[i][jj] += mask[m_at[i] + min(key, seq_k - 1) * info[M_VIEW + 4]];
+          s[r][jj] += mask[m_at[r] + min(key, seq_k - 1) * info[M_VIEW + 4]];
         }
-        if (key >= seq_k || key > r0 + i32(i) + off) {
-          s[i][jj] = pyrite_bits(NEG_INF);
+        if (key >= seq_k || key > row + off) {
+          s[r][jj] = pyrite_bits(NEG_INF);
         }
       }
-      red[(4u * ty + i) * GX + tx] = max(max(s[i].x, s[i].y), max(s[i].z, s[i].w));
+      red[lrow[r] * GX + tx] = max(max(s[r].x, s[r].y), max(s[r].z, s[r].w));
     }
     workgroupBarrier();
-    for (var i = 0u; i < TM; i++) {
-      var top = m[i];
+    for (var r = 0u; r < TM; r++) {
+      var top = m[r];
       for (var g = 0u; g < GX; g++) {
-        top = max(top, red[(4u * ty + i) * GX + g]);
+        top = max(top, red[lrow[r] * GX + g]);
       }
-      let fade = exp(m[i] - top);
-      m[i] = top;
-      s[i] = exp(s[i] - vec4<f32>(top));
-      l[i] = l[i] * fade + s[i].x + s[i].y + s[i].z + s[i].w;
+      let fade = exp(m[r] - top);
+      m[r] = top;
+      s[r] = exp(s[r] - vec4<f32>(top));
+      l[r] = l[r] * fade + s[r].x + s[r].y + s[r].z + s[r].w;
       for (var u = 0u; u < RV; u++) {
-        o[i * RV + u] *= fade;
+        o[r * RV + u] *= fade;
       }
     }
-    for (var jj = 0u; jj < TN; jj++) {
-      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+    for (var qm = 0u; qm < QM; qm++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
+      }
     }
     stage_rows(2u, vv, t, seq_k, dv, lid);
     workgroupBarrier();
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
-      let w = p_t[j * P_ROW + ty];
+      var w: array<vec4<f32>, QM>;
+      for (var qm = 0u; qm < QM; qm++) {
+        w[qm] = p_t[j * P_ROW + ty + GY * qm];
+      }
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var i = 0u; i < TM; i++) {
-          o[i * RV + u] = fma(vec4<f32>(w[i]), y, o[i * RV + u]);
+        for (var qm = 0u; qm < QM; qm++) {
+          for (var i = 0u; i < QUAD; i++) {
+            o[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, o[(4u * qm + i) * RV + u]);
+          }
         }
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < TM; i++) {
-    red[(4u * ty + i) * GX + tx] = l[i];
+  for (var r = 0u; r < TM; r++) {
+    red[lrow[r] * GX + tx] = l[r];
   }
   workgroupBarrier();
-  for (var i = 0u; i < TM; i++) {
-    let row = r0 + i32(i);
+  for (var r = 0u; r < TM; r++) {
+    let row = at.z + i32(lrow[r]);
     var sum = 0.0;
     for (var g = 0u; g < GX; g++) {
-      sum += red[(4u * ty + i) * GX + g];
+      sum += red[lrow[r] * GX + g];
     }
     if (row < seq_q) {
       let at_row = (b * info[1] + h) * seq_q + row;
       let inv = select(0.0, 1.0 / sum, sum > 0.0);
       for (var u = 0u; u < RV; u++) {
-        write_row(at_row * dv, tx + GX * u, dv, o[i * RV + u] * inv);
+        write_row(at_row * dv, tx + GX * u, dv, o[r * RV + u] * inv);
       }
       if (tx == 0u) {
-        lse[at_row] = select(m[i] + log(sum), pyrite_bits(0x7f800000u), sum == 0.0);
+        lse[at_row] = select(m[r] + log(sum), pyrite_bits(0x7f800000u), sum == 0.0);
       }
     }
   }

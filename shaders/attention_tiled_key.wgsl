@@ -27,6 +27,7 @@
 @group(0) @binding(7) var<storage, read_write> grad: array<f32>;
 
 const GX: u32 = {{ gx }}u;
+const QM: u32 = {{ qm }}u;
 const BK: u32 = {{ bk }}u;
 const RV: u32 = {{ rv }}u;
 const DK4: u32 = {{ dk4 }}u;
@@ -51,7 +52,6 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   let tx = lid % GX; let ty = lid / GX;
   let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
   let vv = view_of(V_VIEW, b, h); let dov = view_of(G_VIEW, b, h);
-  let r0 = at.z + 4 * i32(ty);  // the thread's first key
   let off = causal_offset();
   let rows = (b * info[1] + h) * seq_q;  // the (batch, head)'s first stats row
   let m_at = view_base(M_VIEW, b, h, 0);
@@ -60,24 +60,32 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   var s: array<vec4<f32>, TM>;
   var dp: array<vec4<f32>, TM>;
   var st: array<vec2<f32>, TN>;
+  var key: array<i32, TM>;  // the thread's keys
+  for (var qm = 0u; qm < QM; qm++) {
+    for (var i = 0u; i < QUAD; i++) {
+      key[4u * qm + i] = at.z + i32(4u * (ty + GY * qm) + i);
+    }
+  }
   let chunks_k = (dk + i32(BK) - 1) / i32(BK);
   let chunks_v = (dv + i32(BK) - 1) / i32(BK);
   // the first query that sees this workgroup's first key (uniform): causal skips those before
   let first = clamp(at.z - off, 0, seq_q);
   for (var t = first; t < seq_q; t += i32(BC)) {
-    for (var i = 0u; i < TM; i++) {
-      s[i] = vec4<f32>(0.0);
-      dp[i] = vec4<f32>(0.0);
+    for (var r = 0u; r < TM; r++) {
+      s[r] = vec4<f32>(0.0);
+      dp[r] = vec4<f32>(0.0);
     }
     for (var ch = 0; ch < chunks_k; ch++) {
       stage_a(1u, kv, at.z, seq_k, ch, dk, 1.0, lid);
       stage_b(0u, qv, t, seq_q, ch, dk, scale, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * A_ROW + ty];
         let y = b_t[kk * B_ROW + tx];
-        for (var i = 0u; i < TM; i++) {
-          s[i] = fma(vec4<f32>(x[i]), y, s[i]);
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
+          }
         }
       }
       workgroupBarrier();
@@ -87,10 +95,12 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       stage_b(3u, dov, t, seq_q, ch, dv, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * A_ROW + ty];
         let y = b_t[kk * B_ROW + tx];
-        for (var i = 0u; i < TM; i++) {
-          dp[i] = fma(vec4<f32>(x[i]), y, dp[i]);
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            dp[4u * qm + i] = fma(vec4<f32>(x[i]), y, dp[4u * qm + i]);
+          }
         }
       }
       workgroupBarrier();
@@ -101,59 +111,73 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       st[jj] = select(vec2<f32>(pyrite_bits(0x7f800000u), 0.0),
                       stats[rows + min(c0 + i32(GX * jj), seq_q - 1)], c0 + i32(GX * jj) < seq_q);
     }
-    for (var i = 0u; i < TM; i++) {
-      let key = r0 + i32(i);
+    for (var r = 0u; r < TM; r++) {
       for (var jj = 0u; jj < TN; jj++) {
         let query = c0 + i32(GX * jj);
-        var x = s[i][jj];
+        var x = s[r][jj];
         if (HAS_MASK) {
           x += mask[m_at + min(query, seq_q - 1) * info[M_VIEW + 3]
-                    + min(key, seq_k - 1) * info[M_VIEW + 4]];
+                    + min(key[r], seq_k - 1) * info[M_VIEW + 4]];
         }
         // a key past this query's causal frontier weighs nothing
-        let p = select(exp(x - st[jj].x), 0.0, key > query + off);
-        s[i][jj] = p;
-        dp[i][jj] = p * (dp[i][jj] - st[jj].y);
+        let p = select(exp(x - st[jj].x), 0.0, key[r] > query + off);
+        s[r][jj] = p;
+        dp[r][jj] = p * (dp[r][jj] - st[jj].y);
       }
     }
-    for (var jj = 0u; jj < TN; jj++) {
-      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+    for (var qm = 0u; qm < QM; qm++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
+      }
     }
     stage_rows(3u, dov, t, seq_q, dv, lid);
     workgroupBarrier();
     for (var j = 0u; j < BC; j++) {
-      let w = p_t[j * P_ROW + ty];
+      var w: array<vec4<f32>, QM>;
+      for (var qm = 0u; qm < QM; qm++) {
+        w[qm] = p_t[j * P_ROW + ty + GY * qm];
+      }
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var i = 0u; i < TM; i++) {
-          gv[i * RV + u] = fma(vec4<f32>(w[i]), y, gv[i * RV + u]);
+        for (var qm = 0u; qm < QM; qm++) {
+          for (var i = 0u; i < QUAD; i++) {
+            gv[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, gv[(4u * qm + i) * RV + u]);
+          }
         }
       }
     }
     workgroupBarrier();
-    for (var jj = 0u; jj < TN; jj++) {
-      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(dp[0][jj], dp[1][jj], dp[2][jj], dp[3][jj]);
+    for (var qm = 0u; qm < QM; qm++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+          dp[4u * qm][jj], dp[4u * qm + 1u][jj], dp[4u * qm + 2u][jj], dp[4u * qm + 3u][jj]);
+      }
     }
     stage_rows(0u, qv, t, seq_q, dk, lid);
     workgroupBarrier();
     for (var j = 0u; j < BC; j++) {
-      let w = p_t[j * P_ROW + ty];
+      var w: array<vec4<f32>, QM>;
+      for (var qm = 0u; qm < QM; qm++) {
+        w[qm] = p_t[j * P_ROW + ty + GY * qm];
+      }
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var i = 0u; i < TM; i++) {
-          gk[i * RV + u] = fma(vec4<f32>(w[i]), y, gk[i * RV + u]);
+        for (var qm = 0u; qm < QM; qm++) {
+          for (var i = 0u; i < QUAD; i++) {
+            gk[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, gk[(4u * qm + i) * RV + u]);
+          }
         }
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < TM; i++) {
-    let key = r0 + i32(i);
-    if (key < seq_k) {
-      let at_row = ((b * info[1] + h) * seq_k + key) * (dk + dv);
+  for (var r = 0u; r < TM; r++) {
+    if (key[r] < seq_k) {
+      let at_row = ((b * info[1] + h) * seq_k + key[r]) * (dk + dv);
       for (var u = 0u; u < RV; u++) {
-        write_grad(at_row, tx + GX * u, dk, gk[i * RV + u] * scale);
-        write_grad(at_row + dk, tx + GX * u, dv, gv[i * RV + u]);
+        write_grad(at_row, tx + GX * u, dk, gk[r * RV + u] * scale);
+        write_grad(at_row + dk, tx + GX * u, dv, gv[r * RV + u]);
       }
     }
   }

@@ -24,6 +24,7 @@
 @group(0) @binding(7) var<storage, read_write> grad: array<f32>;
 
 const GX: u32 = {{ gx }}u;
+const QM: u32 = {{ qm }}u;
 const BK: u32 = {{ bk }}u;
 const RV: u32 = {{ rv }}u;
 const DK4: u32 = {{ dk4 }}u;
@@ -48,7 +49,6 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   let tx = lid % GX; let ty = lid / GX;
   let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
   let vv = view_of(V_VIEW, b, h); let dov = view_of(G_VIEW, b, h);
-  let r0 = at.z + 4 * i32(ty);  // the thread's first query
   let off = causal_offset();
   // the keys any query of this workgroup sees (uniform): causal attention skips the rest
   let last = min(seq_k, min(at.z + i32(BR) - 1, seq_q - 1) + off + 1);
@@ -56,28 +56,36 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   var s: array<vec4<f32>, TM>;
   var dp: array<vec4<f32>, TM>;
   var st: array<vec2<f32>, TM>;
+  var row: array<i32, TM>;  // the thread's queries
   var m_at: array<i32, TM>;
-  for (var i = 0u; i < TM; i++) {
-    let r = min(r0 + i32(i), seq_q - 1);
-    m_at[i] = view_base(M_VIEW, b, h, r);
-    st[i] = stats[(b * info[1] + h) * seq_q + r];
+  for (var qm = 0u; qm < QM; qm++) {
+    for (var i = 0u; i < QUAD; i++) {
+      row[4u * qm + i] = at.z + i32(4u * (ty + GY * qm) + i);
+    }
+  }
+  for (var r = 0u; r < TM; r++) {
+    let clamped = min(row[r], seq_q - 1);
+    m_at[r] = view_base(M_VIEW, b, h, clamped);
+    st[r] = stats[(b * info[1] + h) * seq_q + clamped];
   }
   let chunks_k = (dk + i32(BK) - 1) / i32(BK);
   let chunks_v = (dv + i32(BK) - 1) / i32(BK);
   for (var t = 0; t < last; t += i32(BC)) {
-    for (var i = 0u; i < TM; i++) {
-      s[i] = vec4<f32>(0.0);
-      dp[i] = vec4<f32>(0.0);
+    for (var r = 0u; r < TM; r++) {
+      s[r] = vec4<f32>(0.0);
+      dp[r] = vec4<f32>(0.0);
     }
     for (var ch = 0; ch < chunks_k; ch++) {
       stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
       stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * A_ROW + ty];
         let y = b_t[kk * B_ROW + tx];
-        for (var i = 0u; i < TM; i++) {
-          s[i] = fma(vec4<f32>(x[i]), y, s[i]);
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
+          }
         }
       }
       workgroupBarrier();
@@ -87,50 +95,59 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       stage_b(2u, vv, t, seq_k, ch, dv, 1.0, lid);
       workgroupBarrier();
       for (var kk = 0u; kk < BK; kk++) {
-        let x = a_t[kk * A_ROW + ty];
         let y = b_t[kk * B_ROW + tx];
-        for (var i = 0u; i < TM; i++) {
-          dp[i] = fma(vec4<f32>(x[i]), y, dp[i]);
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            dp[4u * qm + i] = fma(vec4<f32>(x[i]), y, dp[4u * qm + i]);
+          }
         }
       }
       workgroupBarrier();
     }
     let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
-    for (var i = 0u; i < TM; i++) {
+    for (var r = 0u; r < TM; r++) {
       for (var jj = 0u; jj < TN; jj++) {
         let key = c0 + i32(GX * jj);
-        var x = s[i][jj];
+        var x = s[r][jj];
         if (HAS_MASK) {
-          x += mask[m_at[i] + min(key, seq_k - 1) * info[M_VIEW + 4]];
+          x += mask[m_at[r] + min(key, seq_k - 1) * info[M_VIEW + 4]];
         }
         // a key past the end or the causal frontier weighs nothing
-        let p = select(exp(x - st[i].x), 0.0, key >= seq_k || key > r0 + i32(i) + off);
-        s[i][jj] = p * (dp[i][jj] - st[i].y);
+        let p = select(exp(x - st[r].x), 0.0, key >= seq_k || key > row[r] + off);
+        s[r][jj] = p * (dp[r][jj] - st[r].y);
       }
     }
-    for (var jj = 0u; jj < TN; jj++) {
-      p_t[(tx + GX * jj) * P_ROW + ty] = vec4<f32>(s[0][jj], s[1][jj], s[2][jj], s[3][jj]);
+    for (var qm = 0u; qm < QM; qm++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
+      }
     }
     stage_rows(1u, kv, t, seq_k, dk, lid);
     workgroupBarrier();
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
-      let w = p_t[j * P_ROW + ty];
+      var w: array<vec4<f32>, QM>;
+      for (var qm = 0u; qm < QM; qm++) {
+        w[qm] = p_t[j * P_ROW + ty + GY * qm];
+      }
       for (var u = 0u; u < RV; u++) {
         let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var i = 0u; i < TM; i++) {
-          g[i * RV + u] = fma(vec4<f32>(w[i]), y, g[i * RV + u]);
+        for (var qm = 0u; qm < QM; qm++) {
+          for (var i = 0u; i < QUAD; i++) {
+            g[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, g[(4u * qm + i) * RV + u]);
+          }
         }
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < TM; i++) {
-    let row = r0 + i32(i);
-    if (row < seq_q) {
-      let at_row = ((b * info[1] + h) * seq_q + row) * dk;
+  for (var r = 0u; r < TM; r++) {
+    if (row[r] < seq_q) {
+      let at_row = ((b * info[1] + h) * seq_q + row[r]) * dk;
       for (var u = 0u; u < RV; u++) {
-        write_grad(at_row, tx + GX * u, dk, g[i * RV + u] * scale);
+        write_grad(at_row, tx + GX * u, dk, g[r * RV + u] * scale);
       }
     }
   }

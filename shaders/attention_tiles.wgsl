@@ -2,25 +2,28 @@
 // (attention_tiled_forward.wgsl, attention_tiled_query.wgsl, attention_tiled_key.wgsl): the tile
 // shape, the workgroup arrays and the staging of tiles into them. The including kernel declares
 // info, q, k, v (bindings 0-3), `fn read_g(i: i32) -> f32` (the output gradient's element i; 0 in
-// the forward, which has none) and the constants GX, BK, RV, DK4, DV4, HAS_MASK, and includes
+// the forward, which has none) and the constants GX, QM, BK, RV, DK4, DV4, HAS_MASK, and includes
 // attention_common.wgsl first. The layout is described in attention_tiled_forward.wgsl.
 // No placeholders.
 const GY: u32 = 16u;
-const TM: u32 = 4u;
+const QUAD: u32 = 4u;  // rows a vec4 of a_t or p_t holds
+const TM: u32 = QUAD * QM;  // rows a thread owns: 4 rows in each of QM quads
 const TN: u32 = 4u;
-const BR: u32 = 64u;
+const QUADS: u32 = GY * QM;  // quads of rows a workgroup owns
+const BR: u32 = QUAD * QUADS;
 const BC: u32 = 4u * GX;
 const THREADS: u32 = GX * GY;
 const NEG_INF: u32 = 0xff800000u;
 // row strides of the transposed chunks and of p_t, one vec4 longer than their rows: a warp's
 // stores (consecutive head-dim elements, or consecutive columns) then fall in distinct banks
-const A_ROW: u32 = GY + 1u;
+const A_ROW: u32 = QUADS + 1u;
 const B_ROW: u32 = GX + 1u;
-const P_ROW: u32 = GY + 1u;
+const P_ROW: u32 = QUADS + 1u;
 
-// a_t[kk * A_ROW + g]: element kk of the chunk for rows 4g .. 4g + 3 (the workgroup's rows);
+// a_t[kk * A_ROW + g]: element kk of the chunk for rows 4g .. 4g + 3 (the workgroup's rows;
+// thread ty owns quads ty + GY qm);
 // b_t[kk * B_ROW + g]: element kk for columns g, g + GX, g + 2 GX, g + 3 GX of the tile (thread
-// tx owns columns tx + GX jj); p_t[j * P_ROW + g]: a weight of column j for rows 4g .. 4g + 3;
+// tx owns columns tx + GX jj); p_t[j * P_ROW + g]: the weights of column j for rows 4g .. 4g + 3;
 // rows_t[j * GX * RV + u]: vec4 u of the tile's row j.
 var<workgroup> a_t: array<vec4<f32>, BK * A_ROW>;
 var<workgroup> b_t: array<vec4<f32>, BK * B_ROW>;
@@ -57,14 +60,14 @@ fn load(which: u32, i: i32) -> f32 {
 // of `which` through `at`, `n` wide) into a_t, times `mul`. Consecutive threads read
 // consecutive elements of a row.
 fn stage_a(which: u32, at: View, r0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32) {
-  for (var e = lid; e < BK * GY; e += THREADS) {
+  for (var e = lid; e < BK * QUADS; e += THREADS) {
     let kk = e % BK;
     let g = i32(e / BK);
     let d = ch * i32(BK) + i32(kk);
     var x = vec4<f32>(0.0);
     if (d < n) {
       let col = at.base + d * at.step;
-      for (var i = 0u; i < TM; i++) {
+      for (var i = 0u; i < QUAD; i++) {
         x[i] = load(which, col + min(r0 + 4 * g + i32(i), seq - 1) * at.seq) * mul;
       }
     }
@@ -81,7 +84,7 @@ fn stage_b(which: u32, at: View, c0: i32, seq: i32, ch: i32, n: i32, mul: f32, l
     var x = vec4<f32>(0.0);
     if (d < n) {
       let col = at.base + d * at.step;
-      for (var i = 0u; i < TM; i++) {
+      for (var i = 0u; i < QUAD; i++) {
         x[i] = load(which, col + min(c0 + g + i32(GX * i), seq - 1) * at.seq) * mul;
       }
     }
@@ -96,7 +99,7 @@ fn stage_rows(which: u32, at: View, c0: i32, seq: i32, n: i32, lid: u32) {
     let d = 4 * i32(e % (GX * RV));
     let row = at.base + min(c0 + j, seq - 1) * at.seq;
     var x = vec4<f32>(0.0);
-    for (var i = 0u; i < TM; i++) {
+    for (var i = 0u; i < QUAD; i++) {
       x[i] = select(0.0, load(which, row + min(d + i32(i), n - 1) * at.step), d + i32(i) < n);
     }
     rows_t[e] = x;

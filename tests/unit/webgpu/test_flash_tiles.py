@@ -31,24 +31,29 @@ def _mask(kind: str | None, b: int, sq: int, sk: int) -> np.ndarray | None:
     return RNG.normal(size=(1, 1, sq, sk))  # an additive bias
 
 
-@pytest.mark.parametrize("dims, mask_kind, causal, budget", [
-    ((2, 2, 70, 37, 16, 16), None, False, PAGE),
-    ((1, 2, 65, 130, 32, 32), "padding", False, None),
-    ((1, 1, 100, 100, 64, 64), None, True, PAGE),
-    ((1, 1, 100, 100, 64, 64), "bias", True, None),
-    ((2, 1, 33, 70, 128, 128), "bias", False, PAGE),
+@pytest.mark.parametrize("dims, mask_kind, causal, tiles", [
+    ((2, 2, 70, 37, 16, 16), None, False, "page"),
+    ((1, 2, 65, 130, 32, 32), "padding", False, "eight"),
+    ((1, 1, 100, 100, 64, 64), None, True, "page"),
+    ((1, 1, 100, 100, 64, 64), "bias", True, "eight"),
+    ((2, 1, 33, 70, 128, 128), "bias", False, "page"),
     ((1, 1, 70, 90, 48, 20), "padding", True, None),
-    ((1, 1, 5, 3, 32, 36), None, False, None),
+    ((1, 1, 150, 140, 64, 64), "bias", False, None),
+    ((1, 1, 5, 3, 32, 36), None, False, "eight"),
 ])
 def test_tiled_kernels_match_the_recomputing_default(gpu, monkeypatch, dims, mask_kind, causal,
-                                                     budget) -> None:
+                                                     tiles) -> None:
     """Output and (dq, dk, dv) of the tiled kernels, every one of the three launched, against
-    `AttentionOps.attention_grad` on numpy in f64 from the same output gradient; `budget`: the
-    page's 16 KB of workgroup memory (4 column groups, shorter chunks) or the adapter's."""
+    `AttentionOps.attention_grad` on numpy in f64 from the same output gradient. `tiles`: the
+    page's (16 KB of workgroup memory: 4 rows and 4 column groups a thread, short chunks), 8
+    rows a thread (forced), or what the adapter's memory gives."""
     monkeypatch.setattr(flash_tiles, "TILED_HEADS", dict.fromkeys(flash_tiles.ENTRIES,
                                                                    (1, 1 << 20)))
-    if budget is not None:
-        monkeypatch.setattr(flash_attention, "_budget", lambda k: budget)
+    if tiles == "page":
+        monkeypatch.setattr(flash_attention, "_budget", lambda k: PAGE)
+    if tiles == "eight":
+        monkeypatch.setattr(flash_tiles, "FORCED", dict.fromkeys(flash_tiles.ENTRIES,
+                                                                 (2, 4, 16)))
     launched: list[str] = []
     launch = flash_tiles.launch
 
@@ -133,12 +138,12 @@ def test_tiles_fit_webgpu_default_limits(kernel: str) -> None:
         for dv in (dk, max(1, 129 - dk)):
             found = flash_tiles.config(PAGE, kernel, dk, dv)
             assert found is not None, (dk, dv)
-            gx, bk, rv = found
-            assert flash_tiles.shared_bytes(kernel, gx, bk, rv) <= PAGE
-            assert gx * flash_tiles.ROWS // 4 <= 256
+            qm, gx, bk, rv = found
+            assert flash_tiles.shared_bytes(kernel, qm, gx, bk, rv) <= PAGE
+            assert gx * flash_tiles.GROUPS <= 256
             assert 4 * gx * rv >= {"forward": dv, "query": dk, "key": max(dk, dv)}[kernel]
             more = flash_tiles.config(49152, kernel, dk, dv)
-            assert more is not None and more[0] >= gx
+            assert more is not None and more[0] * more[1] >= qm * gx
 
 
 def test_the_rule_between_tiled_and_row_kernels(gpu) -> None:
