@@ -4,12 +4,12 @@
 A workgroup owns 64 qm rows of one (batch, head) (queries; keys for the dk/dv kernel) and walks
 the other side in tiles of 4 gx columns, each thread holding a 4 qm x 4 block of scores in
 registers and the matching rows of the output (or gradient) in vec4 columns tx, tx + gx, ..:
-the scheme of the tiled matmul. The head dim is walked in chunks of `bk` staged in workgroup memory, so
-the tiles fit WebGPU's default 16 KB (the page) with qm = 1, gx = 4 and take 8 rows a thread,
-gx = 8 and wider chunks where the adapter gives more (SHAPES). Which heads take these kernels rather than the row kernels of
-`flash_attention.py` (a thread a row) is `TILED_HEADS`. This module owns the shapes, the
-rendering (`unrolled`: loops over register arrays written out) and the launches; the choice
-and the shared metadata are in `flash_attention.py`.
+the scheme of the tiled matmul. The head dim is walked in chunks of `bk` staged in workgroup
+memory, so the tiles fit WebGPU's default 16 KB (the page) with qm = 1, gx = 4, and take 8 rows
+a thread, gx = 8 and wider chunks where the adapter gives more (SHAPES). Which heads take these
+kernels rather than the row kernels of `flash_attention.py` (a thread a row) is `TILED_HEADS`.
+This module owns the shapes, the rendering (`unrolled`: loops over register arrays written
+out) and the launches; the choice and the shared metadata are in `flash_attention.py`.
 """
 
 from __future__ import annotations
