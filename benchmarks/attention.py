@@ -179,6 +179,7 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
     gpu = WebGpu()
     result: dict[str, Any] = {}
     chosen = dict(flash_tiles.TILED_HEADS)
+    budget = gpu.kernels.runtime.limits.max_compute_workgroup_storage_size
 
     def parts(d: int, causal: bool) -> dict[str, Callable[[], Any]]:
         b, h, n, _ = shape
@@ -210,6 +211,9 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
                 t = timed(run, gpu.sync, min_ms, iters)
                 pairs = shape[0] * shape[1] * shape[2] * shape[2] / (2 if causal else 1)
                 t["tflops"] = round(FLOPS[part] * pairs * d / t["median_ms"] / 1e9, 2)
+                kernel = {"forward": "forward", "backward_dq": "query"}.get(part, "key")
+                if flash_tiles.takes(budget, kernel, d, d):
+                    t["tiles"] = flash_tiles.config(budget, kernel, d, d)
                 timings[part] = t
             return timings
         finally:
@@ -225,6 +229,26 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
         result[f"d_{d}"] = {"tiled": measure(d, False, (1, 1 << 20)),
                             "rows": measure(d, False, (0, 0))}
     return result
+
+
+def pick(kernels: dict[str, Any], d: int) -> dict[str, str]:
+    """Per kernel, the fastest of the row kernel and the tiled configs measured at head dim d,
+    set in flash_tiles (TILED_HEADS, FORCED) for the runs that follow; the names picked."""
+    parts = {"forward": "forward", "query": "backward_dq", "key": "backward_dk_dv"}
+    picked: dict[str, str] = {}
+    for kernel, part in parts.items():
+        options = {"rows": kernels[f"d_{d}"]["rows"][part]["median_ms"],
+                   **{name: value[part]["median_ms"] for name, value in kernels.items()
+                      if name.startswith("tiled_qm")}}
+        best = min(options, key=lambda name: options[name])
+        picked[kernel] = best
+        if best == "rows":
+            flash_tiles.TILED_HEADS[kernel] = (0, 0)
+        else:
+            qm, gx, bk = (int(x[2:]) for x in best.split("_")[1:])
+            flash_tiles.TILED_HEADS[kernel] = (1, 1 << 20)
+            flash_tiles.FORCED[kernel] = (qm, gx, bk)
+    return picked
 
 
 def torch_runs(torch: Any, shape: tuple[int, int, int, int], causal: bool = False
@@ -299,6 +323,17 @@ def main() -> int:
     heads = (16, 32, 64) if args.quick else (16, 32, 64, 128)
     timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters, heads)
     print("fused kernels", timing["fused_kernels"], flush=True)
+    picked = pick(timing["fused_kernels"], shape[3])
+    both, forward, sync = pyrite_runs(fused, shape)
+    timing["fused_picked"] = {"choice": picked,
+                              "forward_backward": timed(both, sync, args.min_ms, args.iters),
+                              "forward": timed(forward, sync, args.min_ms, args.iters)}
+    flash_tiles.FORCED.clear()
+    if "torch_sdpa" in timing:
+        timing["fused_picked_vs_torch_sdpa_forward_backward"] = round(
+            timing["torch_sdpa"]["forward_backward"]["median_ms"]
+            / timing["fused_picked"]["forward_backward"]["median_ms"], 3)
+    print("fused, fastest kernel each", timing["fused_picked"], flush=True)
     result["time"] = timing
     if args.out:
         write_results(args.out, result)
