@@ -26,8 +26,11 @@ GROUPS = 16
 #: the kernels: template suffix -> entry point
 ENTRIES = {"forward": "forward", "query": "query_grads", "key": "key_grads"}
 #: per kernel, the head widths (max(d_k, d_v), inclusive) it takes; the row kernels of
-#: flash_attention.py take the rest (docs/webgpu.md gives the measurements behind the bounds)
-TILED_HEADS: dict[str, tuple[int, int]] = dict.fromkeys(ENTRIES, (32, 128))
+#: flash_attention.py take the rest. On the H100 at (8, 8, 1024, d) the tiled kernels took
+#: 1.4-2.8x the row kernels' time at d = 16, 32 and 64, and 0.82 / 0.89 / 0.88x (forward, dq,
+#: dk and dv) at d = 128, where the row kernels fall to 6.7-8 TFLOP/s (two 128-wide rows a thread)
+#: (benchmarks/results/attention_h100_s4.json); widths between 64 and 128 are not measured
+TILED_HEADS: dict[str, tuple[int, int]] = dict.fromkeys(ENTRIES, (65, 128))
 
 
 def _vec4s(n: int) -> int:

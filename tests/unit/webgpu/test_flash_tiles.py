@@ -4,7 +4,7 @@ block, head dims 16 to 128, d_k != d_v, the causal flag, padding and additive ma
 tiles the page gets (16 KB of workgroup memory) and the adapter's own; tile shapes within
 WebGPU's default limits; the rule between these kernels and the row kernels; skipped tiles.
 (The conformance suite, tests/conformance/test_attention.py, runs the op natively and in the
-page, where the rule picks these kernels for its head dims from 32.)"""
+page, where the rule picks these kernels for heads wider than 64.)"""
 
 from __future__ import annotations
 
