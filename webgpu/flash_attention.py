@@ -58,6 +58,14 @@ def _budget(k: Kernels) -> int:
     return k.runtime.limits.max_compute_workgroup_storage_size
 
 
+def _tiled(k: Kernels, kernel: str, dk: int, dv: int) -> bool:
+    """Whether `kernel` runs register-blocked (flash_tiles.py) rather than a thread a row: the
+    rule of `flash_tiles.TILED_HEADS`, and in the page only `flash_tiles.PAGE_KERNELS`."""
+    page = k.runtime.adapter.backend == "WebGPU (browser)"
+    return (not page or kernel in flash_tiles.PAGE_KERNELS) and flash_tiles.takes(
+        _budget(k), kernel, dk, dv)
+
+
 def tile_bytes(cols: int, dk: int, dv: int) -> int:
     """Workgroup memory the backward kernels declare (the forward's is smaller)."""
     return cols * ((_vec4s(dk) + _vec4s(dv)) * 16 + 8)
@@ -131,7 +139,7 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
     lse = k.empty((b, h, sq), DType.F32, "attention")
     words = _words(q, key, v, mask, scale, quiet, causal)
-    if flash_tiles.takes(_budget(k), "forward", q.shape[3], v.shape[3]):
+    if _tiled(k, "forward", q.shape[3], v.shape[3]):
         flash_tiles.launch(k, "forward", q, key, v, mask, words, [out, lse], _budget(k))
     else:
         _launch(k, "attention_forward", "forward", q, key, v, mask, words, [q, key, v, out, lse],
@@ -156,7 +164,7 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     dq = gk = gv = None
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
-        if flash_tiles.takes(_budget(k), "key", dk, dv):
+        if _tiled(k, "key", dk, dv):
             flash_tiles.launch(k, "key", q, key, v, mask, words, [grad, stats, both], _budget(k))
         else:
             split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
@@ -169,7 +177,7 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
     if needs[0]:
         dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
-        if flash_tiles.takes(_budget(k), "query", dk, dv):
+        if _tiled(k, "query", dk, dv):
             flash_tiles.launch(k, "query", q, key, v, mask, words, [grad, stats, dq], _budget(k))
         else:
             _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
