@@ -14,10 +14,10 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    the fused op, the composite and torch (the same loss, `out.backward(w)` being its gradient).
    Target: fused forward + backward >= 0.5x torch (ratio = torch time / pyrite time).
    `fused_kernels` times the fused kernels alone on the raw backend (forward; the backward's dq
-   part; its dk, dv part), to show where the time goes: with the defaults, with the key
-   gradients in one launch instead of two (`one_launch`), with the causal flag (`causal`), and
-   with each other workgroup size (`rows_N`; the benchmark runs with autotune as configured,
-   these force one size).
+   part; its dk, dv part), with TFLOP/s, as the rule picks them (`default`, `causal`), and at
+   head dims 16/32/64/128 (the timed shape's batch, heads and positions) with the
+   register-blocked kernels (`tiled`) and the row kernels (`rows`) forced: the measurement
+   behind `flash_tiles.TILED_HEADS`.
 3. Causal: forward + backward with the op's causal flag (`F.attention(..., causal=True)`: no
    mask tensor, the tiles past the frontier skipped) against torch's `is_causal=True`.
 
@@ -49,7 +49,7 @@ import pyrite.webgpu
 from pyrite.backend.autodiff import Autodiff
 from pyrite.data import TensorData
 from pyrite.nn import functional as F
-from pyrite.webgpu import WebGpu, flash_attention
+from pyrite.webgpu import WebGpu, flash_tiles
 from pyrite.webgpu.fusion import Fusion
 
 MB = 1 << 20
@@ -99,12 +99,11 @@ def reference(arrays: list[np.ndarray], weight: np.ndarray,
 
 
 def check() -> str | None:
-    """The fused op against numpy on ragged causal cases (an explicit mask at head dim 20; the
-    causal flag at head dim 64, where the key gradients take two launches); a message when they
-    differ."""
+    """The fused op against numpy on ragged causal cases (an explicit mask at head dims 20 (the
+    row kernels) and 128; the causal flag at head dim 64); a message when they differ."""
     rng = np.random.default_rng(0)
     b, h, n = 2, 3, 77
-    for fn, d, explicit in ((fused, 20, True), (fused_causal, 64, False)):
+    for fn, d, explicit in ((fused, 20, True), (fused_causal, 64, False), (fused, 128, True)):
         arrays = [rng.normal(size=(b, h, n, d)).astype(np.float32) for _ in range(3)]
         weight = rng.normal(size=(b, h, n, d)).astype(np.float32)
         mask = np.triu(np.full((n, n), -1e4, np.float32), 1).reshape(1, 1, n, n)
@@ -161,44 +160,35 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
     return both, forward, device.sync
 
 
-FAMILIES = ("attention_forward", "attention_query_grads", "attention_key_grads",
-            "attention_key_grads_dk", "attention_key_grads_dv")
+#: multiply-adds x 2 per (query, key) pair and head-dim element: the forward's two products,
+#: the dq part's three (s, dp, ds k), the dk/dv part's four (s, dp, p^T dout, ds^T q)
+FLOPS = {"forward": 4, "backward_dq": 6, "backward_dk_dv": 8}
+#: the tiled kernels' (quads of rows a thread, column groups, head-dim chunk) timed apart
+CONFIGS = ((2, 8, 16), (2, 8, 32), (2, 4, 32), (1, 8, 64), (1, 8, 32), (1, 4, 16))
 
 
-def kernel_times(shape: tuple[int, int, int, int], min_ms: float,
-                 iters: int) -> dict[str, Any]:
+def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
+                 heads: tuple[int, ...]) -> dict[str, Any]:
     """The fused kernels one at a time on the raw backend: the forward, the backward's dq part
-    (row statistics + query_grads) and its dk, dv part (row statistics + key_grads), under
-    each variant (see the module's docstring)."""
+    (row statistics + dq) and its dk, dv part (row statistics + dk and dv), each with its
+    TFLOP/s (causal: half the pairs), for the kernels the rule picks (`default`, `causal`) and
+    forcing the register-blocked (`tiled`) or the row kernels (`rows`) at each head dim of
+    `heads` (`d_N`): what `flash_tiles.TILED_HEADS` is measured by; and the tiled kernels at
+    the timed head dim with each of CONFIGS forced (`tiled_qmQ_gxG_bkK`, where it fits)."""
     rng = np.random.default_rng(3)
     gpu = WebGpu()
-    q, k, v, g = (gpu.from_data(TensorData(rng.normal(size=shape).astype(np.float32)))
-                  for _ in range(4))
-    scale = 1 / np.sqrt(shape[3])
-    saved = {}
-    for causal in (False, True):
+    result: dict[str, Any] = {}
+    chosen = dict(flash_tiles.TILED_HEADS)
+    budget = gpu.kernels.runtime.limits.max_compute_workgroup_storage_size
+
+    def parts(d: int, causal: bool) -> dict[str, Callable[[], Any]]:
+        b, h, n, _ = shape
+        q, k, v, g = (gpu.from_data(TensorData(rng.normal(size=(b, h, n, d)).astype(np.float32)))
+                      for _ in range(4))
+        scale = 1 / np.sqrt(d)
         found = gpu.attention_saving(q, k, v, None, scale, False, causal)
         assert found is not None
-        saved[causal] = found
-    tuner = gpu.kernels.autotune
-
-    def runs(fn: Callable[[], Any], rows: int | None, split: int) -> Callable[[int], None]:
-        def run(reps: int) -> None:
-            was = flash_attention.SPLIT_KEY_GRADS
-            flash_attention.SPLIT_KEY_GRADS = split
-            if rows is not None:
-                tuner._forced.update(dict.fromkeys(FAMILIES, rows))
-            try:
-                for _ in range(reps):
-                    fn()
-            finally:
-                flash_attention.SPLIT_KEY_GRADS = was
-                for family in FAMILIES:
-                    tuner._forced.pop(family, None)
-        return run
-
-    def parts(causal: bool) -> dict[str, Callable[[], Any]]:
-        out, lse = saved[causal]
+        out, lse = found
         return {"forward": lambda: gpu.attention_saving(q, k, v, None, scale, False, causal),
                 "backward_dq": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale,
                                                           False, causal, (True, False, False)),
@@ -206,19 +196,59 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float,
                                                              False, causal,
                                                              (False, True, True))}
 
-    default = flash_attention.SPLIT_KEY_GRADS
-    variants: dict[str, tuple[bool, int | None, int]] = {
-        "default": (False, None, default), "one_launch": (False, None, 1 << 30),
-        "two_launches": (False, None, 0), "causal": (True, None, default),
-        **{f"rows_{r}": (False, r, default) for r in (32, 64, 256)}}
-    result: dict[str, Any] = {}
-    for name, (causal, rows, split) in variants.items():
-        chosen = parts(causal)
-        if name in ("one_launch", "two_launches"):
-            chosen = {"backward_dk_dv": chosen["backward_dk_dv"]}
-        result[name] = {part: timed(runs(fn, rows, split), gpu.sync, min_ms, iters)
-                        for part, fn in chosen.items()}
+    def measure(d: int, causal: bool, heads_rule: tuple[int, int] | None = None,
+                forced: tuple[int, int, int] | None = None) -> dict[str, Any]:
+        if heads_rule is not None:
+            flash_tiles.TILED_HEADS = dict.fromkeys(flash_tiles.ENTRIES, heads_rule)
+        if forced is not None:
+            flash_tiles.FORCED.update(dict.fromkeys(flash_tiles.ENTRIES, forced))
+        try:
+            timings: dict[str, Any] = {}
+            for part, fn in parts(d, causal).items():
+                def run(reps: int, fn: Callable[[], Any] = fn) -> None:
+                    for _ in range(reps):
+                        fn()
+                t = timed(run, gpu.sync, min_ms, iters)
+                pairs = shape[0] * shape[1] * shape[2] * shape[2] / (2 if causal else 1)
+                t["tflops"] = round(FLOPS[part] * pairs * d / t["median_ms"] / 1e9, 2)
+                kernel = {"forward": "forward", "backward_dq": "query"}.get(part, "key")
+                if flash_tiles.takes(budget, kernel, d, d):
+                    t["tiles"] = flash_tiles.config(budget, kernel, d, d)
+                timings[part] = t
+            return timings
+        finally:
+            flash_tiles.TILED_HEADS = chosen
+            flash_tiles.FORCED.clear()
+
+    result["default"] = measure(shape[3], False)
+    result["causal"] = measure(shape[3], True)
+    for qm, gx, bk in CONFIGS:  # tile shapes and chunks at the timed head dim
+        result[f"tiled_qm{qm}_gx{gx}_bk{bk}"] = measure(shape[3], False, (1, 1 << 20),
+                                                         (qm, gx, bk))
+    for d in heads:
+        result[f"d_{d}"] = {"tiled": measure(d, False, (1, 1 << 20)),
+                            "rows": measure(d, False, (0, 0))}
     return result
+
+
+def pick(kernels: dict[str, Any], d: int) -> dict[str, str]:
+    """Per kernel, the fastest of the row kernel and the tiled configs measured at head dim d,
+    set in flash_tiles (TILED_HEADS, FORCED) for the runs that follow; the names picked."""
+    parts = {"forward": "forward", "query": "backward_dq", "key": "backward_dk_dv"}
+    picked: dict[str, str] = {}
+    for kernel, part in parts.items():
+        options = {"rows": kernels[f"d_{d}"]["rows"][part]["median_ms"],
+                   **{name: value[part]["median_ms"] for name, value in kernels.items()
+                      if name.startswith("tiled_qm")}}
+        best = min(options, key=lambda name: options[name])
+        picked[kernel] = best
+        if best == "rows":
+            flash_tiles.TILED_HEADS[kernel] = (0, 0)
+        else:
+            qm, gx, bk = (int(x[2:]) for x in best.split("_")[1:])
+            flash_tiles.TILED_HEADS[kernel] = (1, 1 << 20)
+            flash_tiles.FORCED[kernel] = (qm, gx, bk)
+    return picked
 
 
 def torch_runs(torch: Any, shape: tuple[int, int, int, int], causal: bool = False
@@ -290,8 +320,20 @@ def main() -> int:
             for part in ("forward_backward", "forward"):
                 timing[f"{ours}_vs_{peer}_{part}"] = round(
                     timing[peer][part]["median_ms"] / timing[ours][part]["median_ms"], 3)
-    timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters)
+    heads = (16, 32, 64) if args.quick else (16, 32, 64, 128)
+    timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters, heads)
     print("fused kernels", timing["fused_kernels"], flush=True)
+    picked = pick(timing["fused_kernels"], shape[3])
+    both, forward, sync = pyrite_runs(fused, shape)
+    timing["fused_picked"] = {"choice": picked,
+                              "forward_backward": timed(both, sync, args.min_ms, args.iters),
+                              "forward": timed(forward, sync, args.min_ms, args.iters)}
+    flash_tiles.FORCED.clear()
+    if "torch_sdpa" in timing:
+        timing["fused_picked_vs_torch_sdpa_forward_backward"] = round(
+            timing["torch_sdpa"]["forward_backward"]["median_ms"]
+            / timing["fused_picked"]["forward_backward"]["median_ms"], 3)
+    print("fused, fastest kernel each", timing["fused_picked"], flush=True)
     result["time"] = timing
     if args.out:
         write_results(args.out, result)

@@ -21,10 +21,10 @@ This module owns the kernels and their launches; the backend contract methods ar
 
 from __future__ import annotations
 
-import re
-
 from ..dtype import DType
+from . import flash_tiles
 from .codegen import WORKGROUP, KernelKey, header, render, scalar_bits
+from .flash_tiles import unrolled
 from .kernels import Kernels
 from .tensor import GpuTensor
 
@@ -58,6 +58,14 @@ def _budget(k: Kernels) -> int:
     return k.runtime.limits.max_compute_workgroup_storage_size
 
 
+def _tiled(k: Kernels, kernel: str, dk: int, dv: int) -> bool:
+    """Whether `kernel` runs register-blocked (flash_tiles.py) rather than a thread a row: the
+    rule of `flash_tiles.TILED_HEADS`, and in the page only `flash_tiles.PAGE_KERNELS`."""
+    page = k.runtime.adapter.backend == "WebGPU (browser)"
+    return (not page or kernel in flash_tiles.PAGE_KERNELS) and flash_tiles.takes(
+        _budget(k), kernel, dk, dv)
+
+
 def tile_bytes(cols: int, dk: int, dv: int) -> int:
     """Workgroup memory the backward kernels declare (the forward's is smaller)."""
     return cols * ((_vec4s(dk) + _vec4s(dv)) * 16 + 8)
@@ -74,30 +82,6 @@ def tile_rows(budget: int, dk: int, dv: int) -> int:
 
 def _vec4s(n: int) -> int:
     return -(-n // 4)
-
-
-#: the loops over a row's vec4s in the templates, written out by `unrolled`
-_ROW_LOOP = re.compile(r"for \(var c = 0u; c < (DK4|DV4); c\+\+\) \{")
-
-
-def unrolled(source: str, counts: dict[str, int]) -> str:
-    """`source` with every loop `for (var c = 0u; c < DK4; c++) { ... }` (or DV4) written out:
-    the body once per c, c a literal. The row arrays then have constant indices, which every
-    compiler keeps in registers; CPU implementations (lavapipe, SwiftShader in the page) kept
-    them in memory behind the loop, several times slower."""
-    out: list[str] = []
-    pos = 0
-    while (found := _ROW_LOOP.search(source, pos)) is not None:
-        out.append(source[pos:found.start()])
-        depth, end = 1, found.end()
-        while depth:
-            depth += {"{": 1, "}": -1}.get(source[end], 0)
-            end += 1
-        body = unrolled(source[found.end():end - 1], counts)
-        out += ["{" + re.sub(r"\bc\b", f"{i}u", body) + "}"
-                for i in range(counts[found.group(1)])]
-        pos = end
-    return "".join(out) + source[pos:]
 
 
 def _view(x: GpuTensor | None) -> list[int]:
@@ -154,8 +138,12 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     b, h, sq, _ = q.shape
     out = k.empty((b, h, sq, v.shape[3]), DType.F32, "attention")
     lse = k.empty((b, h, sq), DType.F32, "attention")
-    _launch(k, "attention_forward", "forward", q, key, v, mask,
-            _words(q, key, v, mask, scale, quiet, causal), [q, key, v, out, lse], sq)
+    words = _words(q, key, v, mask, scale, quiet, causal)
+    if _tiled(k, "forward", q.shape[3], v.shape[3]):
+        flash_tiles.launch(k, "forward", q, key, v, mask, words, [out, lse], _budget(k))
+    else:
+        _launch(k, "attention_forward", "forward", q, key, v, mask, words, [q, key, v, out, lse],
+                sq)
     return out, lse
 
 
@@ -176,16 +164,22 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     dq = gk = gv = None
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
-        split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
-        for part in ((1, 2) if split else (0,)):
-            if part == 0 or needs[part]:
-                _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
-                        [q, key, v, grad, stats, both], sk, part)
+        if _tiled(k, "key", dk, dv):
+            flash_tiles.launch(k, "key", q, key, v, mask, words, [grad, stats, both], _budget(k))
+        else:
+            split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
+            for part in ((1, 2) if split else (0,)):
+                if part == 0 or needs[part]:
+                    _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
+                            [q, key, v, grad, stats, both], sk, part)
         whole = [(0, n, 1) for n in (b, h, sk)]
         gk = both.sliced([*whole, (0, dk, 1)]) if needs[1] else None
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
     if needs[0]:
         dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
-        _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
-                [q, key, v, grad, stats, dq], sq)
+        if _tiled(k, "query", dk, dv):
+            flash_tiles.launch(k, "query", q, key, v, mask, words, [grad, stats, dq], _budget(k))
+        else:
+            _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
+                    [q, key, v, grad, stats, dq], sq)
     return dq, gk, gv

@@ -2,8 +2,10 @@
 attention's kernels on webgpu) on every backend: values against numpy, gradients by finite
 differences (against autodiff<numpy> on the other backends), with and without an additive mask
 (padding, causal, a bias), softmax and quiet softmax, and the causal flag (no mask tensor).
-The larger cases cross the kernels' tiles (128 queries or keys a workgroup by default, up to
-32 a staged tile) with ragged lengths and head dims that are not multiples of 4."""
+The larger cases cross the kernels' tiles (the row kernels: 128 queries or keys a workgroup by
+default, up to 32 a staged tile; the register-blocked kernels that heads wider than 64 take:
+64 or 128 rows a workgroup, 16 or 32 columns a tile) with ragged lengths and head dims that are
+not multiples of 4."""
 
 from __future__ import annotations
 
@@ -99,6 +101,7 @@ CAUSAL_CASES = [  # q shape, seq_k, d_v, extra mask ("padding" or None), quiet
     ((2, 1, 1, 16), 129, 16, "padding", True),  # one new position: every key, padding too
     ((3, 2, 40, 6), 40, 4, "padding", False),
     ((1, 1, 150, 4), 150, 3, None, False),  # queries and keys across workgroups of 128
+    ((1, 2, 70, 66), 70, 72, None, False),  # wide heads: the register-blocked kernels
 ]
 
 
@@ -153,6 +156,8 @@ GRAD_CASES = [  # q shape, seq_k, d_v, mask, quiet: tiles crossed, ragged, each 
     ((1, 2, 66, 4), 66, 6, "causal", False),
     ((2, 1, 9, 8), 75, 8, "padding", True),
     ((1, 2, 33, 3), 20, 2, (1, 2, 33, 20), False),
+    ((2, 1, 67, 70), 45, 68, "padding", False),  # wide heads: the register-blocked kernels
+    ((1, 1, 20, 100), 70, 100, (1, 1, 20, 70), True),
 ]
 
 

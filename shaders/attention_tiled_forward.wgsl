@@ -1,0 +1,195 @@
+// attention_tiled_forward.wgsl: softmax(q k^T * scale + mask) v with the score block
+// register-blocked like the tiled matmul; the same outputs as attention_forward.wgsl (out and
+// each row's lse; a row whose every score is -inf writes 0 and lse = +inf). Entry: forward.
+// Layout (shared by attention_tiled_query.wgsl and attention_tiled_key.wgsl through
+// attention_tiles.wgsl): a workgroup owns BR = 64 rows of one (batch, head) and walks the other
+// side in tiles of BC = 4 GX columns. Its GY x GX threads (GY = 16) tile the BR x BC score
+// block: thread (ty, tx) holds the scores of rows 4ty .. 4ty + 3 and columns tx + GX jj
+// (jj < 4) in registers (s[i]: row i, a vec4 over the 4 columns). The block is a small matmul
+// over the head dim, walked in chunks of BK: both sides' chunk staged transposed in workgroup
+// memory (a_t: [BK][BR], b_t: [BK][BC], each a vec4 over a thread's 4 rows or columns), so a
+// step is two vec4 loads and 16 multiply-adds; with a single chunk the forward stages its
+// queries once. The thread also owns, of its 4 rows of the output, the vec4 columns tx,
+// tx + GX, ..: the weights go through workgroup memory (p_t: [BC][BR], a vec4 over 4 rows) with
+// the tile's rows of v (rows_t: [BC][GX * RV] vec4s), and the update is one vec4 of weights and
+// RV vec4 loads for 16 RV multiply-adds. The score matrix never reaches global memory.
+// Online softmax: the maximum of a row over a tile is reduced across the GX threads that share
+// the row through `red`; each thread keeps its own partial row sums (all rescaled by the same
+// maxima), added once at the end. Quiet softmax starts from m = 0 and a sum of 1 (the extra
+// logit 0, counted by the tx = 0 thread). With the causal flag a key past a query's frontier
+// scores -inf and the tiles wholly past the workgroup's last frontier are skipped.
+// Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
+//   4-byte zero when there is none), array<f32> read through their strides; 5 out: (batch,
+//   heads, seq_q, d_v) dense, 6 lse: (batch, heads, seq_q) dense.
+// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+//   {{ rv }} (vec4 columns of an output row a thread owns, ceil(d_v / 4 / GX)), {{ dk4 }},
+//   {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }} (true or false).
+// Loops `for (var i = 0u; i < TM; i++)` (and over jj < TN, u < RV) are written out when
+// rendered (`flash_attention.unrolled`), so the register arrays have constant indices.
+{{ enable }}
+#include "index.wgsl"
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> mask: array<f32>;
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+
+const GX: u32 = {{ gx }}u;
+const QM: u32 = {{ qm }}u;
+const BK: u32 = {{ bk }}u;
+const RV: u32 = {{ rv }}u;
+const DK4: u32 = {{ dk4 }}u;
+const DV4: u32 = {{ dv4 }}u;
+const HAS_MASK: bool = {{ has_mask }};
+
+fn read_g(i: i32) -> f32 {
+  return 0.0;  // the forward has no output gradient
+}
+
+#include "attention_common.wgsl"
+#include "attention_tiles.wgsl"
+
+var<workgroup> red: array<f32, BR * GX>;
+
+@compute @workgroup_size(THREADS)
+fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) lid: u32) {
+  let at = attention_block(pyrite_flat(wid, nwg, 1u), BR, info[2]);
+  if (at.x < 0) { return; }  // the grid's padding: a whole workgroup, so uniform
+  let b = at.x; let h = at.y;
+  let seq_q = info[2]; let seq_k = info[3]; let dk = info[4]; let dv = info[5];
+  let scale = bitcast<f32>(info[6]);
+  let tx = lid % GX; let ty = lid / GX;
+  let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
+  let vv = view_of(V_VIEW, b, h);
+  let quiet = (info[7] & 1) != 0;
+  let off = causal_offset();
+  // the keys any query of this workgroup sees (uniform): causal attention skips the rest
+  let last = min(seq_k, min(at.z + i32(BR) - 1, seq_q - 1) + off + 1);
+  var o: array<vec4<f32>, TM * RV>;
+  var s: array<vec4<f32>, TM>;
+  var m: array<f32, TM>;  // the rows' running maxima
+  var l: array<f32, TM>;  // this thread's part of the rows' sums
+  var lrow: array<u32, TM>;  // the rows in the block
+  var m_at: array<i32, TM>;
+  for (var qm = 0u; qm < QM; qm++) {
+    for (var i = 0u; i < QUAD; i++) {
+      lrow[4u * qm + i] = 4u * (ty + GY * qm) + i;
+    }
+  }
+  for (var r = 0u; r < TM; r++) {
+    m[r] = select(-3.0e38, 0.0, quiet);
+    l[r] = select(0.0, 1.0, quiet && tx == 0u);
+    m_at[r] = view_base(M_VIEW, b, h, min(at.z + i32(lrow[r]), seq_q - 1));
+  }
+  let chunks = (dk + i32(BK) - 1) / i32(BK);
+  if (chunks == 1) {  // the whole head in one chunk: the queries are staged once
+    stage_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
+  }
+  for (var t = 0; t < last; t += i32(BC)) {
+    for (var r = 0u; r < TM; r++) {
+      s[r] = vec4<f32>(0.0);
+    }
+    for (var ch = 0; ch < chunks; ch++) {
+      if (chunks > 1) {
+        stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
+      }
+      stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let y = b_t[kk * B_ROW + tx];
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+    let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
+    for (var r = 0u; r < TM; r++) {
+      let row = at.z + i32(lrow[r]);
+      for (var jj = 0u; jj < TN; jj++) {
+        let key = c0 + i32(GX * jj);
+        if (HAS_MASK) {
+          s[r][jj] += mask[m_at[r] + min(key, seq_k - 1) * info[M_VIEW + 4]];
+        }
+        if (key >= seq_k || key > row + off) {
+          s[r][jj] = pyrite_bits(NEG_INF);
+        }
+      }
+      red[lrow[r] * GX + tx] = max(max(s[r].x, s[r].y), max(s[r].z, s[r].w));
+    }
+    workgroupBarrier();
+    for (var r = 0u; r < TM; r++) {
+      var top = m[r];
+      for (var g = 0u; g < GX; g++) {
+        top = max(top, red[lrow[r] * GX + g]);
+      }
+      let fade = exp(m[r] - top);
+      m[r] = top;
+      s[r] = exp(s[r] - vec4<f32>(top));
+      l[r] = l[r] * fade + s[r].x + s[r].y + s[r].z + s[r].w;
+      for (var u = 0u; u < RV; u++) {
+        o[r * RV + u] *= fade;
+      }
+    }
+    for (var qm = 0u; qm < QM; qm++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
+      }
+    }
+    stage_rows(2u, vv, t, seq_k, dv, lid);
+    workgroupBarrier();
+    let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
+    for (var j = 0u; j < n; j++) {
+      var w: array<vec4<f32>, QM>;
+      for (var qm = 0u; qm < QM; qm++) {
+        w[qm] = p_t[j * P_ROW + ty + GY * qm];
+      }
+      for (var u = 0u; u < RV; u++) {
+        let y = rows_t[j * GX * RV + tx + GX * u];
+        for (var qm = 0u; qm < QM; qm++) {
+          for (var i = 0u; i < QUAD; i++) {
+            o[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, o[(4u * qm + i) * RV + u]);
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var r = 0u; r < TM; r++) {
+    red[lrow[r] * GX + tx] = l[r];
+  }
+  workgroupBarrier();
+  for (var r = 0u; r < TM; r++) {
+    let row = at.z + i32(lrow[r]);
+    var sum = 0.0;
+    for (var g = 0u; g < GX; g++) {
+      sum += red[lrow[r] * GX + g];
+    }
+    if (row < seq_q) {
+      let at_row = (b * info[1] + h) * seq_q + row;
+      let inv = select(0.0, 1.0 / sum, sum > 0.0);
+      for (var u = 0u; u < RV; u++) {
+        write_row(at_row * dv, tx + GX * u, dv, o[r * RV + u] * inv);
+      }
+      if (tx == 0u) {
+        lse[at_row] = select(m[r] + log(sum), pyrite_bits(0x7f800000u), sum == 0.0);
+      }
+    }
+  }
+}
+
+fn write_row(base: i32, c: u32, n: i32, x: vec4<f32>) {
+  let d = i32(c) * 4;
+  for (var e = 0; e < 4; e++) {
+    if (d + e < n) {
+      out[base + d + e] = x[e];
+    }
+  }
+}

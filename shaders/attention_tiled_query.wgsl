@@ -1,0 +1,163 @@
+// attention_tiled_query.wgsl: the gradient of attention with respect to q, register-blocked
+// (the layout of attention_tiled_forward.wgsl, through attention_tiles.wgsl); the same output as
+// attention_backward.wgsl's query_grads. A workgroup owns BR = 64 queries and walks the keys in
+// tiles of BC: per tile two chunked products give the 4 x 4 blocks s = q k^T * scale and
+// dp = dout v^T of each thread; p = exp(s + mask - lse) (0 past the end or the causal
+// frontier), ds = p (dp - delta) goes through workgroup memory (p_t) with the tile's rows of k
+// (rows_t), and dq += ds k. Entry: query_grads.
+// Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
+//   4-byte zero when there is none), 5 dout, array<f32> read through their strides; 6 stats:
+//   array<vec2<f32>> (lse, delta) a query row; 7 grad: dq, (batch, heads, seq_q, d_k) dense.
+// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+//   {{ rv }} (vec4 columns of a dq row a thread owns, ceil(d_k / 4 / GX)), {{ dk4 }}, {{ dv4 }},
+//   {{ has_mask }}.
+// Loops over TM, TN and RV are written out when rendered (`flash_attention.unrolled`).
+{{ enable }}
+#include "index.wgsl"
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> mask: array<f32>;
+@group(0) @binding(5) var<storage, read> dout: array<f32>;
+@group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> grad: array<f32>;
+
+const GX: u32 = {{ gx }}u;
+const QM: u32 = {{ qm }}u;
+const BK: u32 = {{ bk }}u;
+const RV: u32 = {{ rv }}u;
+const DK4: u32 = {{ dk4 }}u;
+const DV4: u32 = {{ dv4 }}u;
+const HAS_MASK: bool = {{ has_mask }};
+
+fn read_g(i: i32) -> f32 {
+  return dout[i];
+}
+
+#include "attention_common.wgsl"
+#include "attention_tiles.wgsl"
+
+@compute @workgroup_size(THREADS)
+fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+  let at = attention_block(pyrite_flat(wid, nwg, 1u), BR, info[2]);
+  if (at.x < 0) { return; }  // the grid's padding: a whole workgroup, so uniform
+  let b = at.x; let h = at.y;
+  let seq_q = info[2]; let seq_k = info[3]; let dk = info[4]; let dv = info[5];
+  let scale = bitcast<f32>(info[6]);
+  let tx = lid % GX; let ty = lid / GX;
+  let qv = view_of(Q_VIEW, b, h); let kv = view_of(K_VIEW, b, h);
+  let vv = view_of(V_VIEW, b, h); let dov = view_of(G_VIEW, b, h);
+  let off = causal_offset();
+  // the keys any query of this workgroup sees (uniform): causal attention skips the rest
+  let last = min(seq_k, min(at.z + i32(BR) - 1, seq_q - 1) + off + 1);
+  var g: array<vec4<f32>, TM * RV>;
+  var s: array<vec4<f32>, TM>;
+  var dp: array<vec4<f32>, TM>;
+  var st: array<vec2<f32>, TM>;
+  var row: array<i32, TM>;  // the thread's queries
+  var m_at: array<i32, TM>;
+  for (var qm = 0u; qm < QM; qm++) {
+    for (var i = 0u; i < QUAD; i++) {
+      row[4u * qm + i] = at.z + i32(4u * (ty + GY * qm) + i);
+    }
+  }
+  for (var r = 0u; r < TM; r++) {
+    let clamped = min(row[r], seq_q - 1);
+    m_at[r] = view_base(M_VIEW, b, h, clamped);
+    st[r] = stats[(b * info[1] + h) * seq_q + clamped];
+  }
+  let chunks_k = (dk + i32(BK) - 1) / i32(BK);
+  let chunks_v = (dv + i32(BK) - 1) / i32(BK);
+  for (var t = 0; t < last; t += i32(BC)) {
+    for (var r = 0u; r < TM; r++) {
+      s[r] = vec4<f32>(0.0);
+      dp[r] = vec4<f32>(0.0);
+    }
+    for (var ch = 0; ch < chunks_k; ch++) {
+      stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
+      stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let y = b_t[kk * B_ROW + tx];
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+    for (var ch = 0; ch < chunks_v; ch++) {
+      stage_a(3u, dov, at.z, seq_q, ch, dv, 1.0, lid);
+      stage_b(2u, vv, t, seq_k, ch, dv, 1.0, lid);
+      workgroupBarrier();
+      for (var kk = 0u; kk < BK; kk++) {
+        let y = b_t[kk * B_ROW + tx];
+        for (var qm = 0u; qm < QM; qm++) {
+          let x = a_t[kk * A_ROW + ty + GY * qm];
+          for (var i = 0u; i < QUAD; i++) {
+            dp[4u * qm + i] = fma(vec4<f32>(x[i]), y, dp[4u * qm + i]);
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+    let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
+    for (var r = 0u; r < TM; r++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        let key = c0 + i32(GX * jj);
+        var x = s[r][jj];
+        if (HAS_MASK) {
+          x += mask[m_at[r] + min(key, seq_k - 1) * info[M_VIEW + 4]];
+        }
+        // a key past the end or the causal frontier weighs nothing
+        let p = select(exp(x - st[r].x), 0.0, key >= seq_k || key > row[r] + off);
+        s[r][jj] = p * (dp[r][jj] - st[r].y);
+      }
+    }
+    for (var qm = 0u; qm < QM; qm++) {
+      for (var jj = 0u; jj < TN; jj++) {
+        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
+      }
+    }
+    stage_rows(1u, kv, t, seq_k, dk, lid);
+    workgroupBarrier();
+    let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
+    for (var j = 0u; j < n; j++) {
+      var w: array<vec4<f32>, QM>;
+      for (var qm = 0u; qm < QM; qm++) {
+        w[qm] = p_t[j * P_ROW + ty + GY * qm];
+      }
+      for (var u = 0u; u < RV; u++) {
+        let y = rows_t[j * GX * RV + tx + GX * u];
+        for (var qm = 0u; qm < QM; qm++) {
+          for (var i = 0u; i < QUAD; i++) {
+            g[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, g[(4u * qm + i) * RV + u]);
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var r = 0u; r < TM; r++) {
+    if (row[r] < seq_q) {
+      let at_row = ((b * info[1] + h) * seq_q + row[r]) * dk;
+      for (var u = 0u; u < RV; u++) {
+        write_grad(at_row, tx + GX * u, dk, g[r * RV + u] * scale);
+      }
+    }
+  }
+}
+
+fn write_grad(base: i32, c: u32, n: i32, x: vec4<f32>) {
+  let d = i32(c) * 4;
+  for (var e = 0; e < 4; e++) {
+    if (d + e < n) {
+      grad[base + d + e] = x[e];
+    }
+  }
+}
