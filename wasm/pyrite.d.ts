@@ -41,8 +41,13 @@ export interface Loaded {
   pyrite: string;
   pyodide: string;
   models: Record<string, { model: string; device: string; params: number; ms: number }>;
-  timings: Record<"pyodideMs" | "installMs" | "importMs" | "deviceMs" | "modelsMs" | "totalMs", number>
-    & { /** Python was restored from the previous visit's snapshot */ snapshot: boolean };
+  timings: Record<"pyodideMs" | "wheelsMs" | "installMs" | "importMs" | "deviceMs" | "recordsWaitMs"
+    | "modelsMs" | "totalMs", number>
+    & { /** Python was restored from a snapshot: the bundle's, or a former visit's */ snapshot: boolean;
+      snapshotFrom: "bundle" | "cache" | null;
+      /** the files written from the wheels into site-packages (wheels.js) */ wheelFiles: number;
+      /** when Python booted: importing pyrite.wasm.preload, then making the next visit's snapshot */
+      preloadMs?: number; snapshotMakeMs?: number };
 }
 
 export interface Prediction {

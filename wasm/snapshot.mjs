@@ -3,13 +3,15 @@
 //
 //   node --experimental-wasm-stack-switching snapshot.mjs PYODIDE_DIR OUT WHEEL...
 //
-// boots the Pyodide of PYODIDE_DIR, unpacks the wheels into site-packages as the worker does,
-// imports pyrite.wasm.preload and writes Pyodide's memory snapshot to OUT, uncompressed.
+// boots the Pyodide of PYODIDE_DIR, installs the wheels into site-packages as the worker does
+// (wheels.js), imports pyrite.wasm.preload and writes Pyodide's memory snapshot to OUT,
+// uncompressed.
 // A page restores it instead of booting (worker.js); Pyodide refuses it unless the page's
 // Pyodide is the same build.
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
+import { installWheel, sitePackages } from "./wheels.js";
 
 const [pyodideDir, out, ...wheels] = process.argv.slice(2);
 if (!pyodideDir || !out) {
@@ -34,7 +36,8 @@ try {
   const m = pyodide._module;
   const at = (m.__PyRuntime + m.HEAP32[m.__PyEM_EMSCRIPTEN_TRAMPOLINE_OFFSET / 4]) / 4;
   const table = m.HEAP32[at] === 0 ? m.wasmTable.length : m.HEAP32[at];
-  for (const wheel of wheels) pyodide.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel");
+  const folder = sitePackages(pyodide);
+  for (const wheel of wheels) await installWheel(pyodide.FS, new Uint8Array(readFileSync(wheel)), folder, wheel);
   // "_" would carry this script's path on the build machine into every page
   pyodide.runPython("import importlib, os; importlib.invalidate_caches(); os.environ.pop('_', None)");
   pyodide.runPython("import pyrite.wasm.preload");

@@ -17,7 +17,7 @@ without one. "trampoline" is where CPython's call trampoline sits in the functio
 browser with WebAssembly GC (snapshot.mjs says why the worker needs it).
 
 Snapshots are kept in the cache folder by what they were made from (Pyodide's files, the
-wheels, the Node script), so a rebuild with the same sources takes no Node run.
+wheels, the Node scripts), so a rebuild with the same sources takes no Node run.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from . import pyodide_dist
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "snapshot.mjs"
+WHEELS_JS = HERE / "wheels.js"  # which it runs, as the worker does: part of the cache key
 #: the snapshot's file in the bundle, before its hash is put in the name
 NAME = "python.snapshot.gz"
 
@@ -60,7 +61,7 @@ def fits(made_for: dict[str, object], pyodide_version: str, wheel_hashes: Sequen
 
 
 def _cache_key(runtime: Sequence[Path], wheels: Sequence[Path]) -> str:
-    digest = hashlib.sha256(SCRIPT.read_bytes())
+    digest = hashlib.sha256(SCRIPT.read_bytes() + WHEELS_JS.read_bytes())
     for path in [*runtime, *wheels]:
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()

@@ -63,6 +63,13 @@ def test_a_first_visit_restores_the_shipped_snapshot(site: tuple[Path, str],
     page.evaluate("pyrite.loadModel('mnist')")
     got = page.evaluate(f"pyrite.predict('mnist', {{pixels: {_PIXELS}}})")
     assert got["label"] == 1 and got["backend"] == "webgpu (page)"
+    # the wheels were written into site-packages by wheels.js, where the Node run put them
+    # too (a module the snapshot had not imported is found beside the ones it had)
+    assert timings["wheelFiles"] > 300, timings
+    where = page.evaluate("pyrite.run('import pyrite, pyrite.wasm.stdlib_fallback as s\\n"
+                          "[pyrite.__file__, s.__file__]')")
+    assert [p.split("/site-packages/")[1] for p in where] == ["pyrite/__init__.py",
+                                                              "pyrite/wasm/stdlib_fallback.py"]
     # the bundle's standard library is trimmed; the rest comes from the whole one on demand
     where = page.evaluate("pyrite.run('import colorsys\\n"
                           "colorsys.rgb_to_hsv(1.0, 0.0, 0.0), colorsys.__file__')")

@@ -206,7 +206,10 @@ def test_a_new_bundle_version_replaces_the_cached_one(site: tuple[Path, str],
     new = page.evaluate("pyrite.manifest().then((m) => m.wheels.map((w) => w.path))")
     assert new != old
     assert page.evaluate("pyrite.run('import pyrite.wasm._embed_marker as m\\nm.VALUE')") == 42
-    # the old wheel's cache entry is pruned once the new version has loaded
+    # the first visit's Python snapshot was made for the old wheels: not restored, Python booted
+    assert page.evaluate("pyrite.load().then((got) => got.timings.snapshot)") is False
+    # the old wheel's cache entry (and the snapshot keyed by its hash) is pruned once the new
+    # version has loaded
     stale = [p.split("/")[1] for p in old if "/pyrite-" in p][0]
     page.wait_for_function("(stale) => caches.open('pyrite').then((c) => c.keys())"
                            ".then((ks) => !ks.some((k) => k.url.includes(stale)))", arg=stale)

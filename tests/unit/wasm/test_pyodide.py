@@ -69,3 +69,15 @@ def test_pyrite_runs_inside_pyodide(wheel: Path, tmp_path: Path) -> None:
     assert "pip install numpy" in out["numpy_backend"]
     assert out["mnist"]["conv1"] == [8, 1, 3, 3]
     assert out["mnist"]["linear1"] == [1024, 512]  # (d_input, d_output), as Burn stores it
+
+
+def test_the_installed_package_carries_the_web_scripts(wheel: Path) -> None:
+    # export-web runs the Node scripts (*.mjs: the snapshot, the standard library trim) and
+    # ships the *.js ones: an install from the wheel, not only an editable one, needs them all
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    scripts = sorted(p.name for p in (REPO / "wasm").iterdir() if p.suffix in (".js", ".mjs"))
+    assert {"snapshot.mjs", "stdlib_imports.mjs", "wheels.js"} <= set(scripts)
+    assert [s for s in scripts if f"pyrite/wasm/{s}" not in names] == []
