@@ -51,7 +51,7 @@ def test_pingpong_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
     _check(gpu, up, down, monkeypatch, name)
 
 
-# the ladder's tiles (the whole K step written out: MEDIUM; loops of 4 k-rows: WIDE, DEFAULT)
+# the ladder's tiles (the whole K step written out: MEDIUM; loops of 4 k-rows: DEFAULT; of 8: WIDE)
 # and a loop of one k-row; 128x64 has more B loads per thread than A loads
 @pytest.mark.parametrize("name", [matmul_config.WIDE, matmul_config.DEFAULT,
                                   matmul_config.MEDIUM, "t128x128x8_8x8_pp_cr",
