@@ -13,24 +13,30 @@
 //   j runs over N*H*W; C goes to dx[n, ci, iy, ix].
 // weight gradient (MODE 2): C[co, k] = sum over j = (n, oy, ox) of A[co, j] * B[j, k] where
 //   A[co, j] = dy[n, co, oy, ox], B[j, k] = x[n, ci, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw],
-//   k = (ci, ky, kx); C is dense (cog, cg*KH*KW) per group, or a partial sum of it per slice
-//   of j when the matmul splits K (the caller adds them up).
+//   k = (ci, ky, kx), loaded along j (layout "nt"); C is dense (cog, cg*KH*KW) per group, or a
+//   partial sum of it per slice of j when the matmul splits K (the caller adds them up).
+// input gradient, pixels as rows (MODE 3): the transpose of MODE 1, C[j, ci] = sum over k of
+//   B1[k, j] * A1[ci, k] with MODE 1's operands, so M = N*H*W and N = cg: a layer with few input
+//   channels fills whole tiles. A is MODE 1's dy gather read along j (layout "tn": stored as K
+//   rows of M), B the weight (MODE 1's A, transposed); the bindings stay a = weight, b = dy
+//   (p.stride_a steps dy's groups, p.stride_b the weight's); C goes to dx[n, ci, iy, ix].
 // Matmul sizes: forward M = cog, N = N*OH*OW, K = cg*KH*KW; input gradient M = cg, N = N*H*W,
-// K = cog*KH*KW; weight gradient M = cog, N = cg*KH*KW, K = N*OH*OW. 4 consecutive pixels of a
+// K = cog*KH*KW (MODE 3: M = N*H*W, N = cg); weight gradient M = cog, N = cg*KH*KW, K = N*OH*OW. 4 consecutive pixels of a
 // load or store walk (x, y, n) with carries, so a vec4 costs one division chain, not four.
 //
 // Bindings (after matmul_tiled's 0 a, 1 b, 2 c, 3 p):
 //   4 cm: array<i32> = [H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, C_in, C_out, cg, cog,
 //                       has_bias]
 //   5 bias: array<f32> (C_out; any buffer when has_bias is 0; unused by the input gradient)
-// Placeholders: {{ mode }} (0, 1 or 2, as above), {{ epilogue }} (module-scope WGSL defining
+// Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ epilogue }} (module-scope WGSL defining
 //   `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i).
 
 @group(0) @binding(4) var<storage, read> cm: array<i32>;
 @group(0) @binding(5) var<storage, read> bias: array<f32>;
 
 const MODE: u32 = {{ mode }}u;
-const DGRAD: bool = MODE == 1u;
+const SWAP: bool = MODE == 3u;  // the input gradient with pixels as rows
+const DGRAD: bool = MODE == 1u || SWAP;
 
 {{ epilogue }}
 
@@ -38,8 +44,10 @@ const DGRAD: bool = MODE == 1u;
 fn grid_h() -> i32 { if (DGRAD) { return cm[0]; } return cm[2]; }
 fn grid_w() -> i32 { if (DGRAD) { return cm[1]; } return cm[3]; }
 
-fn a_at(base: u32, row: u32, col: u32) -> f32 {
-    if (row >= p.m || col >= p.k) {
+// The weight as the forward's A (row co, col k = (ci, ky, kx)) or the input gradient's
+// (row ci, col k = (co, ky, kx)); `rows` bounds the row (p.m, or p.n when SWAP).
+fn a_at(base: u32, row: u32, col: u32, rows: u32) -> f32 {
+    if (row >= rows || col >= p.k) {
         return 0.0;
     }
     if (!DGRAD) {
@@ -54,8 +62,11 @@ fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
     if (MODE == 2u) {
         return dy_row4(base, row, col);
     }
-    return vec4<f32>(a_at(base, row, col), a_at(base, row, col + 1u), a_at(base, row, col + 2u),
-                     a_at(base, row, col + 3u));
+    if (SWAP) {  // row: k, col: pixels j..j+3
+        return gather4(base, row, col, p.m);
+    }
+    return vec4<f32>(a_at(base, row, col, p.m), a_at(base, row, col + 1u, p.m),
+                     a_at(base, row, col + 2u, p.m), a_at(base, row, col + 3u, p.m));
 }
 
 // Weight gradient's A: dy[n, co, pixel j..j+3] of output channel `row` (base: the group's
@@ -81,39 +92,41 @@ fn dy_row4(base: u32, row: u32, col: u32) -> vec4<f32> {
     return v;
 }
 
-// Weight gradient's B: x under taps k..k+3 (k = (ci, ky, kx)) for output pixel `row`.
-fn x_taps4(base: u32, row: u32, col: u32) -> vec4<f32> {
+// Weight gradient's B, read along K (the matmul renders it in layout "nt": B stored as N rows
+// of K): x under tap `row` = (ci, ky, kx) for output pixels col..col+3 of the batch, pixels
+// walking into the next row and image, so neighbouring invocations read neighbouring x.
+fn x_pixels4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
-    if (row >= p.k) {
+    if (row >= p.n) {
         return v;
     }
     let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
     let kh = cm[4]; let kw = cm[5];
-    let plane = oh * ow;
-    let n = i32(row) / plane;
-    let pix = i32(row) - n * plane;
-    let oy = pix / ow;
-    let ox = pix - oy * ow;
     let taps = kh * kw;
-    var ci = i32(col) / taps;
-    let t = i32(col) - ci * taps;
-    var ky = t / kw;
-    var kx = t - ky * kw;
+    let ci = i32(row) / taps;
+    let t = i32(row) - ci * taps;
+    let ky = t / kw;
+    let kx = t - ky * kw;
+    let plane = oh * ow;
+    var n = i32(col) / plane;
+    let pix = i32(col) - n * plane;
+    var oy = pix / ow;
+    var ox = pix - oy * ow;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.n) {
+        if (col + u32(e) < p.k) {
             let iy = oy * cm[6] - cm[8] + ky * cm[10];
             let ix = ox * cm[7] - cm[9] + kx * cm[11];
             if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
                 v[e] = b[i32(base) + ((n * cm[12] + ci) * h + iy) * w + ix];
             }
         }
-        kx += 1;
-        if (kx == kw) {
-            kx = 0;
-            ky += 1;
-            if (ky == kh) {
-                ky = 0;
-                ci += 1;
+        ox += 1;
+        if (ox == ow) {
+            ox = 0;
+            oy += 1;
+            if (oy == oh) {
+                oy = 0;
+                n += 1;
             }
         }
     }
@@ -122,8 +135,19 @@ fn x_taps4(base: u32, row: u32, col: u32) -> vec4<f32> {
 
 fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
     if (MODE == 2u) {
-        return x_taps4(base, row, col);
+        return x_pixels4(base, row, col);
     }
+    if (SWAP) {  // row: k, col: input channels ci..ci+3
+        return vec4<f32>(a_at(base, col, row, p.n), a_at(base, col + 1u, row, p.n),
+                         a_at(base, col + 2u, row, p.n), a_at(base, col + 3u, row, p.n));
+    }
+    return gather4(base, row, col, p.n);
+}
+
+// B of the forward and the input gradient (A when SWAP): the input under tap `row` of the
+// k = (channel, ky, kx) axis, or the output gradient that reaches input pixel col, for pixels
+// col..col+3 (of `cols`).
+fn gather4(base: u32, row: u32, col: u32, cols: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
     if (row >= p.k) {
         return v;
@@ -143,7 +167,7 @@ fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var y = pix / gw;
     var x = pix - y * gw;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.n) {
+        if (col + u32(e) < cols) {
             if (!DGRAD) {
                 let iy = y * cm[6] - cm[8] + ky * cm[10];
                 let ix = x * cm[7] - cm[9] + kx * cm[11];
@@ -176,6 +200,18 @@ fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
 
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row >= p.m) {
+        return;
+    }
+    if (SWAP) {  // pixel `row`, input channels col..col+3 of the group
+        let plane = cm[0] * cm[1];
+        let n = i32(row) / plane;
+        let pix = i32(row) - n * plane;
+        for (var e = 0u; e < 4u; e++) {
+            if (col + e < p.n) {
+                let i = n * cm[12] * plane + i32(base) + i32(col + e) * plane + pix;
+                c[i] = pyrite_out(v[e], i);
+            }
+        }
         return;
     }
     if (MODE == 2u) {  // dense (cog, cg*KH*KW) rows

@@ -1,7 +1,8 @@
 """conv2d and its two gradients as WGSL kernels: `shaders/conv2d.wgsl` (direct convolution,
 4 output channels per invocation), `conv2d_input_grad.wgsl` (one invocation per input pixel,
 gathering over the taps that reached it) and `conv2d_weight_grad.wgsl` (one workgroup per
-weight, a tree sum over batch and pixels).
+channel pair, chunk of taps and slice of the batch's pixels, every tap of the chunk summed in
+registers), or the implicit GEMMs of `conv_gemm.py`.
 
 All three read padding, stride, dilation and groups from run-time metadata, so one compiled
 pipeline serves every conv layer; padding is never materialised. They take f32 tensors in any
@@ -18,14 +19,14 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, matmul_config
+from . import conv_gemm, matmul_variants
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .matmul_config import CONFIGS
 from .tensor import GpuTensor
 
-_REDUCE_WORKGROUP = 64  # invocations summing one weight's N*OH*OW terms
+_REDUCE_WORKGROUP = 64  # invocations of a direct weight-gradient workgroup
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
@@ -58,6 +59,7 @@ def _pipeline(k: Kernels, template: str, workgroup: int,
 
 _DIRECT = "direct"
 _GEMM = "gemm/"
+_GEMM_T = "gemm_t/"  # the input gradient's transposed GEMM (conv_gemm.INPUT_GRAD_T)
 
 
 def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, padding: Pads,
@@ -66,26 +68,28 @@ def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, pa
     return conv_out_size(padded, (w_shape[2], w_shape[3]), stride, dilation)
 
 
-def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
-    """The heuristic (autotune off, or its first guess): whether the implicit GEMM beats the
-    direct kernel, for a GEMM of M x K @ K x N per group. From each conv layer of the MNIST
-    model and SqueezeNet 1.1 on the H100 (benchmarks/results/conv_layers_h100.json): the
-    forward GEMM wins from 32 output channels, or 16 with a reduction of 128 (MNIST's conv2,
-    16 channels x 72, runs 1.9x faster direct); the input gradient's GEMM wins on 1x1 kernels
-    only (a 3x3's has M = the few input channels, and the direct kernel, a conv with the
-    flipped kernel, runs 1.3-2x faster); the weight gradient's from 32768 weights per group
-    (the direct kernel's workgroup per weight wins below, 2-10x on the small layers)."""
+def preferred_form(family: str, m: int, n: int, kdim: int, taps: int) -> str:
+    """The heuristic (autotune off, or autotune's first guess): "direct", "gemm" or, for the
+    input gradient, "gemm_t" (its transposed GEMM), for a GEMM of M x K @ K x N per group
+    (`conv_gemm.sizes`' untransposed sizes). From each conv layer of the MNIST model and
+    SqueezeNet 1.1 on the H100 (benchmarks/results/conv_layers_h100_s4_sweep.json):
+    the forward GEMM wins from 32 output channels, or 16 with a reduction of 128; the input
+    gradient's GEMM on a 1x1 kernel from 16 input channels, and on a larger kernel in the
+    transposed form (pixels as rows, so the few input channels fill tile columns, not rows);
+    the weight gradient's GEMM from 32768 weights per group."""
     if family == "conv2d_input_grad_kernel":
-        return taps == 1 and m >= 16
+        if m < 16:
+            return _DIRECT
+        return _GEMM[:-1] if taps == 1 else _GEMM_T[:-1]
     if family == "conv2d_weight_grad_kernel":
-        return m * n >= 32768
-    return m >= 32 or (m >= 16 and kdim >= 128)
+        return _GEMM[:-1] if m * n >= 32768 else _DIRECT
+    return _GEMM[:-1] if m >= 32 or (m >= 16 and kdim >= 128) else _DIRECT
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object]) -> str:
-    """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (`prefers_gemm`, with `choose_config`'s tile)."""
+    """"direct", "gemm/<tile>" or "gemm_t/<tile>" for a conv of this shape bucket: timed by
+    autotune, else the heuristic (`preferred_form`, with `conv_gemm.choose_tile`'s tile)."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
@@ -95,6 +99,8 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
+        if family == "conv2d_input_grad_kernel":
+            tiled += [_GEMM_T + c.name for c in conv_gemm.tiles(k, n, m, kdim, groups)]
         return [first] + [c for c in (_DIRECT, *tiled) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
@@ -103,9 +109,12 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                workgroup_bytes: int) -> str:
-    if not prefers_gemm(family, m, n, kdim, taps):
+    form = preferred_form(family, m, n, kdim, taps)
+    if form == _DIRECT:
         return _DIRECT
-    return _GEMM + matmul_config.choose_config(m, n, kdim, groups, workgroup_bytes).name
+    if form + "/" == _GEMM_T:
+        return _GEMM_T + conv_gemm.choose_tile(n, m, kdim, groups, workgroup_bytes).name
+    return _GEMM + conv_gemm.choose_tile(m, n, kdim, groups, workgroup_bytes).name
 
 
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
@@ -168,10 +177,11 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     def launch(name: str) -> None:
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups)
-        else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
-                          tuple(input_shape), stride, padding, dilation, groups,
-                          conv_gemm.INPUT_GRAD)
+            return
+        form, tile = name.split("/")
+        mode = conv_gemm.INPUT_GRAD_T if form + "/" == _GEMM_T else conv_gemm.INPUT_GRAD
+        conv_gemm.run(k, CONFIGS[tile], out, grad, k.contiguous(weight), None,
+                      tuple(input_shape), stride, padding, dilation, groups, mode)
 
     gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
@@ -237,14 +247,40 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
     return out
 
 
+def weight_grad_slices(pairs_chunks: int, terms: int) -> int:
+    """Slices of the direct weight gradient's reduction (`terms` = N*OH*OW): enough that the
+    (channel pair, tap chunk, slice) workgroups reach WEIGHT_GRAD_WORKGROUPS, each slice at
+    least WEIGHT_GRAD_MIN_TERMS long, at most WEIGHT_GRAD_MAX_SLICES (1: no partial sums)."""
+    want = -(-WEIGHT_GRAD_WORKGROUPS // pairs_chunks)
+    return max(1, min(WEIGHT_GRAD_MAX_SLICES, want, terms // WEIGHT_GRAD_MIN_TERMS))
+
+
+WEIGHT_GRAD_TAPS = 16  # taps per workgroup of the direct weight gradient at most (registers)
+WEIGHT_GRAD_WORKGROUPS = 2048  # workgroups the slices aim for (about 16 per H100 SM)
+WEIGHT_GRAD_MIN_TERMS = 256  # reduction terms per slice at least (4 per invocation)
+WEIGHT_GRAD_MAX_SLICES = 128
+
+
 def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTensor,
                         stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
-    meta = [out.numel, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding,
-                                  dilation, groups), x.shape[0]]
-    wg = k.autotune.workgroup(
-        "conv2d_weight_grad", (out.numel, grad.numel // grad.shape[1]), DType.F32,
-        _REDUCE_WORKGROUP,
-        lambda: _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups))
-    k.launch(_pipeline(k, "conv2d_weight_grad", wg),
-             [k.meta(meta), x.block.buffer, grad.block.buffer, out.block.buffer],
-             k.grid(out.numel))
+    """conv2d_weight_grad.wgsl into `out`: a workgroup per (co, c) channel pair, chunk of taps
+    and slice of the batch's output pixels; several slices write partial sums that
+    `matmul_variants.add_partials` adds."""
+    c_out, cg, kh, kw = out.shape
+    taps = kh * kw
+    chunk = min(taps, WEIGHT_GRAD_TAPS)
+    chunks = -(-taps // chunk)
+    terms = grad.numel // grad.shape[1]
+    slices = weight_grad_slices(c_out * cg * chunks, terms)
+    length = -(-terms // slices)
+    count = c_out * cg * chunks * slices
+    meta = [count, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding, dilation,
+                              groups), x.shape[0], chunks, slices, length, out.numel]
+    target = out if slices == 1 else k.empty((slices, out.numel), DType.F32, "conv2d_wgrad")
+    key = KernelKey("conv2d_weight_grad", "", _F32, 0, (_REDUCE_WORKGROUP, chunk))
+    pipeline = k.cached(key) or k.pipeline(key, render(
+        "conv2d_weight_grad.wgsl", workgroup=_REDUCE_WORKGROUP, taps=chunk))
+    k.launch(pipeline, [k.meta(meta), x.block.buffer, grad.block.buffer, target.block.buffer],
+             k.grid(count))
+    if slices > 1:
+        matmul_variants.add_partials(k, target, out, 1, slices)

@@ -31,7 +31,7 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
 
 def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
     """Make the heuristic answer `gemm` for every conv (a fresh cache, restored afterwards)."""
-    monkeypatch.setattr(conv, "prefers_gemm", lambda *args: gemm)
+    monkeypatch.setattr(conv, "preferred_form", lambda *args: "gemm" if gemm else "direct")
     monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
 
 
@@ -61,6 +61,10 @@ def test_every_candidate_agrees_with_numpy(gpu, ref, down, xs, ws, stride, pads,
     for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.INPUT_GRAD):
         out = k.empty(xs, gx.dtype, "test")
         conv_gemm.run(k, CONFIGS[name], out, gg, gw, None, xs, *args, conv_gemm.INPUT_GRAD)
+        np.testing.assert_allclose(down(out), want_dx, rtol=1e-4, atol=1e-4, err_msg=name)
+    for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.INPUT_GRAD_T):
+        out = k.empty(xs, gx.dtype, "test")
+        conv_gemm.run(k, CONFIGS[name], out, gg, gw, None, xs, *args, conv_gemm.INPUT_GRAD_T)
         np.testing.assert_allclose(down(out), want_dx, rtol=1e-4, atol=1e-4, err_msg=name)
     for name in _variants(gpu, xs, ws, want.shape[2:], groups, conv_gemm.WEIGHT_GRAD):
         out = k.empty(ws, gx.dtype, "test")
@@ -93,16 +97,37 @@ def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) ->
     np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("xs, ws, pads", [
+    ((2, 8, 26, 26), (16, 8, 3, 3), ((0, 0), (0, 0))),  # MNIST's conv2: 128 pairs x slices
+    ((2, 2, 24, 23), (3, 2, 7, 5), ((3, 3), (2, 2))),  # 35 taps: three chunks of 16
+])
+def test_direct_weight_gradient_in_slices_and_tap_chunks(gpu, ref, down, xs, ws, pads) -> None:
+    rng = np.random.default_rng(7)
+    args = ((1, 1), pads, (1, 1), 1)
+    x = rng.normal(size=xs).astype(np.float32)
+    oh = xs[2] + sum(pads[0]) - ws[2] + 1
+    g = rng.normal(size=(xs[0], ws[0], oh, xs[3] + sum(pads[1]) - ws[3] + 1)).astype(np.float32)
+    want = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
+    chunks = -(-ws[2] * ws[3] // conv.WEIGHT_GRAD_TAPS)
+    assert conv.weight_grad_slices(ws[0] * ws[1] * chunks, xs[0] * g.shape[2] * g.shape[3]) > 1
+    out = gpu.kernels.empty(ws, _up(gpu, x).dtype, "test")
+    conv._direct_weight_grad(gpu.kernels, out, _up(gpu, x), _up(gpu, g), *args)
+    np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
+
+
 def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     k = gpu.kernels
     monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
     # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) and MNIST's conv2 (16 x 72)
     assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print).startswith("gemm/")
     assert conv._choose(k, "conv2d_kernel", (16, 4096, 72), 1, 9, print) == "direct"
-    # input gradient: a 1x1 conv's runs as a GEMM, a 3x3's direct
+    # input gradient: a 1x1 conv's runs as a GEMM, a 3x3's as the transposed GEMM (pixels as
+    # rows) from 16 input channels, MNIST's conv2 (8 input channels) direct
     assert conv._choose(k, "conv2d_input_grad_kernel", (64, 4096, 16), 1, 1,
                         print).startswith("gemm/")
-    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 4096, 576), 1, 9, print) == "direct"
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 4096, 576), 1, 9,
+                        print).startswith("gemm_t/")
+    assert conv._choose(k, "conv2d_input_grad_kernel", (8, 43264, 144), 1, 9, print) == "direct"
     # weight gradient: SqueezeNet's conv10 (1000 x 512) as a GEMM, MNIST's conv2 (16 x 72) not
     assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 2704), 1, 1,
                         print).startswith("gemm/")
