@@ -219,6 +219,7 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         row["sweep"] = {op: {name: round(timed(make, hold)["median_ms"], 5)
                              for name, make in variants.items()}
                         for op, variants in _sweep(p, layer, gx, gw, gb, gdy).items()}
+        row["heuristic"] = _heuristic_picks(p, layer)
     hold.clear()
     if pt is not None:
         for name, make in pt["ops"].items():
@@ -249,7 +250,7 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     out_hw = y.shape[2:]
 
     def tile(mode: int) -> Any:
-        return cg.default_tile(k, *cg.sizes(xs, layer["w"], out_hw, groups, mode), groups)
+        return cg.default_tile(k, cg.sizes(xs, layer["w"], out_hw, groups, mode)[0], mode)
 
     t_f, t_d, t_w = tile(cg.FORWARD), tile(cg.INPUT_GRAD), tile(cg.WEIGHT_GRAD)
     return {
@@ -270,9 +271,9 @@ SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u1
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
            gdy: Any) -> dict[str, dict[str, Any]]:
-    """--sweep: each op on the direct kernel and on every GEMM form (the input gradient's two
-    orientations) with each tile of SWEEP_TILES, into preallocated outputs (ms per op in the
-    JSON's `sweep`): the data the autotune-off rule (`conv.prefers_gemm`) is fitted to."""
+    """--sweep: each op on the direct kernel and on the GEMM with each tile of SWEEP_TILES,
+    into preallocated outputs (ms per op in the JSON's `sweep`): the data the autotune-off
+    rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
@@ -290,7 +291,6 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
         "weight_grad": {"direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv)}}
     forms = (("forward", cg.FORWARD, "gemm", y, gx, gw, gb),
              ("input_grad", cg.INPUT_GRAD, "gemm", dx, gdy, gw, None),
-             ("input_grad", cg.INPUT_GRAD_T, "gemm_t", dx, gdy, gw, None),
              ("weight_grad", cg.WEIGHT_GRAD, "gemm", dw, gx, gdy, None))
     for op, mode, tag, out, a, b, bias in forms:
         for tile in SWEEP_TILES:
@@ -299,6 +299,44 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
                 lambda cfg=cfg, mode=mode, out=out, a=a, b=b, bias=bias:
                 cg.run(k, cfg, out, a, b, bias, xs, *conv, mode))
     return ops
+
+
+def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
+    """The variant (a `sweep` key) the autotune-off rule picks for each op of the layer."""
+    from pyrite.webgpu import conv as wconv
+    from pyrite.webgpu import conv_gemm as cg
+
+    k = p.raw.kernels
+    xs, ws, groups = layer["x"], layer["w"], layer["groups"]
+    out_hw = out_shape(layer)[2:]
+    taps = ws[2] * ws[3]
+    wb = k.runtime.limits.max_compute_workgroup_storage_size
+    families = {"forward": ("conv2d_kernel", cg.FORWARD),
+                "input_grad": ("conv2d_input_grad_kernel", cg.INPUT_GRAD),
+                "weight_grad": ("conv2d_weight_grad_kernel", cg.WEIGHT_GRAD)}
+    return {op: wconv._heuristic(family, *cg.sizes(xs, ws, out_hw, groups, mode), groups, taps,
+                                 wb)
+            for op, (family, mode) in families.items()}
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many layer-ops reach half of cuDNN's speed: as dispatched (`<op>` rows), and with
+    --sweep, for the heuristic's pick and for the fastest variant, each launched directly."""
+    ops = ("forward", "input_grad", "weight_grad")
+    out: dict[str, Any] = {"layer_ops": len(rows) * 3}
+    timed = [(r, op) for r in rows for op in ops if f"ratio_{op}" in r]
+    if not timed:
+        return out
+    out["dispatched_at_half"] = sum(r[f"ratio_{op}"] >= 0.5 for r, op in timed)
+    swept = [(r, op) for r, op in timed if "sweep" in r]
+    if swept:
+        out["heuristic_at_half"] = sum(
+            r[f"torch_{op}"]["median_ms"] / r["sweep"][op][r["heuristic"][op]] >= 0.5
+            for r, op in swept)
+        out["best_at_half"] = sum(
+            r[f"torch_{op}"]["median_ms"] / min(r["sweep"][op].values()) >= 0.5
+            for r, op in swept)
+    return out
 
 
 def _numpy_refs(x: np.ndarray, w: np.ndarray, bias: np.ndarray, dy: np.ndarray,
@@ -400,11 +438,13 @@ def main() -> int:
                    "ratio": "torch ms / pyrite ms (> 1: pyrite faster)"},
         "autotune_choices": tune.choices(),
         "autotune_ms": tune.timings(),
+        "summary": _summary(rows),
         "layers": rows,
     }
     if args.out:
         write_results(args.out, result)
         print(f"wrote {args.out}")
+    print("summary:", result["summary"])
     return 0 if all(r["ok"] for r in rows) else 1
 
 

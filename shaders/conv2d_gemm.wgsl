@@ -15,28 +15,22 @@
 //   A[co, j] = dy[n, co, oy, ox], B[j, k] = x[n, ci, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw],
 //   k = (ci, ky, kx), loaded along j (layout "nt"); C is dense (cog, cg*KH*KW) per group, or a
 //   partial sum of it per slice of j when the matmul splits K (the caller adds them up).
-// input gradient, pixels as rows (MODE 3): the transpose of MODE 1, C[j, ci] = sum over k of
-//   B1[k, j] * A1[ci, k] with MODE 1's operands, so M = N*H*W and N = cg: a layer with few input
-//   channels fills whole tiles. A is MODE 1's dy gather read along j (layout "tn": stored as K
-//   rows of M), B the weight (MODE 1's A, transposed); the bindings stay a = weight, b = dy
-//   (p.stride_a steps dy's groups, p.stride_b the weight's); C goes to dx[n, ci, iy, ix].
 // Matmul sizes: forward M = cog, N = N*OH*OW, K = cg*KH*KW; input gradient M = cg, N = N*H*W,
-// K = cog*KH*KW (MODE 3: M = N*H*W, N = cg); weight gradient M = cog, N = cg*KH*KW, K = N*OH*OW. 4 consecutive pixels of a
+// K = cog*KH*KW; weight gradient M = cog, N = cg*KH*KW, K = N*OH*OW. 4 consecutive pixels of a
 // load or store walk (x, y, n) with carries, so a vec4 costs one division chain, not four.
 //
 // Bindings (after matmul_tiled's 0 a, 1 b, 2 c, 3 p):
 //   4 cm: array<i32> = [H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, C_in, C_out, cg, cog,
 //                       has_bias]
 //   5 bias: array<f32> (C_out; any buffer when has_bias is 0; unused by the input gradient)
-// Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ epilogue }} (module-scope WGSL defining
+// Placeholders: {{ mode }} (0, 1 or 2, as above), {{ epilogue }} (module-scope WGSL defining
 //   `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i).
 
 @group(0) @binding(4) var<storage, read> cm: array<i32>;
 @group(0) @binding(5) var<storage, read> bias: array<f32>;
 
 const MODE: u32 = {{ mode }}u;
-const SWAP: bool = MODE == 3u;  // the input gradient with pixels as rows
-const DGRAD: bool = MODE == 1u || SWAP;
+const DGRAD: bool = MODE == 1u;
 
 {{ epilogue }}
 
@@ -45,9 +39,9 @@ fn grid_h() -> i32 { if (DGRAD) { return cm[0]; } return cm[2]; }
 fn grid_w() -> i32 { if (DGRAD) { return cm[1]; } return cm[3]; }
 
 // The weight as the forward's A (row co, col k = (ci, ky, kx)) or the input gradient's
-// (row ci, col k = (co, ky, kx)); `rows` bounds the row (p.m, or p.n when SWAP).
-fn a_at(base: u32, row: u32, col: u32, rows: u32) -> f32 {
-    if (row >= rows || col >= p.k) {
+// (row ci, col k = (co, ky, kx)).
+fn a_at(base: u32, row: u32, col: u32) -> f32 {
+    if (row >= p.m || col >= p.k) {
         return 0.0;
     }
     if (!DGRAD) {
@@ -62,11 +56,8 @@ fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
     if (MODE == 2u) {
         return dy_row4(base, row, col);
     }
-    if (SWAP) {  // row: k, col: pixels j..j+3
-        return gather4(base, row, col, p.m);
-    }
-    return vec4<f32>(a_at(base, row, col, p.m), a_at(base, row, col + 1u, p.m),
-                     a_at(base, row, col + 2u, p.m), a_at(base, row, col + 3u, p.m));
+    return vec4<f32>(a_at(base, row, col), a_at(base, row, col + 1u), a_at(base, row, col + 2u),
+                     a_at(base, row, col + 3u));
 }
 
 // Weight gradient's A: dy[n, co, pixel j..j+3] of output channel `row` (base: the group's
@@ -137,17 +128,6 @@ fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
     if (MODE == 2u) {
         return x_pixels4(base, row, col);
     }
-    if (SWAP) {  // row: k, col: input channels ci..ci+3
-        return vec4<f32>(a_at(base, col, row, p.n), a_at(base, col + 1u, row, p.n),
-                         a_at(base, col + 2u, row, p.n), a_at(base, col + 3u, row, p.n));
-    }
-    return gather4(base, row, col, p.n);
-}
-
-// B of the forward and the input gradient (A when SWAP): the input under tap `row` of the
-// k = (channel, ky, kx) axis, or the output gradient that reaches input pixel col, for pixels
-// col..col+3 (of `cols`).
-fn gather4(base: u32, row: u32, col: u32, cols: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
     if (row >= p.k) {
         return v;
@@ -167,7 +147,7 @@ fn gather4(base: u32, row: u32, col: u32, cols: u32) -> vec4<f32> {
     var y = pix / gw;
     var x = pix - y * gw;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < cols) {
+        if (col + u32(e) < p.n) {
             if (!DGRAD) {
                 let iy = y * cm[6] - cm[8] + ky * cm[10];
                 let ix = x * cm[7] - cm[9] + kx * cm[11];
@@ -200,18 +180,6 @@ fn gather4(base: u32, row: u32, col: u32, cols: u32) -> vec4<f32> {
 
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row >= p.m) {
-        return;
-    }
-    if (SWAP) {  // pixel `row`, input channels col..col+3 of the group
-        let plane = cm[0] * cm[1];
-        let n = i32(row) / plane;
-        let pix = i32(row) - n * plane;
-        for (var e = 0u; e < 4u; e++) {
-            if (col + e < p.n) {
-                let i = n * cm[12] * plane + i32(base) + i32(col + e) * plane + pix;
-                c[i] = pyrite_out(v[e], i);
-            }
-        }
         return;
     }
     if (MODE == 2u) {  // dense (cog, cg*KH*KW) rows

@@ -59,7 +59,6 @@ def _pipeline(k: Kernels, template: str, workgroup: int,
 
 _DIRECT = "direct"
 _GEMM = "gemm/"
-_GEMM_T = "gemm_t/"  # the input gradient's transposed GEMM (conv_gemm.INPUT_GRAD_T)
 
 
 def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, padding: Pads,
@@ -68,28 +67,29 @@ def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, pa
     return conv_out_size(padded, (w_shape[2], w_shape[3]), stride, dilation)
 
 
-def preferred_form(family: str, m: int, n: int, kdim: int, taps: int) -> str:
-    """The heuristic (autotune off, or autotune's first guess): "direct", "gemm" or, for the
-    input gradient, "gemm_t" (its transposed GEMM), for a GEMM of M x K @ K x N per group
-    (`conv_gemm.sizes`' untransposed sizes). From each conv layer of the MNIST model and
-    SqueezeNet 1.1 on the H100 (benchmarks/results/conv_layers_h100_s4_sweep.json):
-    the forward GEMM wins from 32 output channels, or 16 with a reduction of 128; the input
-    gradient's GEMM on a 1x1 kernel from 16 input channels, and on a larger kernel in the
-    transposed form (pixels as rows, so the few input channels fill tile columns, not rows);
-    the weight gradient's GEMM from 32768 weights per group."""
-    if family == "conv2d_input_grad_kernel":
-        if m < 16:
-            return _DIRECT
-        return _GEMM[:-1] if taps == 1 else _GEMM_T[:-1]
+def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
+    """The heuristic (autotune off, or autotune's first guess): whether the implicit GEMM
+    beats the direct kernel, for a GEMM of M x K @ K x N per group (`conv_gemm.sizes`). Fitted
+    to every conv of the MNIST model and SqueezeNet 1.1, each op timed on the direct kernel and
+    on the GEMM with each of six tiles on the H100
+    (benchmarks/results/conv_layers_h100_s4_sweep.json):
+    - forward: the GEMM from 32 output channels, and from 16 on a 1x1 kernel. Below that the
+      direct kernel's 4 channels per invocation reuse each input read across a window's taps
+      (MNIST's conv2, 16 channels of 3x3, ran 51 us direct against 64 as a GEMM).
+    - input gradient: the GEMM from 32 input channels, and from 16 on a 1x1 kernel (a 3x3
+      with 16 input channels ran 317 us direct, 416 as the fastest GEMM; with 32-64, the GEMM
+      won by 7-15%; a first layer's 3 channels at stride 2 ran 6x faster direct).
+    - weight gradient: the GEMM from 1024 weights per group (its K split in slices); below it
+      the direct kernel (MNIST's conv1, 72 weights: 139 us against 166)."""
     if family == "conv2d_weight_grad_kernel":
-        return _GEMM[:-1] if m * n >= 32768 else _DIRECT
-    return _GEMM[:-1] if m >= 32 or (m >= 16 and kdim >= 128) else _DIRECT
+        return m * n >= 1024
+    return m >= 32 or (m >= 16 and taps == 1)
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object]) -> str:
-    """"direct", "gemm/<tile>" or "gemm_t/<tile>" for a conv of this shape bucket: timed by
-    autotune, else the heuristic (`preferred_form`, with `conv_gemm.choose_tile`'s tile)."""
+    """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
+    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile)."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
@@ -99,8 +99,6 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
-        if family == "conv2d_input_grad_kernel":
-            tiled += [_GEMM_T + c.name for c in conv_gemm.tiles(k, n, m, kdim, groups)]
         return [first] + [c for c in (_DIRECT, *tiled) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
@@ -109,12 +107,11 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                workgroup_bytes: int) -> str:
-    form = preferred_form(family, m, n, kdim, taps)
-    if form == _DIRECT:
+    if not prefers_gemm(family, m, n, kdim, taps):
         return _DIRECT
-    if form + "/" == _GEMM_T:
-        return _GEMM_T + conv_gemm.choose_tile(n, m, kdim, groups, workgroup_bytes).name
-    return _GEMM + conv_gemm.choose_tile(m, n, kdim, groups, workgroup_bytes).name
+    mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,
+            "conv2d_weight_grad_kernel": conv_gemm.WEIGHT_GRAD}.get(family, conv_gemm.FORWARD)
+    return _GEMM + conv_gemm.choose_tile(m, mode, workgroup_bytes).name
 
 
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
@@ -178,10 +175,9 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups)
             return
-        form, tile = name.split("/")
-        mode = conv_gemm.INPUT_GRAD_T if form + "/" == _GEMM_T else conv_gemm.INPUT_GRAD
-        conv_gemm.run(k, CONFIGS[tile], out, grad, k.contiguous(weight), None,
-                      tuple(input_shape), stride, padding, dilation, groups, mode)
+        conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
+                      tuple(input_shape), stride, padding, dilation, groups,
+                      conv_gemm.INPUT_GRAD)
 
     gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
@@ -258,7 +254,7 @@ def weight_grad_slices(pairs_chunks: int, terms: int) -> int:
 WEIGHT_GRAD_TAPS = 16  # taps per workgroup of the direct weight gradient at most (registers)
 WEIGHT_GRAD_WORKGROUPS = 2048  # workgroups the slices aim for (about 16 per H100 SM)
 WEIGHT_GRAD_MIN_TERMS = 256  # reduction terms per slice at least (4 per invocation)
-WEIGHT_GRAD_MAX_SLICES = 128
+WEIGHT_GRAD_MAX_SLICES = 32  # the sum kernel reads a weight's slices in turn: 128 took 28 us
 
 
 def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTensor,

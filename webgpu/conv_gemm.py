@@ -39,9 +39,7 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
             c_out // groups, int(has_bias)]
 
 
-FORWARD, INPUT_GRAD, WEIGHT_GRAD, INPUT_GRAD_T = 0, 1, 2, 3  # conv2d_gemm.wgsl's MODE
-# INPUT_GRAD_T: the input gradient as the transposed product (pixels as rows, input channels
-# as columns), for layers whose few input channels would leave INPUT_GRAD's tile rows idle
+FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
 MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
 
@@ -49,15 +47,12 @@ MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
           mode: int) -> tuple[int, int, int]:
     """(M, N, K) of the GEMM per group: forward (cog, N*OH*OW, cg*KH*KW), input gradient
-    (cg, N*H*W, cog*KH*KW) or, transposed, (N*H*W, cg, cog*KH*KW), weight gradient
-    (cog, cg*KH*KW, N*OH*OW)."""
+    (cg, N*H*W, cog*KH*KW), weight gradient (cog, cg*KH*KW, N*OH*OW)."""
     n, _, h, w = x_shape
     c_out, cg, kh, kw = w_shape
     cog = c_out // groups
     if mode == INPUT_GRAD:
         return cg, n * h * w, cog * kh * kw
-    if mode == INPUT_GRAD_T:
-        return n * h * w, cg, cog * kh * kw
     if mode == WEIGHT_GRAD:
         return cog, cg * kh * kw, n * out_hw[0] * out_hw[1]
     return cog, n * out_hw[0] * out_hw[1], cg * kh * kw
@@ -90,8 +85,6 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     count, length = 1, kdim
     if mode == INPUT_GRAD:  # per group: cog weight rows, cog dy channels, cg dx channels
         strides = (cog * cg * kh * kw, cog * plane, cg * h * w)
-    elif mode == INPUT_GRAD_T:  # A is dy's gather, B the weight (bindings a, b stay)
-        strides = (cog * plane, cog * cg * kh * kw, cg * h * w)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
         count, length = splits(cfg, m, n, kdim, groups)
         strides = (cog * plane, cg * h * w, m * n)
@@ -109,8 +102,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     if epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
-    # the operand that walks pixels is read along them (conv2d_gemm.wgsl)
-    layout = {WEIGHT_GRAD: "nt", INPUT_GRAD_T: "tn"}.get(mode, "nn")
+    layout = "nt" if mode == WEIGHT_GRAD else "nn"  # x read along the pixels (conv2d_gemm.wgsl)
     key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, *cfg.cache_key(False, layout),
                                                         *extra))
     pipeline = k.cached(key)
@@ -125,41 +117,44 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
 
 
 def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:
-    """The tile configurations worth timing for a GEMM of these sizes (best guess first)."""
+    """The tile configurations worth timing for a GEMM of these sizes: the heuristic's two
+    (WIDE, NARROW), then `matmul_config.candidates`' (`most` in all)."""
     limits = k.runtime.limits
-    return matmul_config.candidates(m, n, kdim, groups,
-                                    limits.max_compute_workgroup_storage_size,
-                                    limits.max_compute_invocations_per_workgroup,
-                                    matmul_variants.subgroups_usable(k))[:most]
+    found = [c for c in (matmul_config.CONFIGS[WIDE], matmul_config.CONFIGS[NARROW])
+             if c.workgroup_bytes <= limits.max_compute_workgroup_storage_size]
+    found += matmul_config.candidates(m, n, kdim, groups,
+                                      limits.max_compute_workgroup_storage_size,
+                                      limits.max_compute_invocations_per_workgroup,
+                                      matmul_variants.subgroups_usable(k))
+    return list(dict.fromkeys(found))[:most]
 
 
-# The tiles the heuristic chooses from, largest first: the matmul ladder's with the rectangular
-# ones between, so a GEMM with 33-64 rows (or columns) need not run half-empty 128-row tiles.
-TILE_LADDER = ("t128x128x8_8x8_u8_pp", "t64x128x8_8x8_u8", "t128x64x8_8x8_u8",
-               "t64x64x16_4x4_u16_pp", "t32x64x16_4x4_u16", "t32x32x16_4x4_u16")
+# The heuristic's tiles: measured on the H100 over every conv GEMM of the MNIST model and
+# SqueezeNet 1.1, forward and both gradients (benchmarks/results/conv_layers_h100_s4_sweep.json),
+# 64x64 (ping-pong) was the fastest of six tiles on most, and 32x64 on forward and input
+# gradient GEMMs with at most 32 rows (a 64-row tile would run half empty); the weight
+# gradient, whose split K makes the workgroups whatever the tile, ran 3-20% faster on 64x64
+# there too. Larger tiles lost wherever they left fewer workgroups than the GPU has
+# multiprocessors, which is most of these layers.
+WIDE = "t64x64x16_4x4_u16_pp"
+NARROW = "t32x64x16_4x4_u16"  # at most 32 rows of the GEMM (output or input channels)
+FALLBACK = "t32x32x16_4x4_u16"  # the least workgroup memory (8 KiB)
 
 
-def choose_tile(m: int, n: int, kdim: int, groups: int,
-                max_workgroup_bytes: int = 16384) -> TileConfig:
-    """The heuristic's tile for a conv GEMM of M x K @ K x N per group: the largest of
-    TILE_LADDER no taller than M nor wider than N (each rounded up to a power of two, at
-    least 32) that still gives `matmul_config.MIN_WORKGROUPS` workgroups, else the smallest
-    that fits; each within the device's workgroup memory."""
-    rows = max(32, 1 << (m - 1).bit_length())
-    cols = max(32, 1 << (n - 1).bit_length())
-    fitting = [c for c in (matmul_config.CONFIGS[name] for name in TILE_LADDER)
-               if c.workgroup_bytes <= max_workgroup_bytes and c.bm <= rows and c.bn <= cols]
-    for cfg in fitting:
-        x, y, z = cfg.dispatch(m, n, groups)
-        if x * y * z >= matmul_config.MIN_WORKGROUPS:
-            return cfg
-    return fitting[-1]
+def choose_tile(m: int, mode: int, max_workgroup_bytes: int = 16384) -> TileConfig:
+    """The heuristic's tile for a conv GEMM (`mode`) with M rows per group: NARROW up to 32
+    rows (not for the weight gradient), else WIDE; FALLBACK where the device gives less
+    workgroup memory than that tile needs."""
+    cfg = matmul_config.CONFIGS[NARROW if m <= 32 and mode != WEIGHT_GRAD else WIDE]
+    if cfg.workgroup_bytes > max_workgroup_bytes:
+        return matmul_config.CONFIGS[FALLBACK]
+    return cfg
 
 
-def default_tile(k: Kernels, m: int, n: int, kdim: int, groups: int) -> TileConfig:
-    """The heuristic's tile (no timing)."""
-    return choose_tile(m, n, kdim, groups, k.runtime.limits.max_compute_workgroup_storage_size)
+def default_tile(k: Kernels, m: int, mode: int) -> TileConfig:
+    """The heuristic's tile (no timing) for a GEMM of M rows in `mode`."""
+    return choose_tile(m, mode, k.runtime.limits.max_compute_workgroup_storage_size)
 
 
-__all__ = ["EPILOGUE_BINDING", "FORWARD", "INPUT_GRAD", "INPUT_GRAD_T", "TILE_LADDER",
-           "WEIGHT_GRAD", "choose_tile", "default_tile", "run", "sizes", "splits", "tiles"]
+__all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "WEIGHT_GRAD",
+           "WIDE", "choose_tile", "default_tile", "run", "sizes", "splits", "tiles"]
