@@ -166,37 +166,68 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
                       groups: int) -> GpuTensor:
     """d conv2d / d x: dense (N, C_in, H, W) from the output gradient (N, C_out, OH, OW); the
     direct kernels or the implicit GEMM, chosen as `conv2d` chooses."""
+    out = conv2d_input_grad_fused(k, grad, weight, input_shape, stride, padding, dilation,
+                                  groups, None)
+    assert out is not None  # declined only with an epilogue
+    return out
+
+
+def conv2d_input_grad_fused(k: Kernels, grad: GpuTensor, weight: GpuTensor,
+                            input_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                            dilation: Pair, groups: int,
+                            epilogue: Epilogue | None) -> GpuTensor | None:
+    """`conv2d_input_grad` with fusion's `epilogue` computing what is stored from each input
+    gradient value (the mask of the activation before the conv, in a backward pass); None
+    where the kernel chosen takes no epilogue (the strided direct gather)."""
     grad = k.contiguous(grad)
     out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
     if out.numel == 0:
         return out
 
-    def launch(name: str) -> None:
+    def launch(name: str, ep: Epilogue | None = None) -> None:
         if name == _DIRECT:
-            _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups)
+            _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
             return
         conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
                       tuple(input_shape), stride, padding, dilation, groups,
-                      conv_gemm.INPUT_GRAD)
+                      conv_gemm.INPUT_GRAD, ep)
 
     gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
     taps = weight.shape[2] * weight.shape[3]
-    launch(_choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch))
+    name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch)
+    if epilogue is not None and name == _DIRECT and \
+            _flipped_padding(weight.shape, stride, padding, dilation) is None:
+        return None
+    launch(name, epilogue)
     return out
 
 
+def _flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                     dilation: Pair) -> Pads | None:
+    """The padding of the forward conv that computes a stride-1 conv's input gradient (the
+    gradient convolved with the flipped, transposed kernel); None where that does not apply
+    (a stride, or padding past the kernel's reach)."""
+    reach = (dilation[0] * (w_shape[2] - 1), dilation[1] * (w_shape[3] - 1))
+    if stride != (1, 1) or any(p > r for pads, r in zip(padding, reach, strict=True)
+                               for p in pads):
+        return None
+    return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
+            (reach[1] - padding[1][0], reach[1] - padding[1][1]))
+
+
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
-                       stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
-    reach = (dilation[0] * (weight.shape[2] - 1), dilation[1] * (weight.shape[3] - 1))
-    if stride == (1, 1) and all(p <= r for pads, r in zip(padding, reach, strict=True)
-                                for p in pads):
+                       stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                       epilogue: Epilogue | None = None) -> None:
+    """The direct input gradient into `out`; `epilogue` only on the stride-1 path."""
+    pads = _flipped_padding(weight.shape, stride, padding, dilation)
+    if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below
-        pads = tuple((r - p[0], r - p[1]) for p, r in zip(padding, reach, strict=True))
         _direct(k, out, grad, _transposed(k, weight, groups), None, (1, 1), pads, dilation,
-                groups)
+                groups, epilogue)
         return
+    assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.contiguous(weight)
     meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
                                   dilation, groups)]

@@ -182,3 +182,36 @@ def test_conv_with_an_activation_alone_as_epilogue(monkeypatch, gemm) -> None:
         got = relu(F.conv2d(pyrite.tensor(x, device=dev), pyrite.tensor(w, device=dev))).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]
+
+
+@pytest.mark.parametrize("gemm", [False, True], ids=["direct", "gemm"])
+def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch, gemm) -> None:
+    # d/dx of sum(conv2(relu(conv1(x)))): conv2's input gradient and relu's mask are one
+    # kernel (Fusion records the input gradient like conv2d), direct or GEMM
+    _force(monkeypatch, gemm)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    from pyrite.webgpu.fusion import inspect
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 3, 9, 8)).astype(np.float32)
+    w1 = rng.normal(size=(6, 3, 3, 3)).astype(np.float32)
+    w2 = rng.normal(size=(5, 6, 3, 3)).astype(np.float32)
+    grads = {}
+    for name in ("autodiff<numpy>", "autodiff<fusion<webgpu>>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx = pyrite.tensor(x, device=dev).require_grad()
+        t1 = pyrite.tensor(w1, device=dev)
+        t2 = pyrite.tensor(w2, device=dev).require_grad()
+        loss = F.conv2d(relu(F.conv2d(tx, t1, None, padding=1)), t2, None, padding=1).sum()
+        with inspect() as seen:
+            got = loss.backward()
+            grads[name] = (tx.grad(got).numpy(), t2.grad(got).numpy())
+        if name != "autodiff<numpy>":
+            kinds = [g["kind"] for g in seen.groups]
+            assert "conv2d_input_grad+epilogue" in kinds, kinds
+    want, got = grads["autodiff<numpy>"], grads["autodiff<fusion<webgpu>>"]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-3)
