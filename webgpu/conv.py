@@ -78,7 +78,7 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
       (MNIST's conv2, 16 channels of 3x3, ran 51 us direct against 64 as a GEMM).
     - input gradient: the GEMM from 32 input channels, and from 16 on a 1x1 kernel (a 3x3
       with 16 input channels ran 317 us direct, 416 as the fastest GEMM; with 32-64, the GEMM
-      won by 7-15%; a first layer's 3 channels at stride 2 ran 6x faster direct).
+      won by 6-15%; a first layer's 3 channels at stride 2 ran 6x faster direct).
     - weight gradient: the GEMM from 1024 weights per group (its K split in slices); below it
       the direct kernel (MNIST's conv1, 72 weights: 139 us against 166)."""
     if family == "conv2d_weight_grad_kernel":

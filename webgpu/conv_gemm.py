@@ -133,7 +133,7 @@ def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> 
 # SqueezeNet 1.1, forward and both gradients (benchmarks/results/conv_layers_h100_s4_sweep.json),
 # 64x64 (ping-pong) was the fastest of six tiles on most, and 32x64 on forward and input
 # gradient GEMMs with at most 32 rows (a 64-row tile would run half empty); the weight
-# gradient, whose split K makes the workgroups whatever the tile, ran 3-20% faster on 64x64
+# gradient, whose split K makes the workgroups whatever the tile, ran 2-23% faster on 64x64
 # there too. Larger tiles lost wherever they left fewer workgroups than the GPU has
 # multiprocessors, which is most of these layers.
 WIDE = "t64x64x16_4x4_u16_pp"
