@@ -60,7 +60,8 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
 
 def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
-    gradient) still fills the GPU; (1, K) when it already does (`matmul_config.split_k`)."""
+    gradient, an input gradient of few channels and pixels) still fills the GPU; (1, K) when it
+    already does (`matmul_config.split_k`)."""
     return matmul_config.split_k(cfg, m, n, kdim, groups, most=MAX_SPLITS, min_split=MIN_SPLIT)
 
 
@@ -85,6 +86,12 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     count, length = 1, kdim
     if mode == INPUT_GRAD:  # per group: cog weight rows, cog dy channels, cg dx channels
         strides = (cog * cg * kh * kw, cog * plane, cg * h * w)
+        if groups == 1 and epilogue is None:
+            # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
+            # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
+            # written whole at s * numel (the batch stride), then added
+            count, length = splits(cfg, m, n, kdim, groups)
+            strides = (strides[0], strides[1], out.numel)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
         count, length = splits(cfg, m, n, kdim, groups)
         strides = (cog * plane, cg * h * w, m * n)

@@ -93,6 +93,26 @@ def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) ->
     np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("stride", [(1, 1), (2, 2)])
+def test_input_gradient_splits_a_long_reduction_over_few_pixels(gpu, ref, down, monkeypatch,
+                                                                stride) -> None:
+    # 8 input channels of 7x7 under 40 output channels of 3x3: one tile, K (360) in slices
+    monkeypatch.setattr(conv_gemm, "MIN_SPLIT", 64)
+    rng = np.random.default_rng(9)
+    xs, ws = (2, 8, 7, 7), (40, 8, 3, 3)
+    args = (stride, ((1, 1), (1, 1)), (1, 1), 1)
+    x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
+    g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
+    want = ref.conv2d_input_grad(g, w, xs, *args)
+    cfg = CONFIGS[conv_gemm.NARROW]
+    assert conv_gemm.splits(cfg, *conv_gemm.sizes(xs, ws, xs[2:], 1, conv_gemm.INPUT_GRAD),
+                            1)[0] > 1
+    out = gpu.kernels.empty(xs, _up(gpu, x).dtype, "test")
+    conv_gemm.run(gpu.kernels, cfg, out, _up(gpu, g), _up(gpu, w), None, xs, *args,
+                  conv_gemm.INPUT_GRAD)
+    np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("xs, ws, pads", [
     ((2, 8, 26, 26), (16, 8, 3, 3), ((0, 0), (0, 0))),  # MNIST's conv2: 128 pairs x slices
     ((2, 2, 24, 23), (3, 2, 7, 5), ((3, 3), (2, 2))),  # 35 taps: three chunks of 16
