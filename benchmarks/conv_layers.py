@@ -64,13 +64,13 @@ def squeezenet_layers(batch: int) -> list[Layer]:
     seen: list[Layer] = []
     forward = Conv2d.forward
 
-    def traced(self: Conv2d, x: Any) -> Any:
+    def traced(self: Conv2d, x: Any, **options: Any) -> Any:
         c_out, cg, kh, kw = self.weight.val.shape
         seen.append({"name": "squeezenet." + names[id(self)],
                      "x": (batch, *x.shape[1:]), "w": (c_out, cg, kh, kw),
                      "stride": tuple(self.stride), "padding": _pads(self.padding),
                      "dilation": tuple(self.dilation), "groups": self.groups})
-        return forward(self, x)
+        return forward(self, x, **options)
 
     Conv2d.forward = traced  # type: ignore[method-assign]
     try:
@@ -194,12 +194,16 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
 
     def timed(make: Any, hold: list[Any]) -> dict[str, Any]:
         def run(reps: int) -> None:
+            # Fusion's results are held (a dropped one need not be computed); a raw result is
+            # dropped at once, so the next op gets the same pooled buffer and waits for this
+            # one, as a layer waits for the one before it. Held raw outputs would let
+            # independent ops overlap on the GPU, which cuDNN's one stream never does.
             hold.clear()
             for _ in range(reps):
                 r = make()
-                if r is not None:
+                if isinstance(r, pyrite.webgpu.fusion.FusedTensor):
                     hold.append(r)
-            if hold and isinstance(hold[-1], pyrite.webgpu.fusion.FusedTensor):
+            if hold:
                 fused.sync()
         return _blocks(run, p.sync, args.min_ms, args.iters)
 
@@ -211,6 +215,11 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         r = timed(make, hold)
         r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
         row[name] = r
+    if args.sweep:
+        row["sweep"] = {op: {name: round(timed(make, hold)["median_ms"], 5)
+                             for name, make in variants.items()}
+                        for op, variants in _sweep(p, layer, gx, gw, gb, gdy).items()}
+        row["heuristic"] = _heuristic_picks(p, layer)
     hold.clear()
     if pt is not None:
         for name, make in pt["ops"].items():
@@ -241,7 +250,7 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     out_hw = y.shape[2:]
 
     def tile(mode: int) -> Any:
-        return cg.default_tile(k, *cg.sizes(xs, layer["w"], out_hw, groups, mode), groups)
+        return cg.default_tile(k, cg.sizes(xs, layer["w"], out_hw, groups, mode)[0], mode)
 
     t_f, t_d, t_w = tile(cg.FORWARD), tile(cg.INPUT_GRAD), tile(cg.WEIGHT_GRAD)
     return {
@@ -254,6 +263,80 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
         "weight_grad_gemm": lambda: cg.run(k, t_w, dw, gx, gdy, None, xs, *conv,
                                            cg.WEIGHT_GRAD),
     }
+
+
+SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u16",
+               "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16")
+
+
+def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
+           gdy: Any) -> dict[str, dict[str, Any]]:
+    """--sweep: each op on the direct kernel and on the GEMM with each tile of SWEEP_TILES,
+    into preallocated outputs (ms per op in the JSON's `sweep`): the data the autotune-off
+    rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to."""
+    from pyrite.dtype import DType
+    from pyrite.webgpu import conv as wconv
+    from pyrite.webgpu import conv_gemm as cg
+    from pyrite.webgpu.matmul_config import CONFIGS
+
+    k = p.raw.kernels
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    xs = layer["x"]
+    y = k.empty(out_shape(layer), DType.F32, "bench")
+    dx = k.empty(xs, DType.F32, "bench")
+    dw = k.empty(layer["w"], DType.F32, "bench")
+    ops: dict[str, dict[str, Any]] = {
+        "forward": {"direct": lambda: wconv._direct(k, y, gx, gw, gb, *conv)},
+        "input_grad": {"direct": lambda: wconv._direct_input_grad(k, dx, gdy, gw, *conv)},
+        "weight_grad": {"direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv)}}
+    forms = (("forward", cg.FORWARD, "gemm", y, gx, gw, gb),
+             ("input_grad", cg.INPUT_GRAD, "gemm", dx, gdy, gw, None),
+             ("weight_grad", cg.WEIGHT_GRAD, "gemm", dw, gx, gdy, None))
+    for op, mode, tag, out, a, b, bias in forms:
+        for tile in SWEEP_TILES:
+            cfg = CONFIGS[tile]
+            ops[op][f"{tag}/{tile}"] = (
+                lambda cfg=cfg, mode=mode, out=out, a=a, b=b, bias=bias:
+                cg.run(k, cfg, out, a, b, bias, xs, *conv, mode))
+    return ops
+
+
+def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
+    """The variant (a `sweep` key) the autotune-off rule picks for each op of the layer."""
+    from pyrite.webgpu import conv as wconv
+    from pyrite.webgpu import conv_gemm as cg
+
+    k = p.raw.kernels
+    xs, ws, groups = layer["x"], layer["w"], layer["groups"]
+    out_hw = out_shape(layer)[2:]
+    taps = ws[2] * ws[3]
+    wb = k.runtime.limits.max_compute_workgroup_storage_size
+    families = {"forward": ("conv2d_kernel", cg.FORWARD),
+                "input_grad": ("conv2d_input_grad_kernel", cg.INPUT_GRAD),
+                "weight_grad": ("conv2d_weight_grad_kernel", cg.WEIGHT_GRAD)}
+    return {op: wconv._heuristic(family, *cg.sizes(xs, ws, out_hw, groups, mode), groups, taps,
+                                 wb)
+            for op, (family, mode) in families.items()}
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many layer-ops reach half of cuDNN's speed: as dispatched (`<op>` rows), and with
+    --sweep, for the heuristic's pick and for the fastest variant, each launched directly."""
+    ops = ("forward", "input_grad", "weight_grad")
+    out: dict[str, Any] = {"layer_ops": len(rows) * 3}
+    timed = [(r, op) for r in rows for op in ops if f"ratio_{op}" in r]
+    if not timed:
+        return out
+    out["dispatched_at_half"] = sum(r[f"ratio_{op}"] >= 0.5 for r, op in timed)
+    swept = [(r, op) for r, op in timed if "sweep" in r]
+    if swept:
+        out["heuristic_at_half"] = sum(
+            r[f"torch_{op}"]["median_ms"] / r["sweep"][op][r["heuristic"][op]] >= 0.5
+            for r, op in swept)
+        out["best_at_half"] = sum(
+            r[f"torch_{op}"]["median_ms"] / min(r["sweep"][op].values()) >= 0.5
+            for r, op in swept)
+    return out
 
 
 def _numpy_refs(x: np.ndarray, w: np.ndarray, bias: np.ndarray, dy: np.ndarray,
@@ -310,6 +393,8 @@ def main() -> int:
     ap.add_argument("--min-ms", type=float, default=10.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also time every op on the direct kernel and each GEMM form and tile")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     if args.quick:
@@ -353,11 +438,13 @@ def main() -> int:
                    "ratio": "torch ms / pyrite ms (> 1: pyrite faster)"},
         "autotune_choices": tune.choices(),
         "autotune_ms": tune.timings(),
+        "summary": _summary(rows),
         "layers": rows,
     }
     if args.out:
         write_results(args.out, result)
         print(f"wrote {args.out}")
+    print("summary:", result["summary"])
     return 0 if all(r["ok"] for r in rows) else 1
 
 

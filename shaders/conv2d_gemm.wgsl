@@ -13,8 +13,8 @@
 //   j runs over N*H*W; C goes to dx[n, ci, iy, ix].
 // weight gradient (MODE 2): C[co, k] = sum over j = (n, oy, ox) of A[co, j] * B[j, k] where
 //   A[co, j] = dy[n, co, oy, ox], B[j, k] = x[n, ci, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw],
-//   k = (ci, ky, kx); C is dense (cog, cg*KH*KW) per group, or a partial sum of it per slice
-//   of j when the matmul splits K (the caller adds them up).
+//   k = (ci, ky, kx), loaded along j (layout "nt"); C is dense (cog, cg*KH*KW) per group, or a
+//   partial sum of it per slice of j when the matmul splits K (the caller adds them up).
 // Matmul sizes: forward M = cog, N = N*OH*OW, K = cg*KH*KW; input gradient M = cg, N = N*H*W,
 // K = cog*KH*KW; weight gradient M = cog, N = cg*KH*KW, K = N*OH*OW. 4 consecutive pixels of a
 // load or store walk (x, y, n) with carries, so a vec4 costs one division chain, not four.
@@ -38,6 +38,8 @@ const DGRAD: bool = MODE == 1u;
 fn grid_h() -> i32 { if (DGRAD) { return cm[0]; } return cm[2]; }
 fn grid_w() -> i32 { if (DGRAD) { return cm[1]; } return cm[3]; }
 
+// The weight as the forward's A (row co, col k = (ci, ky, kx)) or the input gradient's
+// (row ci, col k = (co, ky, kx)).
 fn a_at(base: u32, row: u32, col: u32) -> f32 {
     if (row >= p.m || col >= p.k) {
         return 0.0;
@@ -81,39 +83,41 @@ fn dy_row4(base: u32, row: u32, col: u32) -> vec4<f32> {
     return v;
 }
 
-// Weight gradient's B: x under taps k..k+3 (k = (ci, ky, kx)) for output pixel `row`.
-fn x_taps4(base: u32, row: u32, col: u32) -> vec4<f32> {
+// Weight gradient's B, read along K (the matmul renders it in layout "nt": B stored as N rows
+// of K): x under tap `row` = (ci, ky, kx) for output pixels col..col+3 of the batch, pixels
+// walking into the next row and image, so neighbouring invocations read neighbouring x.
+fn x_pixels4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
-    if (row >= p.k) {
+    if (row >= p.n) {
         return v;
     }
     let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
     let kh = cm[4]; let kw = cm[5];
-    let plane = oh * ow;
-    let n = i32(row) / plane;
-    let pix = i32(row) - n * plane;
-    let oy = pix / ow;
-    let ox = pix - oy * ow;
     let taps = kh * kw;
-    var ci = i32(col) / taps;
-    let t = i32(col) - ci * taps;
-    var ky = t / kw;
-    var kx = t - ky * kw;
+    let ci = i32(row) / taps;
+    let t = i32(row) - ci * taps;
+    let ky = t / kw;
+    let kx = t - ky * kw;
+    let plane = oh * ow;
+    var n = i32(col) / plane;
+    let pix = i32(col) - n * plane;
+    var oy = pix / ow;
+    var ox = pix - oy * ow;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.n) {
+        if (col + u32(e) < p.k) {
             let iy = oy * cm[6] - cm[8] + ky * cm[10];
             let ix = ox * cm[7] - cm[9] + kx * cm[11];
             if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
                 v[e] = b[i32(base) + ((n * cm[12] + ci) * h + iy) * w + ix];
             }
         }
-        kx += 1;
-        if (kx == kw) {
-            kx = 0;
-            ky += 1;
-            if (ky == kh) {
-                ky = 0;
-                ci += 1;
+        ox += 1;
+        if (ox == ow) {
+            ox = 0;
+            oy += 1;
+            if (oy == oh) {
+                oy = 0;
+                n += 1;
             }
         }
     }
@@ -122,7 +126,7 @@ fn x_taps4(base: u32, row: u32, col: u32) -> vec4<f32> {
 
 fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
     if (MODE == 2u) {
-        return x_taps4(base, row, col);
+        return x_pixels4(base, row, col);
     }
     var v = vec4<f32>(0.0);
     if (row >= p.k) {

@@ -1,7 +1,8 @@
 """conv2d and its two gradients as WGSL kernels: `shaders/conv2d.wgsl` (direct convolution,
 4 output channels per invocation), `conv2d_input_grad.wgsl` (one invocation per input pixel,
 gathering over the taps that reached it) and `conv2d_weight_grad.wgsl` (one workgroup per
-weight, a tree sum over batch and pixels).
+channel pair, chunk of taps and slice of the batch's pixels, every tap of the chunk summed in
+registers), or the implicit GEMMs of `conv_gemm.py`.
 
 All three read padding, stride, dilation and groups from run-time metadata, so one compiled
 pipeline serves every conv layer; padding is never materialised. They take f32 tensors in any
@@ -18,14 +19,14 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, matmul_config
+from . import conv_gemm, matmul_variants
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .matmul_config import CONFIGS
 from .tensor import GpuTensor
 
-_REDUCE_WORKGROUP = 64  # invocations summing one weight's N*OH*OW terms
+_REDUCE_WORKGROUP = 64  # invocations of a direct weight-gradient workgroup
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
@@ -67,25 +68,28 @@ def _out_hw(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, pa
 
 
 def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
-    """The heuristic (autotune off, or its first guess): whether the implicit GEMM beats the
-    direct kernel, for a GEMM of M x K @ K x N per group. From each conv layer of the MNIST
-    model and SqueezeNet 1.1 on the H100 (benchmarks/results/conv_layers_h100.json): the
-    forward GEMM wins from 32 output channels, or 16 with a reduction of 128 (MNIST's conv2,
-    16 channels x 72, runs 1.9x faster direct); the input gradient's GEMM wins on 1x1 kernels
-    only (a 3x3's has M = the few input channels, and the direct kernel, a conv with the
-    flipped kernel, runs 1.3-2x faster); the weight gradient's from 32768 weights per group
-    (the direct kernel's workgroup per weight wins below, 2-10x on the small layers)."""
-    if family == "conv2d_input_grad_kernel":
-        return taps == 1 and m >= 16
+    """The heuristic (autotune off, or autotune's first guess): whether the implicit GEMM
+    beats the direct kernel, for a GEMM of M x K @ K x N per group (`conv_gemm.sizes`). Fitted
+    to every conv of the MNIST model and SqueezeNet 1.1, each op timed on the direct kernel and
+    on the GEMM with each of six tiles on the H100
+    (benchmarks/results/conv_layers_h100_s4_sweep.json):
+    - forward: the GEMM from 32 output channels, and from 16 on a 1x1 kernel. Below that the
+      direct kernel's 4 channels per invocation reuse each input read across a window's taps
+      (MNIST's conv2, 16 channels of 3x3, ran 51 us direct against 64 as a GEMM).
+    - input gradient: the GEMM from 32 input channels, and from 16 on a 1x1 kernel (a 3x3
+      with 16 input channels ran 317 us direct, 416 as the fastest GEMM; with 32-64, the GEMM
+      won by 6-15%; a first layer's 3 channels at stride 2 ran 6x faster direct).
+    - weight gradient: the GEMM from 1024 weights per group (its K split in slices); below it
+      the direct kernel (MNIST's conv1, 72 weights: 139 us against 166)."""
     if family == "conv2d_weight_grad_kernel":
-        return m * n >= 32768
-    return m >= 32 or (m >= 16 and kdim >= 128)
+        return m * n >= 1024
+    return m >= 32 or (m >= 16 and taps == 1)
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object]) -> str:
     """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (`prefers_gemm`, with `choose_config`'s tile)."""
+    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile)."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
@@ -105,7 +109,9 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                workgroup_bytes: int) -> str:
     if not prefers_gemm(family, m, n, kdim, taps):
         return _DIRECT
-    return _GEMM + matmul_config.choose_config(m, n, kdim, groups, workgroup_bytes).name
+    mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,
+            "conv2d_weight_grad_kernel": conv_gemm.WEIGHT_GRAD}.get(family, conv_gemm.FORWARD)
+    return _GEMM + conv_gemm.choose_tile(m, mode, workgroup_bytes).name
 
 
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
@@ -160,37 +166,68 @@ def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
                       groups: int) -> GpuTensor:
     """d conv2d / d x: dense (N, C_in, H, W) from the output gradient (N, C_out, OH, OW); the
     direct kernels or the implicit GEMM, chosen as `conv2d` chooses."""
+    out = conv2d_input_grad_fused(k, grad, weight, input_shape, stride, padding, dilation,
+                                  groups, None)
+    assert out is not None  # declined only with an epilogue
+    return out
+
+
+def conv2d_input_grad_fused(k: Kernels, grad: GpuTensor, weight: GpuTensor,
+                            input_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                            dilation: Pair, groups: int,
+                            epilogue: Epilogue | None) -> GpuTensor | None:
+    """`conv2d_input_grad` with fusion's `epilogue` computing what is stored from each input
+    gradient value (the mask of the activation before the conv, in a backward pass); None
+    where the kernel chosen takes no epilogue (the strided direct gather)."""
     grad = k.contiguous(grad)
     out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
     if out.numel == 0:
         return out
 
-    def launch(name: str) -> None:
+    def launch(name: str, ep: Epilogue | None = None) -> None:
         if name == _DIRECT:
-            _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups)
-        else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
-                          tuple(input_shape), stride, padding, dilation, groups,
-                          conv_gemm.INPUT_GRAD)
+            _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
+            return
+        conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
+                      tuple(input_shape), stride, padding, dilation, groups,
+                      conv_gemm.INPUT_GRAD, ep)
 
     gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
     taps = weight.shape[2] * weight.shape[3]
-    launch(_choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch))
+    name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch)
+    if epilogue is not None and name == _DIRECT and \
+            _flipped_padding(weight.shape, stride, padding, dilation) is None:
+        return None
+    launch(name, epilogue)
     return out
 
 
+def _flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                     dilation: Pair) -> Pads | None:
+    """The padding of the forward conv that computes a stride-1 conv's input gradient (the
+    gradient convolved with the flipped, transposed kernel); None where that does not apply
+    (a stride, or padding past the kernel's reach)."""
+    reach = (dilation[0] * (w_shape[2] - 1), dilation[1] * (w_shape[3] - 1))
+    if stride != (1, 1) or any(p > r for pads, r in zip(padding, reach, strict=True)
+                               for p in pads):
+        return None
+    return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
+            (reach[1] - padding[1][0], reach[1] - padding[1][1]))
+
+
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
-                       stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
-    reach = (dilation[0] * (weight.shape[2] - 1), dilation[1] * (weight.shape[3] - 1))
-    if stride == (1, 1) and all(p <= r for pads, r in zip(padding, reach, strict=True)
-                                for p in pads):
+                       stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                       epilogue: Epilogue | None = None) -> None:
+    """The direct input gradient into `out`; `epilogue` only on the stride-1 path."""
+    pads = _flipped_padding(weight.shape, stride, padding, dilation)
+    if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below
-        pads = tuple((r - p[0], r - p[1]) for p, r in zip(padding, reach, strict=True))
         _direct(k, out, grad, _transposed(k, weight, groups), None, (1, 1), pads, dilation,
-                groups)
+                groups, epilogue)
         return
+    assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.contiguous(weight)
     meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
                                   dilation, groups)]
@@ -237,14 +274,40 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
     return out
 
 
+def weight_grad_slices(pairs_chunks: int, terms: int) -> int:
+    """Slices of the direct weight gradient's reduction (`terms` = N*OH*OW): enough that the
+    (channel pair, tap chunk, slice) workgroups reach WEIGHT_GRAD_WORKGROUPS, each slice at
+    least WEIGHT_GRAD_MIN_TERMS long, at most WEIGHT_GRAD_MAX_SLICES (1: no partial sums)."""
+    want = -(-WEIGHT_GRAD_WORKGROUPS // pairs_chunks)
+    return max(1, min(WEIGHT_GRAD_MAX_SLICES, want, terms // WEIGHT_GRAD_MIN_TERMS))
+
+
+WEIGHT_GRAD_TAPS = 16  # taps per workgroup of the direct weight gradient at most (registers)
+WEIGHT_GRAD_WORKGROUPS = 2048  # workgroups the slices aim for (about 16 per H100 SM)
+WEIGHT_GRAD_MIN_TERMS = 256  # reduction terms per slice at least (4 per invocation)
+WEIGHT_GRAD_MAX_SLICES = 32  # the sum kernel reads a weight's slices in turn: 128 took 28 us
+
+
 def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTensor,
                         stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
-    meta = [out.numel, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding,
-                                  dilation, groups), x.shape[0]]
-    wg = k.autotune.workgroup(
-        "conv2d_weight_grad", (out.numel, grad.numel // grad.shape[1]), DType.F32,
-        _REDUCE_WORKGROUP,
-        lambda: _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups))
-    k.launch(_pipeline(k, "conv2d_weight_grad", wg),
-             [k.meta(meta), x.block.buffer, grad.block.buffer, out.block.buffer],
-             k.grid(out.numel))
+    """conv2d_weight_grad.wgsl into `out`: a workgroup per (co, c) channel pair, chunk of taps
+    and slice of the batch's output pixels; several slices write partial sums that
+    `matmul_variants.add_partials` adds."""
+    c_out, cg, kh, kw = out.shape
+    taps = kh * kw
+    chunk = min(taps, WEIGHT_GRAD_TAPS)
+    chunks = -(-taps // chunk)
+    terms = grad.numel // grad.shape[1]
+    slices = weight_grad_slices(c_out * cg * chunks, terms)
+    length = -(-terms // slices)
+    count = c_out * cg * chunks * slices
+    meta = [count, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding, dilation,
+                              groups), x.shape[0], chunks, slices, length, out.numel]
+    target = out if slices == 1 else k.empty((slices, out.numel), DType.F32, "conv2d_wgrad")
+    key = KernelKey("conv2d_weight_grad", "", _F32, 0, (_REDUCE_WORKGROUP, chunk))
+    pipeline = k.cached(key) or k.pipeline(key, render(
+        "conv2d_weight_grad.wgsl", workgroup=_REDUCE_WORKGROUP, taps=chunk))
+    k.launch(pipeline, [k.meta(meta), x.block.buffer, grad.block.buffer, target.block.buffer],
+             k.grid(count))
+    if slices > 1:
+        matmul_variants.add_partials(k, target, out, 1, slices)

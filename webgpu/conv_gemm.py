@@ -60,7 +60,8 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
 
 def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
-    gradient) still fills the GPU; (1, K) when it already does (`matmul_config.split_k`)."""
+    gradient, an input gradient of few channels and pixels) still fills the GPU; (1, K) when it
+    already does (`matmul_config.split_k`)."""
     return matmul_config.split_k(cfg, m, n, kdim, groups, most=MAX_SPLITS, min_split=MIN_SPLIT)
 
 
@@ -85,6 +86,12 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     count, length = 1, kdim
     if mode == INPUT_GRAD:  # per group: cog weight rows, cog dy channels, cg dx channels
         strides = (cog * cg * kh * kw, cog * plane, cg * h * w)
+        if groups == 1 and epilogue is None:
+            # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
+            # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
+            # written whole at s * numel (the batch stride), then added
+            count, length = splits(cfg, m, n, kdim, groups)
+            strides = (strides[0], strides[1], out.numel)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
         count, length = splits(cfg, m, n, kdim, groups)
         strides = (cog * plane, cg * h * w, m * n)
@@ -102,32 +109,59 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     if epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
-    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, *cfg.cache_key(False), *extra))
+    layout = "nt" if mode == WEIGHT_GRAD else "nn"  # x read along the pixels (conv2d_gemm.wgsl)
+    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, *cfg.cache_key(False, layout),
+                                                        *extra))
     pipeline = k.cached(key)
     if pipeline is None:
         code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) if epilogue is not None \
             else _PLAIN_OUT
         io = render("conv2d_gemm.wgsl", mode=mode, epilogue=code)
-        pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", "nn", io))
+        pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io))
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
     if count > 1:  # the partial sums of the K slices, added up into dw
         matmul_variants.add_partials(k, target, out, groups, count)
 
 
 def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:
-    """The tile configurations worth timing for a GEMM of these sizes (best guess first)."""
+    """The tile configurations worth timing for a GEMM of these sizes: the heuristic's two
+    (WIDE, NARROW), then `matmul_config.candidates`' (`most` in all)."""
     limits = k.runtime.limits
-    return matmul_config.candidates(m, n, kdim, groups,
-                                    limits.max_compute_workgroup_storage_size,
-                                    limits.max_compute_invocations_per_workgroup,
-                                    matmul_variants.subgroups_usable(k))[:most]
+    found = [c for c in (matmul_config.CONFIGS[WIDE], matmul_config.CONFIGS[NARROW])
+             if c.workgroup_bytes <= limits.max_compute_workgroup_storage_size]
+    found += matmul_config.candidates(m, n, kdim, groups,
+                                      limits.max_compute_workgroup_storage_size,
+                                      limits.max_compute_invocations_per_workgroup,
+                                      matmul_variants.subgroups_usable(k))
+    return list(dict.fromkeys(found))[:most]
 
 
-def default_tile(k: Kernels, m: int, n: int, kdim: int, groups: int) -> TileConfig:
-    """The heuristic's tile (no timing)."""
-    return matmul_config.choose_config(m, n, kdim, groups,
-                                       k.runtime.limits.max_compute_workgroup_storage_size)
+# The heuristic's tiles: measured on the H100 over every conv GEMM of the MNIST model and
+# SqueezeNet 1.1, forward and both gradients (benchmarks/results/conv_layers_h100_s4_sweep.json),
+# 64x64 (ping-pong) was the fastest of six tiles on most, and 32x64 on forward and input
+# gradient GEMMs with at most 32 rows (a 64-row tile would run half empty); the weight
+# gradient, whose split K makes the workgroups whatever the tile, ran 2-23% faster on 64x64
+# there too. Larger tiles lost wherever they left fewer workgroups than the GPU has
+# multiprocessors, which is most of these layers.
+WIDE = "t64x64x16_4x4_u16_pp"
+NARROW = "t32x64x16_4x4_u16"  # at most 32 rows of the GEMM (output or input channels)
+FALLBACK = "t32x32x16_4x4_u16"  # the least workgroup memory (8 KiB)
 
 
-__all__ = ["EPILOGUE_BINDING", "FORWARD", "INPUT_GRAD", "WEIGHT_GRAD", "default_tile", "run",
-           "sizes", "splits", "tiles"]
+def choose_tile(m: int, mode: int, max_workgroup_bytes: int = 16384) -> TileConfig:
+    """The heuristic's tile for a conv GEMM (`mode`) with M rows per group: NARROW up to 32
+    rows (not for the weight gradient), else WIDE; FALLBACK where the device gives less
+    workgroup memory than that tile needs."""
+    cfg = matmul_config.CONFIGS[NARROW if m <= 32 and mode != WEIGHT_GRAD else WIDE]
+    if cfg.workgroup_bytes > max_workgroup_bytes:
+        return matmul_config.CONFIGS[FALLBACK]
+    return cfg
+
+
+def default_tile(k: Kernels, m: int, mode: int) -> TileConfig:
+    """The heuristic's tile (no timing) for a GEMM of M rows in `mode`."""
+    return choose_tile(m, mode, k.runtime.limits.max_compute_workgroup_storage_size)
+
+
+__all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "WEIGHT_GRAD",
+           "WIDE", "choose_tile", "default_tile", "run", "sizes", "splits", "tiles"]

@@ -58,11 +58,12 @@ from .tensor import GpuTensor
 MAX_STREAM = 192  # nodes recorded before a flush happens by itself
 MAX_BINDINGS = 8  # storage buffers per kernel that every WebGPU device allows
 _MAX_READS = MAX_BINDINGS - 2  # a kernel's inputs besides its metadata and one output
-_HEAVY = frozenset({"reduce", "softmax", "matmul", "conv2d"})
+_HEAVY = frozenset({"reduce", "softmax", "matmul", "conv2d", "conv2d_input_grad"})
+_CONVS = ("conv2d", "conv2d_input_grad")  # heavy nodes of conv.py's kernels
 _ROWS = ("reduce", "softmax")  # heavy nodes that compute their input's producers (fused_rows)
 #: bindings a heavy kernel uses before its epilogue's metadata and inputs (softmax: its
 #: metadata and output, and the inputs of the producers it computes)
-_EPILOGUE_BASE = {"matmul": 4, "conv2d": 5, "softmax": 2}
+_EPILOGUE_BASE = {"matmul": 4, "conv2d": 5, "conv2d_input_grad": 5, "softmax": 2}
 _PLANS = 512  # stream plans kept
 
 
@@ -96,6 +97,17 @@ class ConvOp:
     @property
     def name(self) -> str:
         return f"conv2d{self.stride}{self.padding}{self.dilation}{self.groups}{self.bias}"
+
+
+@dataclass(frozen=True)
+class ConvGradOp(ConvOp):
+    """A recorded conv2d input gradient: the conv's parameters and its input's shape."""
+
+    input_shape: tuple[int, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return "input_grad" + super().name + str(self.input_shape)
 
 
 class FusedTensor:
@@ -402,6 +414,21 @@ class Fusion(Backend):
         return self._record("conv2d", op, tuple(self._leaf(v) for v in values), DType.F32,
                             (n, c_out, oh, ow))
 
+    def conv2d_input_grad(self, grad: FusedTensor, weight: FusedTensor,
+                          input_shape: tuple[int, ...], stride: Any, padding: Any,
+                          dilation: Any, groups: int) -> FusedTensor:
+        """Recorded (f32) like conv2d, so an elementwise consumer (the mask of the activation
+        before the conv, in a backward pass) can run in its store."""
+        if not (grad.dtype is DType.F32 and weight.dtype is DType.F32):
+            return _wrapped(self.inner.conv2d_input_grad(  # type: ignore[no-any-return]
+                self._value(grad), self._value(weight), input_shape, stride, padding, dilation,
+                groups))
+        op = ConvGradOp(tuple(stride), tuple(tuple(p) for p in padding),  # type: ignore[arg-type]
+                        tuple(dilation), groups, False, tuple(input_shape))
+        return self._record("conv2d_input_grad", op,
+                            (self._leaf(self._value(grad)), self._leaf(self._value(weight))),
+                            DType.F32, tuple(input_shape))
+
     def conv2d_saving(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
                       stride: Any, padding: Any, dilation: Any,
                       groups: int) -> tuple[FusedTensor, Any]:
@@ -663,7 +690,7 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
             kernels.append(group([n]))
         if not needed[n.index] or n.kind not in _HEAVY:
             continue
-        if n.kind in ("matmul", "conv2d"):
+        if n.kind in ("matmul", *_CONVS):
             kernels.append(KernelPlan(n.kind, n.index, tuple(("l", a) for a in n.args)))
             continue
         (arg,) = n.args
@@ -757,12 +784,14 @@ class _Executor:
                     continue
                 self.results[kp.node] = linalg.matmul(self.k, a, b)
                 self._saw(kp, "matmul", 0)
-            elif kp.kind == "conv2d":
+            elif kp.kind in _CONVS:
                 if kp.epilogue >= 0 and self._conv_epilogue(kp):
                     done.add(kp.epilogue)
                     continue
-                self.results[kp.node] = self._conv(kp, None)
-                self._saw(kp, "conv2d", 0)
+                out = self._conv(kp, None)
+                assert out is not None  # only a requested epilogue can be declined
+                self.results[kp.node] = out
+                self._saw(kp, kp.kind, 0)
             elif kp.kind == "reduce":
                 fused_rows.run_reduce(self, kp)
             elif kp.kind == "softmax":
@@ -841,10 +870,15 @@ class _Executor:
         out = None if epilogue is None else linalg.matmul_epilogue(self.k, a, b, epilogue)
         return self._with_epilogue(kp, out)
 
-    def _conv(self, kp: KernelPlan, epilogue: DenseEpilogue | None) -> GpuTensor:
+    def _conv(self, kp: KernelPlan, epilogue: DenseEpilogue | None) -> GpuTensor | None:
+        """The conv (or its input gradient) of `kp`, with `epilogue` in its store; None where
+        the kernel conv.py picks takes no epilogue."""
         node = self.nodes[kp.node]
         op: ConvOp = node.op
         x, w, *rest = (self.leaves[s] for _, s in kp.sources)
+        if isinstance(op, ConvGradOp):
+            return conv.conv2d_input_grad_fused(self.k, x, w, op.input_shape, op.stride,
+                                                op.padding, op.dilation, op.groups, epilogue)
         return conv.conv2d(self.k, x, w, rest[0] if rest else None, op.stride, op.padding,
                            op.dilation, op.groups, epilogue)
 

@@ -53,18 +53,21 @@ class AutodiffModuleOps:
         x_shape, w_shape = inner.shape(xv), inner.shape(wv)
 
         def backward(g: Prim) -> tuple[Prim | None, ...]:
-            gx = inner.conv2d_input_grad(g, wv, x_shape, stride, padding, dilation, groups) \
-                if need_x else None
             gw = inner.conv2d_weight_grad(xv, g, w_shape, stride, padding, dilation, groups,
                                           saved) if need_w else None
-            if bias is None:
-                return gx, gw
             gb = None
             if need_b:
                 # batch first, then the pixels as one contiguous last dim: both reductions fast
                 n, c, oh, ow = inner.shape(g)
                 per_channel = inner.reshape(inner.reduce(SUM, g, 0), (c, oh * ow))
                 gb = inner.reshape(inner.reduce(SUM, per_channel, 1), (w_shape[0],))
+            # the input gradient last: a backend that records it (Fusion) then still has it
+            # pending when the layer before consumes it, and can run that consumer (an
+            # activation's mask) in the gradient kernel's store
+            gx = inner.conv2d_input_grad(g, wv, x_shape, stride, padding, dilation, groups) \
+                if need_x else None
+            if bias is None:
+                return gx, gw
             return gx, gw, gb
         inputs = (x, weight) if bias is None else (x, weight, bias)
         return self._record(out, inputs, backward)  # type: ignore[attr-defined]

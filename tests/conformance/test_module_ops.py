@@ -27,12 +27,17 @@ CONV = [  # x, w, stride, padding pairs, dilation, groups
     ((2, 1, 9, 9), (4, 1, 3, 3), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
     ((1, 3, 6, 6), (3, 3, 2, 2), (2, 2), ((1, 1), (1, 1)), (1, 1), 1),
     # shapes where webgpu's heuristic (conv.prefers_gemm) takes the implicit GEMM: forward
-    # from 32 channels, the input gradient of a 1x1 conv, the weight gradient from 32768 weights
+    # from 32 channels (16 on 1x1), the input gradient from 32 input channels (16 on 1x1),
+    # the weight gradient from 1024 weights; below that the direct weight gradient splits
+    # its reduction into slices
     ((2, 3, 11, 10), (32, 3, 3, 3), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),  # 3-channel input
     ((2, 8, 9, 7), (32, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # ragged, padded
     ((1, 6, 9, 9), (64, 3, 3, 2), (2, 1), ((1, 2), (0, 1)), (1, 2), 2),  # groups, dilation
     ((2, 16, 5, 6), (32, 16, 1, 1), (2, 1), ((0, 1), (1, 0)), (1, 1), 1),  # 1x1: dx by GEMM
     ((1, 32, 6, 5), (128, 32, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # dw by GEMM
+    ((2, 16, 7, 9), (8, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # dx direct, dw GEMM
+    ((1, 40, 9, 8), (12, 40, 3, 3), (2, 2), ((1, 0), (0, 1)), (1, 1), 1),  # dx GEMM, stride 2
+    ((1, 32, 5, 5), (120, 32, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # dx GEMM, K split
 ]
 
 

@@ -93,21 +93,63 @@ def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) ->
     np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("stride", [(1, 1), (2, 2)])
+def test_input_gradient_splits_a_long_reduction_over_few_pixels(gpu, ref, down, monkeypatch,
+                                                                stride) -> None:
+    # 8 input channels of 7x7 under 40 output channels of 3x3: one tile, K (360) in slices
+    monkeypatch.setattr(conv_gemm, "MIN_SPLIT", 64)
+    rng = np.random.default_rng(9)
+    xs, ws = (2, 8, 7, 7), (40, 8, 3, 3)
+    args = (stride, ((1, 1), (1, 1)), (1, 1), 1)
+    x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
+    g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
+    want = ref.conv2d_input_grad(g, w, xs, *args)
+    cfg = CONFIGS[conv_gemm.NARROW]
+    assert conv_gemm.splits(cfg, *conv_gemm.sizes(xs, ws, xs[2:], 1, conv_gemm.INPUT_GRAD),
+                            1)[0] > 1
+    out = gpu.kernels.empty(xs, _up(gpu, x).dtype, "test")
+    conv_gemm.run(gpu.kernels, cfg, out, _up(gpu, g), _up(gpu, w), None, xs, *args,
+                  conv_gemm.INPUT_GRAD)
+    np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("xs, ws, pads", [
+    ((2, 8, 26, 26), (16, 8, 3, 3), ((0, 0), (0, 0))),  # MNIST's conv2: 128 pairs x slices
+    ((2, 2, 24, 23), (3, 2, 7, 5), ((3, 3), (2, 2))),  # 35 taps: three chunks of 16
+])
+def test_direct_weight_gradient_in_slices_and_tap_chunks(gpu, ref, down, xs, ws, pads) -> None:
+    rng = np.random.default_rng(7)
+    args = ((1, 1), pads, (1, 1), 1)
+    x = rng.normal(size=xs).astype(np.float32)
+    oh = xs[2] + sum(pads[0]) - ws[2] + 1
+    g = rng.normal(size=(xs[0], ws[0], oh, xs[3] + sum(pads[1]) - ws[3] + 1)).astype(np.float32)
+    want = ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args)
+    chunks = -(-ws[2] * ws[3] // conv.WEIGHT_GRAD_TAPS)
+    assert conv.weight_grad_slices(ws[0] * ws[1] * chunks, xs[0] * g.shape[2] * g.shape[3]) > 1
+    out = gpu.kernels.empty(ws, _up(gpu, x).dtype, "test")
+    conv._direct_weight_grad(gpu.kernels, out, _up(gpu, x), _up(gpu, g), *args)
+    np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-3)
+
+
 def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     k = gpu.kernels
     monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
-    # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) and MNIST's conv2 (16 x 72)
-    assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print).startswith("gemm/")
-    assert conv._choose(k, "conv2d_kernel", (16, 4096, 72), 1, 9, print) == "direct"
-    # input gradient: a 1x1 conv's runs as a GEMM, a 3x3's direct
-    assert conv._choose(k, "conv2d_input_grad_kernel", (64, 4096, 16), 1, 1,
-                        print).startswith("gemm/")
-    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 4096, 576), 1, 9, print) == "direct"
-    # weight gradient: SqueezeNet's conv10 (1000 x 512) as a GEMM, MNIST's conv2 (16 x 72) not
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 2704), 1, 1,
-                        print).startswith("gemm/")
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9,
-                        print) == "direct"
+    wide, narrow = "gemm/" + conv_gemm.WIDE, "gemm/" + conv_gemm.NARROW
+    # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) on the 64-row tile, a 16-channel
+    # 1x1 squeeze on the 32-row one, MNIST's conv2 (16 channels of 3x3) direct
+    assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print) == wide
+    assert conv._choose(k, "conv2d_kernel", (16, 50176, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_kernel", (16, 36864, 72), 1, 9, print) == "direct"
+    # input gradient (M = input channels): GEMM from 32 (16 on 1x1), direct below
+    assert conv._choose(k, "conv2d_input_grad_kernel", (64, 3136, 2304), 1, 9, print) == wide
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 576), 1, 9, print) == "direct"
+    assert conv._choose(k, "conv2d_input_grad_kernel", (3, 824464, 576), 1, 9, print) == "direct"
+    # weight gradient: GEMM from 1024 weights (MNIST's conv2, 16 x 72) on the 64-row tile even
+    # with 16 rows, MNIST's conv1 (8 x 9) direct
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == wide
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 3136), 1, 1, print) == wide
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (8, 9, 43264), 1, 9, print) == "direct"
 
 
 def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
@@ -160,3 +202,36 @@ def test_conv_with_an_activation_alone_as_epilogue(monkeypatch, gemm) -> None:
         got = relu(F.conv2d(pyrite.tensor(x, device=dev), pyrite.tensor(w, device=dev))).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert [g["kind"] for g in seen.groups] == ["conv2d+epilogue"]
+
+
+@pytest.mark.parametrize("gemm", [False, True], ids=["direct", "gemm"])
+def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch, gemm) -> None:
+    # d/dx of sum(conv2(relu(conv1(x)))): conv2's input gradient and relu's mask are one
+    # kernel (Fusion records the input gradient like conv2d), direct or GEMM
+    _force(monkeypatch, gemm)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    from pyrite.webgpu.fusion import inspect
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(2, 3, 9, 8)).astype(np.float32)
+    w1 = rng.normal(size=(6, 3, 3, 3)).astype(np.float32)
+    w2 = rng.normal(size=(5, 6, 3, 3)).astype(np.float32)
+    grads = {}
+    for name in ("autodiff<numpy>", "autodiff<fusion<webgpu>>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx = pyrite.tensor(x, device=dev).require_grad()
+        t1 = pyrite.tensor(w1, device=dev)
+        t2 = pyrite.tensor(w2, device=dev).require_grad()
+        loss = F.conv2d(relu(F.conv2d(tx, t1, None, padding=1)), t2, None, padding=1).sum()
+        with inspect() as seen:
+            got = loss.backward()
+            grads[name] = (tx.grad(got).numpy(), t2.grad(got).numpy())
+        if name != "autodiff<numpy>":
+            kinds = [g["kind"] for g in seen.groups]
+            assert "conv2d_input_grad+epilogue" in kinds, kinds
+    want, got = grads["autodiff<numpy>"], grads["autodiff<fusion<webgpu>>"]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-3)
