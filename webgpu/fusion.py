@@ -36,6 +36,7 @@ from typing import Any
 from ..backend.base import Backend
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
+from ..backend.unary import RELU
 from ..capture.traced import keep_float, keep_int
 from ..data import TensorData
 from ..dtype import DType, Kind
@@ -401,6 +402,12 @@ class Fusion(Backend):
                     tuple(dilation), groups, bias is not None)
         return self._record("conv2d", op, tuple(self._leaf(v) for v in values), DType.F32,
                             (n, c_out, oh, ow))
+
+    def conv2d_relu(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
+                    stride: Any, padding: Any, dilation: Any, groups: int) -> FusedTensor:
+        """Both ops recorded, so the ReLU runs as the conv's epilogue (forwarded, as the other
+        composites are, it flushed and ran a conv and a relu kernel on the inner backend)."""
+        return self.unary(RELU, self.conv2d(x, weight, bias, stride, padding, dilation, groups))
 
     def conv2d_saving(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
                       stride: Any, padding: Any, dilation: Any,
