@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import matmul_config, matmul_variants
+from . import matmul_config, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, render
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -126,7 +126,8 @@ def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> 
 def default_tile(k: Kernels, m: int, n: int, kdim: int, groups: int) -> TileConfig:
     """The heuristic's tile (no timing)."""
     return matmul_config.choose_config(m, n, kdim, groups,
-                                       k.runtime.limits.max_compute_workgroup_storage_size)
+                                       k.runtime.limits.max_compute_workgroup_storage_size,
+                                       software=software.software(k.runtime.adapter))
 
 
 __all__ = ["EPILOGUE_BINDING", "FORWARD", "INPUT_GRAD", "WEIGHT_GRAD", "default_tile", "run",
