@@ -22,7 +22,8 @@ replayed alone, repeated until a block lasts 20 ms, then a queue sync): GPU ms p
 summed by kernel family. The SqueezeNet record must be installed (`$PYRITE_MODELS` or
 `pyrite demos fetch squeezenet`).
 
-    python benchmarks/page_predict.py [--runs 6] [--kernels] [--out results/page_predict.json]
+    python benchmarks/page_predict.py [--runs 6] [--kernels] [--conv-layers 5] [--only mnist]
+        [--out results/page_predict.json]
 """
 
 from __future__ import annotations
@@ -113,6 +114,80 @@ for pipeline, group, grid in seen:
 json.dumps(rows)
 """
 
+# Python run in the page: SqueezeNet's conv layers (one of each shape family), each kernel
+# candidate timed alone, interleaved, REPS times; what the GPU and the software heuristics pick
+CONV_LAYERS_PY = """
+import json, time
+import pyrite
+from pyrite.dtype import DType
+from pyrite.wasm import page
+from pyrite.webgpu import conv, conv_gemm
+from pyrite.webgpu.matmul_config import CONFIGS
+backend = page.device()
+raw = getattr(backend, "inner", backend)
+k = raw.kernels
+limit = k.runtime.limits.max_compute_workgroup_storage_size
+LAYERS = [("conv1", 3, 64, 3, 227, 2, 0), ("fire2.squeeze", 64, 16, 1, 56, 1, 0),
+          ("fire2.expand1x1", 16, 64, 1, 56, 1, 0), ("fire2.expand3x3", 16, 64, 3, 56, 1, 1),
+          ("fire4.squeeze", 128, 32, 1, 28, 1, 0), ("fire4.expand1x1", 32, 128, 1, 28, 1, 0),
+          ("fire4.expand3x3", 32, 128, 3, 28, 1, 1), ("fire6.squeeze", 256, 48, 1, 14, 1, 0),
+          ("fire6.expand1x1", 48, 192, 1, 14, 1, 0), ("fire6.expand3x3", 48, 192, 3, 14, 1, 1),
+          ("fire9.squeeze", 512, 64, 1, 14, 1, 0), ("fire9.expand1x1", 64, 256, 1, 14, 1, 0),
+          ("fire9.expand3x3", 64, 256, 3, 14, 1, 1), ("conv10", 512, 1000, 1, 14, 1, 0)]
+TILES = ("t128x128x8_8x8_u8_pp", "t64x128x16_4x8", "t32x32x16_4x4_u16")
+rows = []
+for name, c_in, c_out, size, side, stride, pad in LAYERS:
+    x = pyrite.ones((1, c_in, side, side), device=raw)._prim
+    w = pyrite.ones((c_out, c_in, size, size), device=raw)._prim
+    b = pyrite.ones((c_out,), device=raw)._prim
+    pads = ((pad, pad), (pad, pad))
+    oh, ow = conv._out_hw(x.shape, w.shape, (stride, stride), pads, (1, 1))
+    out = k.empty((1, c_out, oh, ow), DType.F32, "bench")
+    m, n, kdim = conv_gemm.sizes(x.shape, w.shape, (oh, ow), 1, conv_gemm.FORWARD)
+    picks = {soft: conv._heuristic("conv2d_kernel", m, n, kdim, 1, size * size, limit, soft)
+             for soft in (False, True)}
+    runs = {"direct": lambda: conv._direct(k, out, x, w, b, (stride, stride), pads, (1, 1), 1)}
+    for tile in dict.fromkeys([*TILES, *(p[5:] for p in picks.values() if p != "direct")]):
+        runs["gemm/" + tile] = (lambda t=tile: conv_gemm.run(
+            k, CONFIGS[t], out, x, w, b, x.shape, (stride, stride), pads, (1, 1), 1,
+            conv_gemm.FORWARD, None))
+    ms = {}
+    for run in runs.values():
+        run()
+    k.runtime.sync()
+    for _ in range(REPS):
+        for label, run in runs.items():
+            start = time.perf_counter()
+            run()
+            k.runtime.sync()
+            ms.setdefault(label, []).append((time.perf_counter() - start) * 1000)
+    rows.append({"layer": name, "gemm_mnk": [m, n, kdim], "gpu_pick": picks[False],
+                 "software_pick": picks[True], "ms": ms})
+json.dumps(rows)
+"""
+
+
+def conv_layers(pw: Any, url: str, reps: int) -> dict[str, Any]:
+    """SqueezeNet's conv layers in the /classify page, each candidate kernel timed alone."""
+    browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page()
+        page.set_default_timeout(TIMEOUT_S * 1000)
+        load_before = os.getloadavg()[0]
+        page.goto(url + "/classify", wait_until="commit")
+        page.evaluate(READY_JS, "classifyDemo")
+        rows = json.loads(page.evaluate(
+            "async (code) => { " + BUNDLE_JS + " return await pyrite.run(code); }",
+            f"REPS = {reps}\n" + CONV_LAYERS_PY))
+    finally:
+        browser.close()
+    for r in rows:
+        r["median_ms"] = {k: statistics.median(v) for k, v in r["ms"].items()}
+    total = {which: sum(r["median_ms"][r[which]] for r in rows)
+             for which in ("gpu_pick", "software_pick")}
+    return {"layers": rows, "sum_ms": total, "reps": reps,
+            "load_1min": [load_before, os.getloadavg()[0]]}
+
 
 def _split(call: dict[str, Any]) -> dict[str, Any]:
     """One prediction's time, split (see the module doc)."""
@@ -186,6 +261,10 @@ def main() -> None:
                         help="also time the steady step's kernels one by one")
     parser.add_argument("--only", choices=[d.model for d in DEMOS],
                         help="one page only")
+    parser.add_argument("--conv-layers", type=int, default=0, metavar="REPS",
+                        help="also time SqueezeNet's conv layers' kernels alone in the page "
+                             "(REPS interleaved rounds): the GPU and the software heuristic's "
+                             "picks (pyrite.webgpu.software) and the other candidates")
     parser.add_argument("--out", default=str(HERE / "results" / "page_predict.json"))
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
@@ -221,6 +300,14 @@ def main() -> None:
             if "kernels" in got:
                 for name, v in list(got["kernels"]["by_family"].items())[:6]:
                     print(f"    {v['ms']:8.1f} ms  {v['dispatches']:3d}x  {name}")
+        if args.conv_layers:
+            got = out["conv_layers"] = conv_layers(pw, server.url, args.conv_layers)
+            for r in got["layers"]:
+                print(f"    {r['layer']:16} GPU pick {r['gpu_pick']:28} "
+                      f"{r['median_ms'][r['gpu_pick']]:7.1f} ms, software pick "
+                      f"{r['software_pick']:28} {r['median_ms'][r['software_pick']]:7.1f} ms")
+            print(f"conv layers: GPU picks {got['sum_ms']['gpu_pick']:.0f} ms, software picks "
+                  f"{got['sum_ms']['software_pick']:.0f} ms")
     write_results(Path(args.out), out)
     print(f"wrote {args.out}")
 

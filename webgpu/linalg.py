@@ -41,7 +41,7 @@ def matmul_epilogue(k: Kernels, a: GpuTensor, b: GpuTensor,
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if a.dtype is not DType.F32 or b.dtype is not DType.F32 or m * n * inner == 0:
         return None
-    if _tiles(k, m, n, inner):
+    if m * n * inner >= TILED_MIN_WORK:
         done = _tiled(k, a, b, batch, epilogue)
         if done is not None:
             return done
@@ -54,19 +54,11 @@ def matmul(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if m * n * inner == 0:
         return k.full(batch + (m, n), 0, a.dtype)
-    if a.dtype is DType.F32 and _tiles(k, m, n, inner):
+    if a.dtype is DType.F32 and m * n * inner >= TILED_MIN_WORK:
         done = _tiled(k, a, b, batch)
         if done is not None:
             return done
     return _naive(k, a.expanded(batch + (m, inner)), b.expanded(batch + (inner, n)))
-
-
-def _tiles(k: Kernels, m: int, n: int, inner: int) -> bool:
-    """Whether an f32 product runs the tiled kernel (else the naive one): enough work, and on
-    a software adapter enough rows to fill a tile (`software.NAIVE_ROWS`)."""
-    if m * n * inner < TILED_MIN_WORK:
-        return False
-    return m >= software.NAIVE_ROWS or not software.software(k.runtime.adapter)
 
 
 @dataclass(frozen=True)

