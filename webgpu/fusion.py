@@ -682,11 +682,17 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
         else:
             source = ("h", arg.index) if type(arg) is Node else ("l", arg)
             kernels.append(KernelPlan(n.kind, n.index, (source,)))
-    groups: dict[tuple[int, ...], list[Node]] = {}
+    groups: dict[tuple[tuple[int, ...], int], list[Node]] = {}
     for i in alive:
         n = nodes[i]
         if n.kind not in _HEAVY:
-            groups.setdefault(n.shape, []).append(n)
+            # a result of one conv or product groups apart from other results of its shape:
+            # alone it may run as that kernel's epilogue (SqueezeNet's two expand convs' ReLUs,
+            # one group, left both convs without theirs)
+            products = [i for kind, i in reads[n.index]
+                        if kind == "h" and nodes[i].kind in _EPILOGUE_BASE]
+            groups.setdefault((n.shape, products[0] if len(products) == 1 else -1),
+                              []).append(n)
     for outs in groups.values():
         chunk: list[Node] = []
         chunk_reads: frozenset[Any] = frozenset()
