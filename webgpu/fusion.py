@@ -683,16 +683,17 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
             source = ("h", arg.index) if type(arg) is Node else ("l", arg)
             kernels.append(KernelPlan(n.kind, n.index, (source,)))
     groups: dict[tuple[tuple[int, ...], int], list[Node]] = {}
+    held = set(alive)
     for i in alive:
         n = nodes[i]
         if n.kind not in _HEAVY:
-            # a result of one conv or product groups apart from other results of its shape:
-            # alone it may run as that kernel's epilogue (SqueezeNet's two expand convs' ReLUs,
-            # one group, left both convs without theirs)
-            products = [i for kind, i in reads[n.index]
-                        if kind == "h" and nodes[i].kind in _EPILOGUE_BASE]
-            groups.setdefault((n.shape, products[0] if len(products) == 1 else -1),
-                              []).append(n)
+            # a result of one conv or product (that the program does not hold) groups apart
+            # from other results of its shape: alone it may run as that kernel's epilogue
+            # (SqueezeNet's two expand convs' ReLUs, one group, left both without theirs)
+            products = [j for kind, j in reads[n.index]
+                        if kind == "h" and nodes[j].kind in _EPILOGUE_BASE]
+            apart = len(products) == 1 and products[0] not in held
+            groups.setdefault((n.shape, products[0] if apart else -1), []).append(n)
     for outs in groups.values():
         chunk: list[Node] = []
         chunk_reads: frozenset[Any] = frozenset()
