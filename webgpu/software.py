@@ -4,11 +4,11 @@ SwiftShader runs a workgroup on one CPU thread, its invocations as lanes of SIMD
 workgroup barrier switches between those loops. What a GPU wants (hundreds of small workgroups
 to fill its multiprocessors, short K steps between barriers) is what costs most there. Timed in
 the /classify page, 14 SqueezeNet conv layers each alone (`benchmarks/page_predict.py
---conv-layers`, medians of 5 on 2 shared CPUs): the GPU heuristic's kernels (the 32x32 tile,
-4x4 per invocation, for every GEMM) took 3.44 s in all, these choices 2.01 s (the 128x128
-tile, 8x8 per invocation, 0.19x the 32x32 tile's time on fire4's expand 3x3; the direct
-kernel 0.56x on conv1's 27-term reduction). So where `software(adapter)` holds, the
-heuristics (autotune off or cached, a page's default) take:
+--conv-layers 5`, medians on 2 shared CPUs): the GPU heuristic's kernels (the 32x32 tile,
+4x4 per invocation, for nearly every GEMM) took 4.52 s in all, these choices 2.27 s (the
+128x128 tile, 8x8 per invocation, 0.22x the 32x32 tile's time on fire4's expand 1x1 and 0.36x
+on conv10; the direct kernel 0.47x on conv1's 27-term reduction). So where
+`software(adapter)` holds, the heuristics (autotune off or cached, a page's default) take:
 
 - matmul and the conv GEMM: `matmul_config.SOFTWARE_LADDER`'s largest tile that still gives
   `SOFTWARE_MIN_WORKGROUPS` workgroups, K never split (a split adds work and a kernel, and
