@@ -154,6 +154,11 @@ def _stored(wheel: bytes) -> bytes:
     return packed.getvalue()
 
 
+#: the adapter types a bundle's kernel lists are recorded for (worker.js tells them apart the
+#: way `BrowserRuntime` does: SwiftShader is "CPU")
+ADAPTER_TYPES = ("GPU", "CPU")
+
+
 def default_cache() -> Path:
     """Where fetched page wheels are kept: `page-wheels` in pyrite's cache folder
     ($XDG_CACHE_HOME/pyrite or ~/.cache/pyrite)."""
@@ -169,18 +174,26 @@ def default_bundle() -> Path:
     return default_cache().parent / "web"
 
 
-def record_kernels(name: str) -> list[dict[str, str]]:
+def record_kernels(name: str) -> list[dict[str, object]]:
     """The WGSL kernels demo model `name` compiles to load and predict once, found by running
-    it on a `RecordingRuntime` (no GPU): what the page compiles while Pyodide boots."""
+    it on a `RecordingRuntime` (no GPU): what the page compiles while Pyodide boots. Recorded
+    as a page on a GPU and as a page on SwiftShader would run it (`pyrite.webgpu.software`:
+    some kernel choices differ); each kernel lists the adapter types ("GPU", "CPU") that run
+    it, and the worker compiles those of its own adapter."""
     from pyrite.demos import registry
     from pyrite.webgpu import WebGpu, registration
     from pyrite.webgpu.recorder import RecordingRuntime
 
     demo = registry.get(name)
-    runtime = RecordingRuntime()
-    model = demo.load(registration.default(WebGpu(runtime=runtime, seed=0)))
-    demo.predict(model, demo.example)
-    return [{"entry": entry, "source": source} for entry, source in runtime.kernels]
+    found: dict[tuple[str, str], list[str]] = {}
+    for kind in ADAPTER_TYPES:
+        runtime = RecordingRuntime(adapter_type=kind)
+        model = demo.load(registration.default(WebGpu(runtime=runtime, seed=0)))
+        demo.predict(model, demo.example)
+        for kernel in runtime.kernels:
+            found.setdefault(kernel, []).append(kind)
+    return [{"entry": entry, "source": source, "adapters": kinds}
+            for (entry, source), kinds in found.items()]
 
 
 def _place(out: Path, folder: str, name: str, data: bytes, hashed_name: bool) -> Built:
@@ -390,5 +403,5 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     return manifest
 
 
-__all__ = ["PYODIDE_DIR", "build", "build_wheel", "check_models", "default_bundle",
-           "default_cache", "page_wheel", "pyodide_version", "record_kernels"]
+__all__ = ["ADAPTER_TYPES", "PYODIDE_DIR", "build", "build_wheel", "check_models",
+           "default_bundle", "default_cache", "page_wheel", "pyodide_version", "record_kernels"]

@@ -100,12 +100,16 @@ async function startGpu(spec, kernelFiles) {
     requiredFeatures: spec.features.filter((f) => adapter.features.has(f)),
     requiredLimits: Object.fromEntries(spec.limits.map((name) => [name, adapter.limits[name]])),
   });
+  // the adapter's type as BrowserRuntime says it (SwiftShader: "CPU"): kernels recorded for
+  // the other type only are some kernel choices this adapter does not make (webgpu/software.py)
+  const name = `${adapter.info?.vendor ?? ""} ${adapter.info?.architecture ?? ""}`;
+  const type = name.toLowerCase().includes("swiftshader") ? "CPU" : "GPU";
   const pipelines = new Map();
   for (const file of kernelFiles) {
     const kernels = JSON.parse(new TextDecoder().decode(await file));
-    for (const { entry, source } of kernels) {
+    for (const { entry, source, adapters } of kernels) {
       const key = `${entry}\n${source}`;
-      if (pipelines.has(key)) continue;
+      if (pipelines.has(key) || (adapters && !adapters.includes(type))) continue;
       const pending = device.createComputePipelineAsync({
         layout: "auto", compute: { module: device.createShaderModule({ code: source }), entryPoint: entry },
       });

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__, config
 from ..dtype import DType
 from ..record.atomic import atomic_write
-from . import matmul_config
+from . import matmul_config, software
 from .matmul_config import TileConfig
 from .runtime import AdapterInfo, Runtime
 
@@ -295,10 +295,13 @@ class Autotuner:
         """
         limits = self.runtime.limits
         wg_bytes = limits.max_compute_workgroup_storage_size
+        soft = software.software(self.runtime.adapter)
         if split:
-            first, slices = matmul_config.choose_split(m, n, inner, batch, wg_bytes)
+            first, slices = matmul_config.choose_split(m, n, inner, batch, wg_bytes,
+                                                       software=soft)
         else:
-            first, slices = matmul_config.choose_config(m, n, inner, batch, wg_bytes), 1
+            first, slices = matmul_config.choose_config(m, n, inner, batch, wg_bytes,
+                                                        software=soft), 1
         if self.mode == "off":
             return first, aligned, slices
 

@@ -173,6 +173,9 @@ class BrowserRuntime(CommandBatch):
         self._arrays: dict[tuple[Any, ...], Any] = {}  # replayed steps' lists, as JS arrays
         self._step_js: Any = None
         super().__init__()  # the batch; its `stats` are the page's timings
+        # pipelines made in the page (`pipelines`: compiled now, `precompiled`: taken from
+        # pyrite.js's list) and the time spent in `pipeline()` for them, waits included
+        self.stats.update({"pipelines": 0, "precompiled": 0, "pipeline_ms": 0.0})
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
         self._scopes: list[tuple[Hashable, Any]] = []  # (kernel, its compile error promise)
@@ -377,9 +380,21 @@ class BrowserRuntime(CommandBatch):
     # ---- pipelines and dispatch ------------------------------------------------------------
     def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
         found = self._pipelines.get((key, entry_point))
-        if found is None and self._precompiled is not None:
+        if found is not None:
+            return found
+        start = time.perf_counter()
+        try:
+            return self._new_pipeline(key, source, entry_point)
+        finally:
+            self.stats["pipeline_ms"] += (time.perf_counter() - start) * 1000
+
+    def _new_pipeline(self, key: Hashable, source: str, entry_point: str) -> Pipeline:
+        found = None
+        if self._precompiled is not None:
             found = self._take_precompiled(key, source, entry_point)
+            self.stats["precompiled"] += found is not None
         if found is None:
+            self.stats["pipelines"] += 1
             self._check()
             device = self._device
             device.pushErrorScope("validation")

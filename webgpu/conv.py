@@ -19,11 +19,12 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, matmul_variants
+from . import conv_gemm, matmul_config, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .matmul_config import CONFIGS
+from .software import GEMM_MIN_K
 from .tensor import GpuTensor
 
 _REDUCE_WORKGROUP = 64  # invocations of a direct weight-gradient workgroup
@@ -93,7 +94,8 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
-                       limits.max_compute_workgroup_storage_size)
+                       limits.max_compute_workgroup_storage_size,
+                       software.software(k.runtime.adapter))
     if k.autotune.mode == "off":
         return first
 
@@ -106,9 +108,14 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
-               workgroup_bytes: int) -> str:
+               workgroup_bytes: int, soft: bool = False) -> str:
+    if soft and family == "conv2d_kernel" and kdim < GEMM_MIN_K:
+        return _DIRECT  # a page's software adapter (software.py): a first layer's 27 terms
     if not prefers_gemm(family, m, n, kdim, taps):
         return _DIRECT
+    if soft:  # the software adapter's own ladder (software.py)
+        return _GEMM + matmul_config.choose_config(m, n, kdim, groups, workgroup_bytes,
+                                                   software=True).name
     mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,
             "conv2d_weight_grad_kernel": conv_gemm.WEIGHT_GRAD}.get(family, conv_gemm.FORWARD)
     return _GEMM + conv_gemm.choose_tile(m, mode, workgroup_bytes).name

@@ -36,6 +36,7 @@ from typing import Any
 from ..backend.base import Backend
 from ..backend.reduce import Reduction
 from ..backend.registry import Op
+from ..backend.unary import RELU
 from ..capture.traced import keep_float, keep_int
 from ..data import TensorData
 from ..dtype import DType, Kind
@@ -429,6 +430,12 @@ class Fusion(Backend):
                             (self._leaf(self._value(grad)), self._leaf(self._value(weight))),
                             DType.F32, tuple(input_shape))
 
+    def conv2d_relu(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
+                    stride: Any, padding: Any, dilation: Any, groups: int) -> FusedTensor:
+        """Both ops recorded, so the ReLU runs as the conv's epilogue (forwarded, as the other
+        composites are, it flushed and ran a conv and a relu kernel on the inner backend)."""
+        return self.unary(RELU, self.conv2d(x, weight, bias, stride, padding, dilation, groups))
+
     def conv2d_saving(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
                       stride: Any, padding: Any, dilation: Any,
                       groups: int) -> tuple[FusedTensor, Any]:
@@ -702,11 +709,18 @@ def _analyse(nodes: list[Node], leaf_dtypes: tuple[DType, ...], alive: tuple[int
         else:
             source = ("h", arg.index) if type(arg) is Node else ("l", arg)
             kernels.append(KernelPlan(n.kind, n.index, (source,)))
-    groups: dict[tuple[int, ...], list[Node]] = {}
+    groups: dict[tuple[tuple[int, ...], int], list[Node]] = {}
+    held = set(alive)
     for i in alive:
         n = nodes[i]
         if n.kind not in _HEAVY:
-            groups.setdefault(n.shape, []).append(n)
+            # a result of one conv or product (that the program does not hold) groups apart
+            # from other results of its shape: alone it may run as that kernel's epilogue
+            # (SqueezeNet's two expand convs' ReLUs, one group, left both without theirs)
+            products = [j for kind, j in reads[n.index]
+                        if kind == "h" and nodes[j].kind in _EPILOGUE_BASE]
+            apart = len(products) == 1 and products[0] not in held
+            groups.setdefault((n.shape, products[0] if apart else -1), []).append(n)
     for outs in groups.values():
         chunk: list[Node] = []
         chunk_reads: frozenset[Any] = frozenset()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dtype import DType
-from . import matmul_config, matmul_variants
+from . import matmul_config, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, compute_type, header, load, render, storage_type, store
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -107,7 +107,7 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     count = 1
     for size in batch:
         count *= size
-    split = splits_k(m, n, inner, count)
+    split = splits_k(m, n, inner, count) and not software.software(k.runtime.adapter)
     if split and epilogue is not None:
         return None  # partial sums first: the caller runs the epilogue apart
     views, ops = [], []

@@ -199,37 +199,54 @@ MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it i
 # about one workgroup per multiprocessor (H100, 2048^3: 128 workgroups of WIDE ran 9% faster
 # than 256 of DEFAULT).
 TILE_MIN_WORKGROUPS = {WIDE: 128}
+# A software adapter in a page (SwiftShader, `software.py`): the largest register blocks, and
+# a CPU's few threads are busy with a couple of workgroups; a rung whose tiles would compute
+# SOFTWARE_MAX_PADDING times the product or more (a 128-row tile on 64 channels) is skipped
+SOFTWARE_LADDER = ("t128x128x8_8x8_u8_pp", "t64x128x16_4x8", SMALL)  # as measured there
+SOFTWARE_MIN_WORKGROUPS = 2
+SOFTWARE_MAX_PADDING = 2.0
 
 
 def choose_config(
-    m: int, n: int, k: int, batch: int = 1, max_workgroup_bytes: int = 16384
+    m: int, n: int, k: int, batch: int = 1, max_workgroup_bytes: int = 16384, *,
+    software: bool = False,
 ) -> TileConfig:
     """The configuration for a batch of M x K @ K x N products.
 
     The largest tile of LADDER that still gives at least MIN_WORKGROUPS workgroups (its own
     minimum in TILE_MIN_WORKGROUPS), else the smallest; a config whose workgroup memory exceeds
-    the device's limit (WebGPU's default is 16384 bytes) is skipped.
+    the device's limit (WebGPU's default is 16384 bytes) is skipped. With `software`,
+    SOFTWARE_LADDER and SOFTWARE_MIN_WORKGROUPS, and no rung padded to SOFTWARE_MAX_PADDING
+    times the product.
     """
+    ladder = SOFTWARE_LADDER if software else LADDER
+    least = SOFTWARE_MIN_WORKGROUPS if software else MIN_WORKGROUPS
     fitting = [
-        CONFIGS[name] for name in LADDER if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes
+        CONFIGS[name] for name in ladder if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes
     ]
     if not fitting:
         raise ValueError(f"no matmul tile fits {max_workgroup_bytes} bytes of workgroup memory")
     for cfg in fitting:
         x, y, z = cfg.dispatch(m, n, batch)
-        if x * y * z >= TILE_MIN_WORKGROUPS.get(cfg.name, MIN_WORKGROUPS):
+        if x * y * z < (least if software else TILE_MIN_WORKGROUPS.get(cfg.name, least)):
+            continue
+        padded = x * cfg.bn * y * cfg.bm
+        if not software or padded < SOFTWARE_MAX_PADDING * m * n:
             return cfg
     return fitting[-1]
 
 
 def choose_split(m: int, n: int, k: int, batch: int = 1,
-                 max_workgroup_bytes: int = 16384) -> tuple[TileConfig, int]:
+                 max_workgroup_bytes: int = 16384, *,
+                 software: bool = False) -> tuple[TileConfig, int]:
     """The heuristic's tile and slices of K (1: none) where the caller can add partial products:
     the largest tile of LADDER with K split (`split_k`) when that split alone gives it
     MIN_WORKGROUPS workgroups (1024-class products within 16 KiB: on the H100 at 1024^3,
     128x128 in 4 slices ran level with 64x64 whole, see benchmarks/README.md), else
-    `choose_config`'s."""
-    cfg = choose_config(m, n, k, batch, max_workgroup_bytes)
+    `choose_config`'s. With `software`, never split."""
+    cfg = choose_config(m, n, k, batch, max_workgroup_bytes, software=software)
+    if software:
+        return cfg, 1
     big = next(CONFIGS[name] for name in LADDER
                if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes)
     if cfg != big:

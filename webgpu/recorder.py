@@ -43,7 +43,9 @@ class RecordingRuntime:
     """Runs nothing; `kernels` lists `(entry_point, source)` of every pipeline asked for."""
 
     def __init__(self, limits: Limits = BROWSER_LIMITS,
-                 features: frozenset[str] = frozenset()) -> None:
+                 features: frozenset[str] = frozenset(), *, adapter_type: str = "CPU") -> None:
+        # "CPU": the kernels a page on SwiftShader runs; "GPU": a page on a GPU (software.py)
+        self._adapter_type = adapter_type
         self._limits = limits
         self._features = features
         self.kernels: list[tuple[str, str]] = []
@@ -51,7 +53,8 @@ class RecordingRuntime:
 
     @property
     def adapter(self) -> AdapterInfo:
-        return AdapterInfo(0, "recorder", "", "none", "CPU", "records kernels, runs nothing")
+        return AdapterInfo(0, "recorder", "", "none", self._adapter_type,
+                           "records kernels, runs nothing")
 
     @property
     def limits(self) -> Limits:

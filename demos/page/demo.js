@@ -263,7 +263,7 @@ export class DemoPage {
       this.pageBackend = describeDevice(got);
       // the first prediction compiles the kernels: done now, not at the user's first one
       const warming = performance.now();
-      await pyrite.predict(model, this.warmup());
+      const firstRun = await pyrite.predict(model, this.warmup());
       const t = { ...got.timings, warmupMs: performance.now() - warming };
       el.progress.value = el.progress.max;
       const seconds = (ms) => (ms / 1000).toFixed(1);
@@ -276,8 +276,10 @@ export class DemoPage {
       this.setState("ready", `Ready · ${this.pageBackend}`, details);
       el.backend.textContent = this.pageBackend;
       this.mode = "page";
+      // firstRun: the warm-up's answer, with where its time went (ms, readback_ms,
+      // dispatches, pipelines compiled, ...: pyrite.wasm.page.predict)
       this.resolveReady({ state: "ready", device: got.device, backend: this.pageBackend,
-        timings: t });
+        timings: t, firstRun });
       this.onMode();
     } catch (err) {
       this.offerServer(`pyrite could not start in this page: ${errorText(err)}`);

@@ -46,6 +46,18 @@ def test_load_reports_device_adapter_and_timings(session: harness.PageSession) -
     assert set(got["timings"]) >= {"pyodideMs", "installMs", "deviceMs", "modelsMs", "totalMs"}
 
 
+def test_predictions_compile_no_pipeline_of_their_own(session: harness.PageSession) -> None:
+    # the first prediction takes its pipelines from the bundle's list (compiled by the worker
+    # while Pyodide booted, for this adapter's type: SwiftShader's, "CPU"); the second (the
+    # compiled step's second capture) and the replays after it compile nothing
+    predict = "(px) => window.pyriteModule.predict('mnist', {pixels: px})"
+    first = session.evaluate(predict, [0.0] * 784)
+    assert first["pipelines"] == 0 and first["precompiled"] > 0, first
+    for value in (10.0, 20.0, 30.0):
+        again = session.evaluate(predict, [value] * 784)
+        assert again["pipelines"] == again["precompiled"] == 0, again
+
+
 def test_sync_and_async_readback(session: harness.PageSession) -> None:
     assert run(session, "import pyrite\npyrite.tensor([[1.0, 2.0], [3.0, 4.5]]).sum()"
                         ".into_scalar()") == 10.5

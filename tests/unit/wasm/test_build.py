@@ -59,6 +59,10 @@ def test_recording_runtime_lists_a_models_kernels_without_a_gpu() -> None:
     assert all("@compute" in s for s in sources)
     kernels = build.record_kernels("mnist")
     assert kernels and all(k["entry"] and "@compute" in k["source"] for k in kernels)
+    # recorded for a page on a GPU and for one on SwiftShader (pyrite.webgpu.software): each
+    # kernel names the adapter types that run it (MNIST's are the same on both)
+    assert all(k["adapters"] and set(k["adapters"]) <= set(build.ADAPTER_TYPES)
+               for k in kernels)
 
 
 needs_pyodide = pytest.mark.skipif(

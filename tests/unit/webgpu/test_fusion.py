@@ -636,6 +636,42 @@ def test_a_result_too_large_for_one_buffer_fails_where_it_is_asked_for(fdev) -> 
     np.testing.assert_allclose((x + 1.0).numpy(), x.numpy() + 1.0)
 
 
+def test_conv_activation_relu_is_one_kernel(fdev) -> None:
+    # nn.Conv2d(activation="relu") (conv2d_relu): recorded, so the ReLU is the conv's
+    # epilogue; forwarded to the inner backend it flushed and ran a conv and a relu kernel
+    from pyrite.nn import functional
+
+    xa, wa, ba = _f32((1, 4, 9, 7)), _f32((6, 4, 3, 3)), _f32((6,))
+    x, w, b = _on(fdev, xa, wa, ba)
+    xn, wn, bn = (pyrite.tensor(a, device="numpy") for a in (xa, wa, ba))
+    with fusion.inspect() as seen:
+        got = functional.conv2d(x, w, b, padding=1, activation="relu").numpy()
+    assert _kinds(seen) == ["conv2d+epilogue"], seen.groups
+    want = functional.conv2d(xn, wn, bn, padding=1, activation="relu").numpy()
+    _close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_two_convs_of_one_shape_each_take_their_epilogue(fdev) -> None:
+    # a fire module's two expand convs (1x1 and 3x3 of one input, one output shape), each with
+    # its ReLU: the two ReLUs grouped by shape made one two-output kernel, and neither conv
+    # could take its ReLU as epilogue; now each result of a conv is a group of its own
+    from pyrite.nn import functional
+
+    xa, w1a, w3a = _f32((1, 4, 6, 6)), _f32((5, 4, 1, 1)), _f32((5, 4, 3, 3))
+    x, w1, w3 = _on(fdev, xa, w1a, w3a)
+    xn, w1n, w3n = (pyrite.tensor(a, device="numpy") for a in (xa, w1a, w3a))
+
+    def fire(x: pyrite.Tensor, w1: pyrite.Tensor, w3: pyrite.Tensor) -> pyrite.Tensor:
+        e1 = functional.conv2d(x, w1, activation="relu")
+        e3 = functional.conv2d(x, w3, padding=1, activation="relu")
+        return pyrite.cat([e1, e3], 1)
+
+    with fusion.inspect() as seen:
+        got = fire(x, w1, w3).numpy()
+    assert _kinds(seen) == ["conv2d+epilogue", "conv2d+epilogue"], seen.groups
+    _close(got, fire(xn, w1n, w3n).numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_conv_with_an_epilogue_is_one_kernel(fdev) -> None:
     # conv2d -> scale, shift, relu: one kernel; values as on numpy (padding, stride, groups)
     from pyrite import activation

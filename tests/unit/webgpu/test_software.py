@@ -1,0 +1,106 @@
+"""Kernel choices for a page's software adapter (SwiftShader): `pyrite.webgpu.software`, as the
+matmul ladder, the linear layers' kernel and the conv heuristic apply it; other adapters
+(lavapipe natively included) keep the GPU choices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyrite
+from pyrite.nn import functional
+from pyrite.webgpu import WebGpu, conv, matmul_config, software
+from pyrite.webgpu.recorder import RecordingRuntime
+from pyrite.webgpu.runtime import AdapterInfo
+
+
+def _adapter(kind: str, backend: str) -> AdapterInfo:
+    return AdapterInfo(0, "test", "", backend, kind)
+
+
+def test_software_is_a_cpu_adapter_in_a_page() -> None:
+    assert software.software(_adapter("CPU", "WebGPU (browser)"))  # SwiftShader
+    assert not software.software(_adapter("GPU", "WebGPU (browser)"))
+    assert not software.software(_adapter("CPU", "Vulkan"))  # lavapipe keeps the GPU choices
+    assert software.software(RecordingRuntime(adapter_type="CPU").adapter)
+    assert not software.software(RecordingRuntime(adapter_type="GPU").adapter)
+
+
+def test_software_ladder_takes_big_tiles_and_never_splits() -> None:
+    # SqueezeNet's layers in a page (32 KB of workgroup memory, as SwiftShader offers): the GPU
+    # ladder wants 256 workgroups and takes the 32x32 tile for each; software takes the
+    # largest register block that gives 2 workgroups, unless its padding doubles the work
+    ladder = matmul_config.SOFTWARE_LADDER
+
+    def pick(m: int, n: int, k: int, software: bool = True) -> str:
+        return matmul_config.choose_config(m, n, k, 1, 32768, software=software).name
+
+    for m, n, k, want in ((256, 196, 576, ladder[0]),  # fire9 expand 3x3
+                          (1000, 196, 512, ladder[0]),  # conv10
+                          (64, 3136, 144, ladder[1]),  # fire2 expand 3x3: 128 rows pad 2x
+                          (48, 196, 256, ladder[1]),  # fire6 squeeze
+                          (32, 784, 128, ladder[2])):  # fire4 squeeze: 64 rows pad 2x
+        assert pick(m, n, k, software=False) == matmul_config.SMALL
+        assert pick(m, n, k) == want, (m, n, k)
+    for m, n, k in ((1024, 1024, 1024), (512, 10, 4096), (64, 64, 8192), (1, 512, 1024)):
+        got = matmul_config.choose_config(m, n, k, 1, 32768, software=True)
+        assert got.name in ladder
+        assert matmul_config.choose_split(m, n, k, 1, 32768, software=True) == (got, 1)
+    assert matmul_config.choose_split(1024, 1024, 1024)[1] > 1  # the GPU ladder does split
+
+
+def test_conv_heuristic_takes_the_direct_kernel_for_a_short_reduction() -> None:
+    # SqueezeNet's conv1: 64 channels, 3 x 3 x 3 = 27 terms; fire2's expand 3x3: 144
+    def pick(family: str, m: int, n: int, kdim: int, soft: bool) -> str:
+        return conv._heuristic(family, m, n, kdim, 1, 9, 32768, soft)
+
+    assert pick("conv2d_kernel", 64, 12769, 27, False).startswith("gemm/")
+    assert pick("conv2d_kernel", 64, 12769, 27, True) == "direct"
+    assert pick("conv2d_kernel", 64, 3136, 144, True) == \
+        "gemm/" + matmul_config.SOFTWARE_LADDER[1]
+    # the gradients' rules are the GPU ones (no page trains on these measurements)
+    assert pick("conv2d_weight_grad_kernel", 256, 256, 9, True).startswith("gemm/")
+
+
+def _kernels_of(kind: str, run: Any) -> list[str]:
+    """The kernel families `run(device)` asks for on a recorder standing for `kind`."""
+    runtime = RecordingRuntime(adapter_type=kind)
+    names: list[str] = []
+    make = runtime.pipeline
+
+    def pipeline(key: Any, source: str, entry_point: str = "main") -> Any:
+        names.append(f"{key.kernel}/{key.op}")
+        return make(key, source, entry_point)
+
+    runtime.pipeline = pipeline  # type: ignore[method-assign]
+    run(WebGpu(runtime=runtime, seed=0))
+    return names
+
+
+def test_a_one_row_product_is_tiled_and_never_split_on_software() -> None:
+    # a linear layer's 1 x 2048 @ (128 x 2048)^T: a GPU splits K and adds the slices; software
+    # runs the smallest tile whole (the naive kernel took 5x the tile's time on MNIST's
+    # 1 x 1024 @ 1024 x 512 in the page: it reads the transposed weight a column per lane)
+    def product(device: Any) -> None:
+        a = pyrite.zeros((1, 2048), device=device)
+        b = pyrite.zeros((128, 2048), device=device)
+        (a @ b.transpose()).to_list()
+
+    gpu = _kernels_of("GPU", product)
+    cpu = _kernels_of("CPU", product)
+    assert any(n.startswith("matmul_split_sum") for n in gpu), gpu
+    assert [n for n in cpu if n.startswith("matmul")] == [f"matmul_tiled/{matmul_config.SMALL}"]
+
+
+def test_conv_layers_choose_by_adapter() -> None:
+    def layers(device: Any) -> None:
+        x = pyrite.zeros((1, 3, 35, 35), device=device)
+        w1 = pyrite.zeros((64, 3, 3, 3), device=device)
+        w2 = pyrite.zeros((256, 64, 3, 3), device=device)
+        y = functional.conv2d(x, w1, stride=2)
+        functional.conv2d(y, w2, padding=1).to_list()
+
+    gpu = _kernels_of("GPU", layers)
+    cpu = _kernels_of("CPU", layers)
+    assert f"conv2d_gemm/{matmul_config.SMALL}" in gpu
+    assert "conv2d/" in cpu  # the 27-term first layer: direct
+    assert any(n.startswith("conv2d_gemm/t128x128") for n in cpu)
