@@ -120,6 +120,15 @@ def unrolled(source: str, counts: dict[str, int]) -> str:
     return "".join(out) + source[pos:]
 
 
+def prefetched(qm: int, gx: int, bk: int, rv: int) -> dict[str, int]:
+    """The vec4s a thread holds in registers between fetching a stage and storing it into
+    workgroup memory (attention_tiles.wgsl's NA, NB, NR): its share of a chunk of the rows, a
+    chunk of the columns, a tile's rows."""
+    threads = GROUPS * gx
+    return {"NA": -(-bk * GROUPS * qm // threads), "NB": -(-bk * gx // threads),
+            "NR": -(-4 * gx * gx * rv // threads)}
+
+
 def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
            mask: GpuTensor | None, words: list[int], outputs: list[GpuTensor],
            budget: int) -> None:
@@ -138,7 +147,8 @@ def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
         f"{template}.wgsl", enable=header(()), qm=qm, gx=gx, bk=bk, rv=rv, dk4=params[4],
         dv4=params[5], has_mask="true" if mask is not None else "false"),
-        {"QM": qm, "QUAD": 4, "TM": 4 * qm, "TN": 4, "RV": rv}), entry)
+        {"QM": qm, "QUAD": 4, "TM": 4 * qm, "TN": 4, "RV": rv, **prefetched(qm, gx, bk, rv)}),
+        entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), q.block.buffer, key.block.buffer, v.block.buffer, mask_buffer,
                 *(t.block.buffer for t in outputs)]
