@@ -109,7 +109,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       if (ch + 1 < chunks) {
         ra = fetch_a(0u, qv, at.z, seq_q, ch + 1, dk, scale, lid);
         rb = fetch_b(1u, kv, t, seq_k, ch + 1, dk, 1.0, lid);
-      } else {
+      } else if (PREFETCH_ROWS) {
         rr = fetch_rows(2u, vv, t, seq_k, dv, lid);
       }
       s = chunk_product(s, tx, ty);
@@ -148,6 +148,9 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
           s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
       }
+    }
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(2u, vv, t, seq_k, dv, lid);
     }
     store_rows(rr, lid);
     workgroupBarrier();

@@ -93,7 +93,7 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       } else if (next < steps) {
         ra = fetch_a(2u, vv, at.z, seq_k, next - chunks_k, dv, 1.0, lid);
         rb = fetch_b(3u, dov, t, seq_q, next - chunks_k, dv, 1.0, lid);
-      } else {
+      } else if (PREFETCH_ROWS) {
         rr = fetch_rows(3u, dov, t, seq_q, dv, lid);
       }
       if (p < chunks_k) {
@@ -129,9 +129,14 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
           s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
       }
     }
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(3u, dov, t, seq_q, dv, lid);
+    }
     store_rows(rr, lid);
     workgroupBarrier();
-    rr = fetch_rows(0u, qv, t, seq_q, dk, lid);  // prefetch the tile's rows of q
+    if (PREFETCH_ROWS) {
+      rr = fetch_rows(0u, qv, t, seq_q, dk, lid);  // prefetch the tile's rows of q
+    }
     for (var j = 0u; j < BC; j++) {
       var w: array<vec4<f32>, QM>;
       for (var qm = 0u; qm < QM; qm++) {
@@ -152,6 +157,9 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
           dp[4u * qm][jj], dp[4u * qm + 1u][jj], dp[4u * qm + 2u][jj], dp[4u * qm + 3u][jj]);
       }
+    }
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(0u, qv, t, seq_q, dk, lid);
     }
     store_rows(rr, lid);
     workgroupBarrier();

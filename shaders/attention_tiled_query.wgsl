@@ -92,7 +92,7 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       } else if (next < steps) {
         ra = fetch_a(3u, dov, at.z, seq_q, next - chunks_k, dv, 1.0, lid);
         rb = fetch_b(2u, vv, t, seq_k, next - chunks_k, dv, 1.0, lid);
-      } else {
+      } else if (PREFETCH_ROWS) {
         rr = fetch_rows(1u, kv, t, seq_k, dk, lid);
       }
       if (p < chunks_k) {
@@ -120,6 +120,9 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
           s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
       }
+    }
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(1u, kv, t, seq_k, dk, lid);
     }
     store_rows(rr, lid);
     workgroupBarrier();

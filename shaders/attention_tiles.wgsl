@@ -64,6 +64,12 @@ fn load(which: u32, i: i32) -> f32 {
 const NA: u32 = (BK * QUADS + THREADS - 1u) / THREADS;  // a_t vec4s a thread stages
 const NB: u32 = (BK * GX + THREADS - 1u) / THREADS;  // b_t vec4s
 const NR: u32 = (BC * GX * RV + THREADS - 1u) / THREADS;  // rows_t vec4s
+// Whether a tile's rows are prefetched too (during the last chunk's multiply-adds, held over the
+// softmax) or fetched just before they are stored: on the H100 the prefetch took the tiled
+// kernels 1.1-1.35x faster with 8 or 12 output vec4s a row and thread (TM * RV 16 and 24), and
+// 1.4-2.6x slower with 32 (d = 128 at 8 rows a thread: registers spilled)
+// (benchmarks/results/attention_kernels_prefetch_h100_s4b.json).
+const PREFETCH_ROWS: bool = TM * RV <= 24u;
 
 // Chunk `ch` (head-dim elements ch * BK ..) of the workgroup's rows (first `r0` of `seq`, of
 // `which` through `at`, `n` wide), times `mul`, for a_t. Consecutive threads read consecutive
