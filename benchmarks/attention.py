@@ -15,7 +15,7 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    Target: fused forward + backward >= 0.5x torch (ratio = torch time / pyrite time).
    `fused_kernels` times the fused kernels alone on the raw backend (forward; the backward's dq
    part; its dk, dv part), with TFLOP/s, as the rule picks them (`default`, `causal`), and at
-   head dims 16/32/64/128 (the timed shape's batch, heads and positions) with the
+   head dims 16/32/48/64/80/96/128 (the timed shape's batch, heads and positions) with the
    register-blocked kernels (`tiled`) and the row kernels (`rows`) forced: the measurement
    behind `flash_tiles.TILED_HEADS`.
 3. Causal: forward + backward with the op's causal flag (`F.attention(..., causal=True)`: no
@@ -23,12 +23,15 @@ none otherwise (lavapipe runs report pyrite's two variants only).
 
 Before timing, the fused op's output and gradients are checked against numpy (float64) on a
 small ragged cases (a causal mask; the causal flag); exit status 1 if they differ.
+--kernels-only: the check and `fused_kernels` only (for comparing two versions of the kernels
+in one GPU session).
 Timing: wall clock; a block is `reps` evaluations then a sync (`device.sync()`, which waits for
 the GPU; `torch.cuda.synchronize()`), `reps` chosen so a block takes >= --min-ms; after a warm-up
 block, --iters blocks each, the median (and best) per evaluation.
 
     python benchmarks/attention.py --quick --out benchmarks/results/attention_lavapipe.json
     python benchmarks/attention.py --out benchmarks/results/attention_h100.json   # on a GPU
+    python benchmarks/attention.py --kernels-only --iters 3 --min-ms 30 --out kernels.json
 """
 
 from __future__ import annotations
@@ -279,6 +282,8 @@ def main() -> int:
                         help="small timing sizes (batch 1, 2 heads, 256 positions, dim 32)")
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--min-ms", type=float, default=50.0)
+    parser.add_argument("--kernels-only", action="store_true",
+                        help="only the check and the kernels alone (`time.fused_kernels`)")
     args = parser.parse_args()
 
     problem = check()
@@ -292,6 +297,16 @@ def main() -> int:
             write_results(args.out, result)
         return 1
 
+    shape = (1, 2, 256, 32) if args.quick else (8, 8, 1024, 64)
+    heads = (16, 32, 64) if args.quick else (16, 32, 48, 64, 80, 96, 128)
+    if args.kernels_only:
+        result["time"] = {"shape": list(shape),
+                          "fused_kernels": kernel_times(shape, args.min_ms, args.iters, heads)}
+        print("fused kernels", result["time"]["fused_kernels"], flush=True)
+        if args.out:
+            write_results(args.out, result)
+        return 0
+
     mem_shape = (1, 2, 2048, 32)
     result["memory"] = {
         "shape": list(mem_shape), "target_mb": 12.0,
@@ -300,7 +315,6 @@ def main() -> int:
     }
     print("memory", result["memory"], flush=True)
 
-    shape = (1, 2, 256, 32) if args.quick else (8, 8, 1024, 64)
     timing: dict[str, Any] = {"shape": list(shape), "target_ratio": 0.5}
     runs: dict[str, Any] = {"fused": pyrite_runs(fused, shape),
                             "composite": pyrite_runs(composite, shape),
@@ -320,7 +334,6 @@ def main() -> int:
             for part in ("forward_backward", "forward"):
                 timing[f"{ours}_vs_{peer}_{part}"] = round(
                     timing[peer][part]["median_ms"] / timing[ours][part]["median_ms"], 3)
-    heads = (16, 32, 64) if args.quick else (16, 32, 64, 128)
     timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters, heads)
     print("fused kernels", timing["fused_kernels"], flush=True)
     picked = pick(timing["fused_kernels"], shape[3])

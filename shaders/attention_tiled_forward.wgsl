@@ -24,8 +24,10 @@
 // Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
 //   {{ rv }} (vec4 columns of an output row a thread owns, ceil(d_v / 4 / GX)), {{ dk4 }},
 //   {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }} (true or false).
-// Loops `for (var i = 0u; i < TM; i++)` (and over jj < TN, u < RV) are written out when
-// rendered (`flash_attention.unrolled`), so the register arrays have constant indices.
+// Loops `for (var i = 0u; i < TM; i++)` (and over jj < TN, u < RV, the staged NA, NB, NR) are
+// written out when rendered (`flash_tiles.unrolled`), so the register arrays have constant
+// indices. The global loads of the next stage (chunk, rows of v, the next tile's first chunk)
+// are issued before the current one's multiply-adds and stored after its barrier.
 {{ enable }}
 #include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
@@ -85,8 +87,13 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     m_at[r] = view_base(M_VIEW, b, h, min(at.z + i32(lrow[r]), seq_q - 1));
   }
   let chunks = (dk + i32(BK) - 1) / i32(BK);
+  var ra: array<vec4<f32>, NA>;  // the next chunk of q (when the head is several chunks)
+  var rb = fetch_b(1u, kv, 0, seq_k, 0, dk, 1.0, lid);  // the next chunk of k
+  var rr: array<vec4<f32>, NR>;  // the tile's rows of v
   if (chunks == 1) {  // the whole head in one chunk: the queries are staged once
-    stage_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
+    store_a(fetch_a(0u, qv, at.z, seq_q, 0, dk, scale, lid), lid);
+  } else {
+    ra = fetch_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
   }
   for (var t = 0; t < last; t += i32(BC)) {
     for (var r = 0u; r < TM; r++) {
@@ -94,19 +101,18 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     for (var ch = 0; ch < chunks; ch++) {
       if (chunks > 1) {
-        stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
+        store_a(ra, lid);
       }
-      stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
+      store_b(rb, lid);
       workgroupBarrier();
-      for (var kk = 0u; kk < BK; kk++) {
-        let y = b_t[kk * B_ROW + tx];
-        for (var qm = 0u; qm < QM; qm++) {
-          let x = a_t[kk * A_ROW + ty + GY * qm];
-          for (var i = 0u; i < QUAD; i++) {
-            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
-          }
-        }
+      // prefetch: the next chunk, or after the last the tile's rows of v
+      if (ch + 1 < chunks) {
+        ra = fetch_a(0u, qv, at.z, seq_q, ch + 1, dk, scale, lid);
+        rb = fetch_b(1u, kv, t, seq_k, ch + 1, dk, 1.0, lid);
+      } else if (PREFETCH_ROWS) {
+        rr = fetch_rows(2u, vv, t, seq_k, dv, lid);
       }
+      s = chunk_product(s, tx, ty);
       workgroupBarrier();
     }
     let c0 = t + i32(tx);  // the thread's first key; it owns keys c0 + GX jj
@@ -143,8 +149,17 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
           s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
       }
     }
-    stage_rows(2u, vv, t, seq_k, dv, lid);
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(2u, vv, t, seq_k, dv, lid);
+    }
+    store_rows(rr, lid);
     workgroupBarrier();
+    if (t + i32(BC) < last) {  // prefetch the next tile's first chunk
+      if (chunks > 1) {
+        ra = fetch_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
+      }
+      rb = fetch_b(1u, kv, t + i32(BC), seq_k, 0, dk, 1.0, lid);
+    }
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
       var w: array<vec4<f32>, QM>;

@@ -14,7 +14,9 @@
 // Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
 //   {{ rv }} (vec4 columns of a dk or dv row a thread owns, ceil(max(d_k, d_v) / 4 / GX)),
 //   {{ dk4 }}, {{ dv4 }}, {{ has_mask }}.
-// Loops over TM, TN and RV are written out when rendered (`flash_attention.unrolled`).
+// Loops over TM, TN, RV, NA, NB and NR are written out when rendered (`flash_tiles.unrolled`).
+// Every stage's global loads are prefetched into registers during the previous stage's
+// multiply-adds (attention_tiles.wgsl).
 {{ enable }}
 #include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
@@ -67,41 +69,37 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
   }
   let chunks_k = (dk + i32(BK) - 1) / i32(BK);
-  let chunks_v = (dv + i32(BK) - 1) / i32(BK);
+  let steps = chunks_k + (dv + i32(BK) - 1) / i32(BK);  // the chunks of s^T, then of dp^T
   // the first query that sees this workgroup's first key (uniform): causal skips those before
   let first = clamp(at.z - off, 0, seq_q);
+  // the next step's chunks (k and q for s^T, v and dout for dp^T) and the tile's rows (of
+  // dout, then of q)
+  var ra = fetch_a(1u, kv, at.z, seq_k, 0, dk, 1.0, lid);
+  var rb = fetch_b(0u, qv, first, seq_q, 0, dk, scale, lid);
+  var rr: array<vec4<f32>, NR>;
   for (var t = first; t < seq_q; t += i32(BC)) {
     for (var r = 0u; r < TM; r++) {
       s[r] = vec4<f32>(0.0);
       dp[r] = vec4<f32>(0.0);
     }
-    for (var ch = 0; ch < chunks_k; ch++) {
-      stage_a(1u, kv, at.z, seq_k, ch, dk, 1.0, lid);
-      stage_b(0u, qv, t, seq_q, ch, dk, scale, lid);
+    for (var p = 0; p < steps; p++) {
+      store_a(ra, lid);
+      store_b(rb, lid);
       workgroupBarrier();
-      for (var kk = 0u; kk < BK; kk++) {
-        let y = b_t[kk * B_ROW + tx];
-        for (var qm = 0u; qm < QM; qm++) {
-          let x = a_t[kk * A_ROW + ty + GY * qm];
-          for (var i = 0u; i < QUAD; i++) {
-            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
-          }
-        }
+      let next = p + 1;  // prefetch its chunks, or after the last step the tile's rows of dout
+      if (next < chunks_k) {
+        ra = fetch_a(1u, kv, at.z, seq_k, next, dk, 1.0, lid);
+        rb = fetch_b(0u, qv, t, seq_q, next, dk, scale, lid);
+      } else if (next < steps) {
+        ra = fetch_a(2u, vv, at.z, seq_k, next - chunks_k, dv, 1.0, lid);
+        rb = fetch_b(3u, dov, t, seq_q, next - chunks_k, dv, 1.0, lid);
+      } else if (PREFETCH_ROWS) {
+        rr = fetch_rows(3u, dov, t, seq_q, dv, lid);
       }
-      workgroupBarrier();
-    }
-    for (var ch = 0; ch < chunks_v; ch++) {
-      stage_a(2u, vv, at.z, seq_k, ch, dv, 1.0, lid);
-      stage_b(3u, dov, t, seq_q, ch, dv, 1.0, lid);
-      workgroupBarrier();
-      for (var kk = 0u; kk < BK; kk++) {
-        let y = b_t[kk * B_ROW + tx];
-        for (var qm = 0u; qm < QM; qm++) {
-          let x = a_t[kk * A_ROW + ty + GY * qm];
-          for (var i = 0u; i < QUAD; i++) {
-            dp[4u * qm + i] = fma(vec4<f32>(x[i]), y, dp[4u * qm + i]);
-          }
-        }
+      if (p < chunks_k) {
+        s = chunk_product(s, tx, ty);
+      } else {
+        dp = chunk_product(dp, tx, ty);
       }
       workgroupBarrier();
     }
@@ -131,8 +129,14 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
           s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
       }
     }
-    stage_rows(3u, dov, t, seq_q, dv, lid);
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(3u, dov, t, seq_q, dv, lid);
+    }
+    store_rows(rr, lid);
     workgroupBarrier();
+    if (PREFETCH_ROWS) {
+      rr = fetch_rows(0u, qv, t, seq_q, dk, lid);  // prefetch the tile's rows of q
+    }
     for (var j = 0u; j < BC; j++) {
       var w: array<vec4<f32>, QM>;
       for (var qm = 0u; qm < QM; qm++) {
@@ -154,8 +158,15 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
           dp[4u * qm][jj], dp[4u * qm + 1u][jj], dp[4u * qm + 2u][jj], dp[4u * qm + 3u][jj]);
       }
     }
-    stage_rows(0u, qv, t, seq_q, dk, lid);
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(0u, qv, t, seq_q, dk, lid);
+    }
+    store_rows(rr, lid);
     workgroupBarrier();
+    if (t + i32(BC) < seq_q) {  // prefetch the next tile's first step
+      ra = fetch_a(1u, kv, at.z, seq_k, 0, dk, 1.0, lid);
+      rb = fetch_b(0u, qv, t + i32(BC), seq_q, 0, dk, scale, lid);
+    }
     for (var j = 0u; j < BC; j++) {
       var w: array<vec4<f32>, QM>;
       for (var qm = 0u; qm < QM; qm++) {

@@ -11,7 +11,9 @@
 // Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
 //   {{ rv }} (vec4 columns of a dq row a thread owns, ceil(d_k / 4 / GX)), {{ dk4 }}, {{ dv4 }},
 //   {{ has_mask }}.
-// Loops over TM, TN and RV are written out when rendered (`flash_attention.unrolled`).
+// Loops over TM, TN, RV, NA, NB and NR are written out when rendered (`flash_tiles.unrolled`).
+// Every stage's global loads are prefetched into registers during the previous stage's
+// multiply-adds (attention_tiles.wgsl).
 {{ enable }}
 #include "index.wgsl"
 @group(0) @binding(0) var<storage, read> info: array<i32>;
@@ -69,39 +71,34 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     st[r] = stats[(b * info[1] + h) * seq_q + clamped];
   }
   let chunks_k = (dk + i32(BK) - 1) / i32(BK);
-  let chunks_v = (dv + i32(BK) - 1) / i32(BK);
+  let steps = chunks_k + (dv + i32(BK) - 1) / i32(BK);  // the chunks of s, then of dp
+  // the next step's chunks (q and k for s, dout and v for dp) and the tile's rows of k
+  var ra = fetch_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
+  var rb = fetch_b(1u, kv, 0, seq_k, 0, dk, 1.0, lid);
+  var rr: array<vec4<f32>, NR>;
   for (var t = 0; t < last; t += i32(BC)) {
     for (var r = 0u; r < TM; r++) {
       s[r] = vec4<f32>(0.0);
       dp[r] = vec4<f32>(0.0);
     }
-    for (var ch = 0; ch < chunks_k; ch++) {
-      stage_a(0u, qv, at.z, seq_q, ch, dk, scale, lid);
-      stage_b(1u, kv, t, seq_k, ch, dk, 1.0, lid);
+    for (var p = 0; p < steps; p++) {
+      store_a(ra, lid);
+      store_b(rb, lid);
       workgroupBarrier();
-      for (var kk = 0u; kk < BK; kk++) {
-        let y = b_t[kk * B_ROW + tx];
-        for (var qm = 0u; qm < QM; qm++) {
-          let x = a_t[kk * A_ROW + ty + GY * qm];
-          for (var i = 0u; i < QUAD; i++) {
-            s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
-          }
-        }
+      let next = p + 1;  // prefetch its chunks, or after the last step the tile's rows of k
+      if (next < chunks_k) {
+        ra = fetch_a(0u, qv, at.z, seq_q, next, dk, scale, lid);
+        rb = fetch_b(1u, kv, t, seq_k, next, dk, 1.0, lid);
+      } else if (next < steps) {
+        ra = fetch_a(3u, dov, at.z, seq_q, next - chunks_k, dv, 1.0, lid);
+        rb = fetch_b(2u, vv, t, seq_k, next - chunks_k, dv, 1.0, lid);
+      } else if (PREFETCH_ROWS) {
+        rr = fetch_rows(1u, kv, t, seq_k, dk, lid);
       }
-      workgroupBarrier();
-    }
-    for (var ch = 0; ch < chunks_v; ch++) {
-      stage_a(3u, dov, at.z, seq_q, ch, dv, 1.0, lid);
-      stage_b(2u, vv, t, seq_k, ch, dv, 1.0, lid);
-      workgroupBarrier();
-      for (var kk = 0u; kk < BK; kk++) {
-        let y = b_t[kk * B_ROW + tx];
-        for (var qm = 0u; qm < QM; qm++) {
-          let x = a_t[kk * A_ROW + ty + GY * qm];
-          for (var i = 0u; i < QUAD; i++) {
-            dp[4u * qm + i] = fma(vec4<f32>(x[i]), y, dp[4u * qm + i]);
-          }
-        }
+      if (p < chunks_k) {
+        s = chunk_product(s, tx, ty);
+      } else {
+        dp = chunk_product(dp, tx, ty);
       }
       workgroupBarrier();
     }
@@ -124,8 +121,15 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
           s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
       }
     }
-    stage_rows(1u, kv, t, seq_k, dk, lid);
+    if (!PREFETCH_ROWS) {
+      rr = fetch_rows(1u, kv, t, seq_k, dk, lid);
+    }
+    store_rows(rr, lid);
     workgroupBarrier();
+    if (t + i32(BC) < last) {  // prefetch the next tile's first step
+      ra = fetch_a(0u, qv, at.z, seq_q, 0, dk, scale, lid);
+      rb = fetch_b(1u, kv, t + i32(BC), seq_k, 0, dk, 1.0, lid);
+    }
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
       var w: array<vec4<f32>, QM>;

@@ -56,52 +56,116 @@ fn load(which: u32, i: i32) -> f32 {
   return read_g(i);
 }
 
-// Stage chunk `ch` (head-dim elements ch * BK ..) of the workgroup's rows (first `r0` of `seq`,
-// of `which` through `at`, `n` wide) into a_t, times `mul`. Consecutive threads read
-// consecutive elements of a row.
-fn stage_a(which: u32, at: View, r0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32) {
-  for (var e = lid; e < BK * QUADS; e += THREADS) {
-    let kk = e % BK;
-    let g = i32(e / BK);
-    let d = ch * i32(BK) + i32(kk);
-    var x = vec4<f32>(0.0);
-    if (d < n) {
+// The staging is split in two so the kernels can prefetch: `fetch_*` reads a stage's elements
+// from global memory into the thread's registers (its share: element lid + THREADS e of the
+// stage), `store_*` writes them into workgroup memory. A kernel fetches the next stage before it
+// computes on the current one (the loads are in flight during the multiply-adds) and stores it
+// after the barrier that ends the computation.
+const NA: u32 = (BK * QUADS + THREADS - 1u) / THREADS;  // a_t vec4s a thread stages
+const NB: u32 = (BK * GX + THREADS - 1u) / THREADS;  // b_t vec4s
+const NR: u32 = (BC * GX * RV + THREADS - 1u) / THREADS;  // rows_t vec4s
+// Whether a tile's rows are prefetched too (during the last chunk's multiply-adds, held over the
+// softmax) or fetched just before they are stored: on the H100 the prefetch took the tiled
+// kernels 1.1-1.35x faster with 8 or 12 output vec4s a row and thread (TM * RV 16 and 24), and
+// 1.4-2.6x slower with 32 (d = 128 at 8 rows a thread: registers spilled)
+// (benchmarks/results/attention_kernels_prefetch_h100_s4b.json).
+const PREFETCH_ROWS: bool = TM * RV <= 24u;
+
+// Chunk `ch` (head-dim elements ch * BK ..) of the workgroup's rows (first `r0` of `seq`, of
+// `which` through `at`, `n` wide), times `mul`, for a_t. Consecutive threads read consecutive
+// elements of a row.
+fn fetch_a(which: u32, at: View, r0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32)
+    -> array<vec4<f32>, NA> {
+  var x: array<vec4<f32>, NA>;
+  for (var ea = 0u; ea < NA; ea++) {
+    let e = lid + THREADS * ea;
+    let d = ch * i32(BK) + i32(e % BK);
+    if (e < BK * QUADS && d < n) {
       let col = at.base + d * at.step;
+      let r = r0 + 4 * i32(e / BK);
       for (var i = 0u; i < QUAD; i++) {
-        x[i] = load(which, col + min(r0 + 4 * g + i32(i), seq - 1) * at.seq) * mul;
+        x[ea][i] = load(which, col + min(r + i32(i), seq - 1) * at.seq) * mul;
       }
     }
-    a_t[kk * A_ROW + u32(g)] = x;
+  }
+  return x;
+}
+
+fn store_a(x: array<vec4<f32>, NA>, lid: u32) {
+  for (var ea = 0u; ea < NA; ea++) {
+    let e = lid + THREADS * ea;
+    if (e < BK * QUADS) {
+      a_t[(e % BK) * A_ROW + e / BK] = x[ea];
+    }
   }
 }
 
-// The same for the tile's columns (first `c0`) into b_t: vec4 g holds columns g + GX i.
-fn stage_b(which: u32, at: View, c0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32) {
-  for (var e = lid; e < BK * GX; e += THREADS) {
-    let kk = e % BK;
-    let g = i32(e / BK);
-    let d = ch * i32(BK) + i32(kk);
-    var x = vec4<f32>(0.0);
-    if (d < n) {
+// The same for the tile's columns (first `c0`), for b_t: vec4 g holds columns g + GX i.
+fn fetch_b(which: u32, at: View, c0: i32, seq: i32, ch: i32, n: i32, mul: f32, lid: u32)
+    -> array<vec4<f32>, NB> {
+  var x: array<vec4<f32>, NB>;
+  for (var eb = 0u; eb < NB; eb++) {
+    let e = lid + THREADS * eb;
+    let d = ch * i32(BK) + i32(e % BK);
+    if (e < BK * GX && d < n) {
       let col = at.base + d * at.step;
+      let c = c0 + i32(e / BK);
       for (var i = 0u; i < QUAD; i++) {
-        x[i] = load(which, col + min(c0 + g + i32(GX * i), seq - 1) * at.seq) * mul;
+        x[eb][i] = load(which, col + min(c + i32(GX * i), seq - 1) * at.seq) * mul;
       }
     }
-    b_t[kk * B_ROW + u32(g)] = x;
+  }
+  return x;
+}
+
+fn store_b(x: array<vec4<f32>, NB>, lid: u32) {
+  for (var eb = 0u; eb < NB; eb++) {
+    let e = lid + THREADS * eb;
+    if (e < BK * GX) {
+      b_t[(e % BK) * B_ROW + e / BK] = x[eb];
+    }
   }
 }
 
-// Stage the tile's rows (first `c0` of `seq`, `n` wide) whole into rows_t (zeros past n).
-fn stage_rows(which: u32, at: View, c0: i32, seq: i32, n: i32, lid: u32) {
-  for (var e = lid; e < BC * GX * RV; e += THREADS) {
-    let j = i32(e / (GX * RV));
+// The tile's rows (first `c0` of `seq`, `n` wide) whole, for rows_t (zeros past n).
+fn fetch_rows(which: u32, at: View, c0: i32, seq: i32, n: i32, lid: u32)
+    -> array<vec4<f32>, NR> {
+  var x: array<vec4<f32>, NR>;
+  for (var er = 0u; er < NR; er++) {
+    let e = lid + THREADS * er;
     let d = 4 * i32(e % (GX * RV));
-    let row = at.base + min(c0 + j, seq - 1) * at.seq;
-    var x = vec4<f32>(0.0);
-    for (var i = 0u; i < QUAD; i++) {
-      x[i] = select(0.0, load(which, row + min(d + i32(i), n - 1) * at.step), d + i32(i) < n);
+    if (e < BC * GX * RV) {
+      let row = at.base + min(c0 + i32(e / (GX * RV)), seq - 1) * at.seq;
+      for (var i = 0u; i < QUAD; i++) {
+        x[er][i] = select(0.0, load(which, row + min(d + i32(i), n - 1) * at.step),
+                          d + i32(i) < n);
+      }
     }
-    rows_t[e] = x;
   }
+  return x;
+}
+
+fn store_rows(x: array<vec4<f32>, NR>, lid: u32) {
+  for (var er = 0u; er < NR; er++) {
+    let e = lid + THREADS * er;
+    if (e < BC * GX * RV) {
+      rows_t[e] = x[er];
+    }
+  }
+}
+
+// acc[4 qm + i] += the thread's block of the staged chunks' product: rows 4 (ty + GY qm) + i of
+// a_t times its columns tx + GX jj of b_t.
+fn chunk_product(acc: array<vec4<f32>, TM>, tx: u32, ty: u32) -> array<vec4<f32>, TM> {
+  var s = acc;
+  for (var kk = 0u; kk < BK; kk++) {
+    let y = b_t[kk * B_ROW + tx];
+    for (var qm = 0u; qm < QM; qm++) {
+      let x = a_t[kk * A_ROW + ty + GY * qm];
+      for (var i = 0u; i < QUAD; i++) {
+        s[4u * qm + i] = fma(vec4<f32>(x[i]), y, s[4u * qm + i]);
+      }
+    }
+  }
+  return s;
 }

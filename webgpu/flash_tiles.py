@@ -26,11 +26,14 @@ GROUPS = 16
 #: the kernels: template suffix -> entry point
 ENTRIES = {"forward": "forward", "query": "query_grads", "key": "key_grads"}
 #: per kernel, the head widths (max(d_k, d_v), inclusive) it takes; the row kernels of
-#: flash_attention.py take the rest. On the H100 at (8, 8, 1024, d) the tiled kernels took
-#: 1.4-2.8x the row kernels' time at d = 16, 32 and 64, and 0.82 / 0.89 / 0.88x (forward, dq,
-#: dk and dv) at d = 128, where the row kernels fall to 6.7-8 TFLOP/s (two 128-wide rows a thread)
-#: (benchmarks/results/attention_h100_s4.json); widths between 64 and 128 are not measured
-TILED_HEADS: dict[str, tuple[int, int]] = dict.fromkeys(ENTRIES, (65, 128))
+#: flash_attention.py take the rest. On the H100 at (8, 8, 1024, d), with the register prefetch
+#: (benchmarks/results/attention_kernels_prefetch_h100_s4b.json), tiled / rows ms: forward
+#: 2.27 / 1.70 at d = 96; dq 2.68 / 2.29 at d = 80 and 3.13 / 3.20 at 96; dk, dv 3.09 / 2.41 at
+#: d = 64 and 3.62 / 4.25 at 80; at d = 128 the tiled kernels won before the prefetch (3.69 /
+#: 4.62, 5.72 / 6.40, 9.01 / 10.2) and keep that code path there (PREFETCH_ROWS off). The bounds
+#: lie halfway between the measured widths where the winner changes
+TILED_HEADS: dict[str, tuple[int, int]] = {"forward": (97, 128), "query": (89, 128),
+                                           "key": (73, 128)}
 #: the kernels that run tiled in the page (Chromium's WebGPU; SwiftShader in the tests). There
 #: the tiled dq kernel lost the device (heads 66-100 in tests/conformance/test_attention.py's
 #: gradient cases; not diagnosed: the same WGSL with the page's 16 KB tiles passes on lavapipe),
@@ -120,6 +123,15 @@ def unrolled(source: str, counts: dict[str, int]) -> str:
     return "".join(out) + source[pos:]
 
 
+def prefetched(qm: int, gx: int, bk: int, rv: int) -> dict[str, int]:
+    """The vec4s a thread holds in registers between fetching a stage and storing it into
+    workgroup memory (attention_tiles.wgsl's NA, NB, NR): its share of a chunk of the rows, a
+    chunk of the columns, a tile's rows."""
+    threads = GROUPS * gx
+    return {"NA": -(-bk * GROUPS * qm // threads), "NB": -(-bk * gx // threads),
+            "NR": -(-4 * gx * gx * rv // threads)}
+
+
 def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
            mask: GpuTensor | None, words: list[int], outputs: list[GpuTensor],
            budget: int) -> None:
@@ -138,7 +150,8 @@ def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
         f"{template}.wgsl", enable=header(()), qm=qm, gx=gx, bk=bk, rv=rv, dk4=params[4],
         dv4=params[5], has_mask="true" if mask is not None else "false"),
-        {"QM": qm, "QUAD": 4, "TM": 4 * qm, "TN": 4, "RV": rv}), entry)
+        {"QM": qm, "QUAD": 4, "TM": 4 * qm, "TN": 4, "RV": rv, **prefetched(qm, gx, bk, rv)}),
+        entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), q.block.buffer, key.block.buffer, v.block.buffer, mask_buffer,
                 *(t.block.buffer for t in outputs)]

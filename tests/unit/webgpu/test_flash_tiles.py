@@ -167,3 +167,16 @@ def test_loops_over_register_arrays_are_written_out() -> None:
     assert got == ("{ { s[0u][0u] = 0.0; }{ s[0u][1u] = 0.0; } }"
                    "{ { s[1u][0u] = 0.0; }{ s[1u][1u] = 0.0; } }\n"
                    "for (var j = 0u; j < n; j++) { { o[0u] += w[i]; } }")
+
+
+def test_a_thread_prefetches_its_share_of_every_stage() -> None:
+    """The registers a thread fetches a stage into (attention_tiles.wgsl's NA, NB, NR) cover the
+    stage's vec4s between the workgroup's threads, with no round of fetches wholly idle."""
+    for qm, gx in (*flash_tiles.SHAPES, (2, 4)):
+        threads = flash_tiles.GROUPS * gx
+        for bk in (4, 8, 16, 32, 64):
+            for rv in range(1, 9):
+                counts = flash_tiles.prefetched(qm, gx, bk, rv)
+                for name, size in (("NA", bk * flash_tiles.GROUPS * qm), ("NB", bk * gx),
+                                   ("NR", 4 * gx * gx * rv)):
+                    assert (counts[name] - 1) * threads < size <= counts[name] * threads
