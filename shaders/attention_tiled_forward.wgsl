@@ -21,7 +21,8 @@
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none), array<f32> read through their strides; 5 out: (batch,
 //   heads, seq_q, d_v) dense, 6 lse: (batch, heads, seq_q) dense.
-// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+// Placeholders: {{ enable }} (the header), {{ qm }} (a thread's rows, in fours), {{ gx }}
+//   (column groups), {{ bk }} (head-dim chunk),
 //   {{ rv }} (vec4 columns of an output row a thread owns, ceil(d_v / 4 / GX)), {{ dk4 }},
 //   {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }} (true or false).
 // Loops `for (var i = 0u; i < TM; i++)` (and over jj < TN, u < RV, the staged NA, NB, NR) are

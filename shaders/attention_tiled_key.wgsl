@@ -11,7 +11,8 @@
 //   4-byte zero when there is none), 5 dout, array<f32> read through their strides; 6 stats:
 //   array<vec2<f32>> (lse, delta) a query row; 7 grad: (batch, heads, seq_k, d_k + d_v) dense,
 //   dk then dv in each row.
-// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+// Placeholders: {{ enable }} (the header), {{ qm }} (a thread's rows, in fours), {{ gx }}
+//   (column groups), {{ bk }} (head-dim chunk),
 //   {{ rv }} (vec4 columns of a dk or dv row a thread owns, ceil(max(d_k, d_v) / 4 / GX)),
 //   {{ dk4 }}, {{ dv4 }}, {{ has_mask }}.
 // Loops over TM, TN, RV, NA, NB and NR are written out when rendered (`flash_tiles.unrolled`).

@@ -8,7 +8,8 @@
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none), 5 dout, array<f32> read through their strides; 6 stats:
 //   array<vec2<f32>> (lse, delta) a query row; 7 grad: dq, (batch, heads, seq_q, d_k) dense.
-// Placeholders: {{ enable }} (the header), {{ gx }} (column groups), {{ bk }} (head-dim chunk),
+// Placeholders: {{ enable }} (the header), {{ qm }} (a thread's query rows, in fours), {{ gx }}
+//   (column groups), {{ bk }} (head-dim chunk),
 //   {{ rv }} (vec4 columns of a dq row a thread owns, ceil(d_k / 4 / GX)), {{ dk4 }}, {{ dv4 }},
 //   {{ has_mask }}.
 // Loops over TM, TN, RV, NA, NB and NR are written out when rendered (`flash_tiles.unrolled`).
