@@ -266,7 +266,8 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
 
 
 SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u16",
-               "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16")
+               "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16",
+               "t64x64x16_4x4_u16_pp_cr", "t128x128x8_8x8_u4_pp_cr")  # the constant-row twins
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
