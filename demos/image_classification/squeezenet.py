@@ -59,6 +59,7 @@ class SqueezeNet(Module):
             64, 256, (3, 3), padding=((1, 1), (1, 1))).init(device)
         self.conv10 = nn.Conv2dConfig(512, 1000, (1, 1)).init(device)
 
+    @pyrite.compile(warn=False, inference=True)
     def forward(self, data: Tensor) -> Tensor:
         conv1_relu = self.conv1(data, activation='relu')
         pool1 = self.pool1(conv1_relu)
