@@ -250,7 +250,7 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     out_hw = y.shape[2:]
 
     def tile(mode: int) -> Any:
-        return cg.default_tile(k, cg.sizes(xs, layer["w"], out_hw, groups, mode)[0], mode)
+        return cg.default_tile(k, cg.sizes(xs, layer["w"], out_hw, groups, mode), groups, mode)
 
     t_f, t_d, t_w = tile(cg.FORWARD), tile(cg.INPUT_GRAD), tile(cg.WEIGHT_GRAD)
     return {

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, matmul_config, matmul_variants, software
+from . import conv_gemm, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
@@ -90,7 +90,7 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object]) -> str:
     """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile)."""
+    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile, software adapters included)."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
@@ -113,12 +113,10 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
         return _DIRECT  # a page's software adapter (software.py): a first layer's 27 terms
     if not prefers_gemm(family, m, n, kdim, taps):
         return _DIRECT
-    if soft:  # the software adapter's own ladder (software.py)
-        return _GEMM + matmul_config.choose_config(m, n, kdim, groups, workgroup_bytes,
-                                                   software=True).name
     mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,
             "conv2d_weight_grad_kernel": conv_gemm.WEIGHT_GRAD}.get(family, conv_gemm.FORWARD)
-    return _GEMM + conv_gemm.choose_tile(m, mode, workgroup_bytes).name
+    return _GEMM + conv_gemm.choose_tile((m, n, kdim), groups, mode, workgroup_bytes,
+                                         soft).name
 
 
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import matmul_config, matmul_variants
+from . import matmul_config, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, render
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -148,19 +148,27 @@ NARROW = "t32x64x16_4x4_u16"  # at most 32 rows of the GEMM (output or input cha
 FALLBACK = "t32x32x16_4x4_u16"  # the least workgroup memory (8 KiB)
 
 
-def choose_tile(m: int, mode: int, max_workgroup_bytes: int = 16384) -> TileConfig:
-    """The heuristic's tile for a conv GEMM (`mode`) with M rows per group: NARROW up to 32
-    rows (not for the weight gradient), else WIDE; FALLBACK where the device gives less
+def choose_tile(gemm: tuple[int, int, int], groups: int, mode: int,
+                max_workgroup_bytes: int = 16384, software: bool = False) -> TileConfig:
+    """The heuristic's tile for a conv GEMM (`mode`) of (M, N, K) per group: on a page's
+    software adapter (`software.py`) the matmul's software ladder; else NARROW up to 32 rows
+    (not for the weight gradient), WIDE above, and FALLBACK where the device gives less
     workgroup memory than that tile needs."""
+    m, n, kdim = gemm
+    if software:
+        return matmul_config.choose_config(m, n, kdim, groups, max_workgroup_bytes,
+                                           software=True)
     cfg = matmul_config.CONFIGS[NARROW if m <= 32 and mode != WEIGHT_GRAD else WIDE]
     if cfg.workgroup_bytes > max_workgroup_bytes:
         return matmul_config.CONFIGS[FALLBACK]
     return cfg
 
 
-def default_tile(k: Kernels, m: int, mode: int) -> TileConfig:
-    """The heuristic's tile (no timing) for a GEMM of M rows in `mode`."""
-    return choose_tile(m, mode, k.runtime.limits.max_compute_workgroup_storage_size)
+def default_tile(k: Kernels, gemm: tuple[int, int, int], groups: int, mode: int) -> TileConfig:
+    """The heuristic's tile (no timing) for a GEMM of (M, N, K) per group in `mode` on this
+    device."""
+    return choose_tile(gemm, groups, mode, k.runtime.limits.max_compute_workgroup_storage_size,
+                       software.software(k.runtime.adapter))
 
 
 __all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "WEIGHT_GRAD",
