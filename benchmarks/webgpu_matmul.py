@@ -259,7 +259,7 @@ def variant_name(cfg, splits: int) -> str:
 
 def parse_variant(name: str):
     cfg, _, splits = name.partition("/k")
-    return mc.CONFIGS[cfg], int(splits or 1)
+    return mc.tile(cfg), int(splits or 1)
 
 
 def time_webgpu(r: Runner, cfg, n: int, args, splits: int = 1) -> dict:

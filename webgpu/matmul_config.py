@@ -28,6 +28,7 @@ import struct
 from dataclasses import dataclass, replace
 
 # rendering lives in matmul_render.py; these stay importable from here
+from .matmul_layout import check_options, split_name
 from .matmul_render import LAYOUTS as LAYOUTS
 from .matmul_render import TEMPLATE_PATH as TEMPLATE_PATH
 from .matmul_render import render as render
@@ -51,6 +52,11 @@ class TileConfig:
     subgroup: bool = False  # the quads of a row share A through subgroupShuffle (the template)
     pingpong: bool = False  # two K steps per loop iteration, buffers 0 and 1 as constants
     const_rows: bool = False  # workgroup tiles indexed by constant k-rows (matmul_render._tiles)
+    # the options of `matmul_layout.py` (names: the tile's, then their suffixes, `tile(name)`)
+    warp_rows: int = 0  # rows of the thread grid per 32-lane warp (0: lanes along a grid row)
+    lanes_m: bool = False  # transposing tile loads: consecutive lanes on consecutive rows
+    k_nest: bool = False  # const_rows tiles nested by inner-loop iteration: [group][k-row]...
+    raster: int = 0  # workgroups walk the tiles of C in bands of this many tile rows (0: rows)
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -69,6 +75,7 @@ class TileConfig:
         if self.const_rows and self.subgroup:
             raise ValueError(f"{self.name}: constant k-rows and subgroup sharing exclude each"
                              " other")
+        check_options(self)
         if self.subgroup and (self.wg_x % 4 or (self.unroll * self.tm // 4) % 4):
             raise ValueError(f"{self.name}: the subgroup variant needs rows of whole quads"
                              " (bn / tn a multiple of 4) and unroll * tm a multiple of 16")
@@ -101,8 +108,7 @@ class TileConfig:
     def dispatch(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
         return (-(-n // self.bn), -(-m // self.bm), batch)
 
-    def cache_key(self, aligned: bool, layout: str = "nn"
-                  ) -> tuple[str, int, int, int, int, int, int, bool, str, bool, bool, bool]:
+    def cache_key(self, aligned: bool, layout: str = "nn") -> tuple[object, ...]:
         return (
             "matmul_tiled",
             self.bm,
@@ -116,6 +122,10 @@ class TileConfig:
             self.subgroup,
             self.pingpong,
             self.const_rows,
+            self.warp_rows,
+            self.lanes_m,
+            self.k_nest,
+            self.raster,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -130,6 +140,10 @@ class TileConfig:
             "subgroup": self.subgroup,
             "pingpong": self.pingpong,
             "const_rows": self.const_rows,
+            "warp_rows": self.warp_rows,
+            "lanes_m": self.lanes_m,
+            "k_nest": self.k_nest,
+            "raster": self.raster,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -188,6 +202,20 @@ CONFIGS.update({c.name + PINGPONG_SUFFIX + CONST_ROWS_SUFFIX:
                 replace(c, name=c.name + PINGPONG_SUFFIX + CONST_ROWS_SUFFIX, pingpong=True,
                         const_rows=True)
                 for c in _BASE})
+
+
+def tile(name: str) -> TileConfig:
+    """The config called `name`: one of CONFIGS, or one of them with the layout options that
+    `matmul_layout.py`'s name suffixes give (`t128x256x16_8x16_u8_pp_cr_w8x4`)."""
+    if name in CONFIGS:
+        return CONFIGS[name]
+    base, options = split_name(name)
+    if base not in CONFIGS:
+        raise ValueError(f"unknown matmul tile {name!r}: expected a name of"
+                         " matmul_config.CONFIGS, optionally with matmul_layout's suffixes")
+    return replace(CONFIGS[base], name=name, **options)  # type: ignore[arg-type]
+
+
 # Measured on an NVIDIA H100 through Vulkan (benchmarks/README.md, results/*_h100_s4*.json):
 WIDE = "t128x256x16_8x16_u8_pp_cr"  # 48 KiB of workgroup memory, where the device gives it
 DEFAULT = "t128x128x8_8x8_u4_pp_cr"  # large outputs within WebGPU's default 16 KiB

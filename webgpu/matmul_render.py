@@ -15,6 +15,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import matmul_layout
+
 if TYPE_CHECKING:
     from .matmul_config import TileConfig
 
@@ -95,7 +97,10 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
                   f" + ((q * {share}u + {j}u) % {ri}u) * WG_Y;" for j in range(share)]
 
     def krow(u: int) -> str:
-        """const_rows: the k-row of unrolled step u, a constant when the step is written out."""
+        """const_rows: the k-row index(es) of unrolled step u, constants when the step is
+        written out; with k_nest, the loop's group `g` then the constant u."""
+        if cfg.k_nest:
+            return f"{'0u' if cfg.unroll == cfg.bk else 'g'}][{u}u"
         return f"{u}u" if cfg.unroll == cfg.bk else f"kk + {u}u" if u else "kk"
 
     def products(read: str) -> str:
@@ -137,11 +142,19 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
     decl = [f"var pa{i} = vec4<f32>(0.0);" for i in range(cfg.loads_a)]
     decl += [f"var pb{i} = vec4<f32>(0.0);" for i in range(cfg.loads_b)]
     load, st = [], []
+    def across(j: str, rows: int) -> tuple[str, str]:
+        """(row, first k) of transposing load j: 4 lanes per row, or (lanes_m) lanes down the
+        rows (`matmul_layout.py`)."""
+        if cfg.lanes_m:
+            return f"{j} % {rows}u", f"({j} / {rows}u) * 4u"
+        return f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
+
     for i in range(cfg.loads_a):
         j = f"(t + {i}u * NT)"
         if layout[0] == "n":  # rows of A along M, vec4s along K: transposed into As
-            load.append(f"pa{i} = load_a4(base_a, m0 + {j} / {kq}u, k0 + ({j} % {kq}u) * 4u);")
-            st.append(_scatter(cfg, "As", f"pa{i}", f"{j} / {kq}u", f"({j} % {kq}u) * 4u"))
+            row, col = across(j, cfg.bm)
+            load.append(f"pa{i} = load_a4(base_a, m0 + {row}, k0 + {col});")
+            st.append(_scatter(cfg, "As", f"pa{i}", row, col))
         else:  # A stored transposed: rows along K, vec4s along M, as As holds them
             load.append(f"pa{i} = load_a4(base_a, k0 + {j} / {mq}u, m0 + ({j} % {mq}u) * 4u);")
             st.append(f"{_at(cfg, 'As', f'{j} / {mq}u', f'{j} % {mq}u')} = pa{i};")
@@ -151,14 +164,16 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
             load.append(f"pb{i} = load_b4(base_b, k0 + {j} / {nq}u, n0 + ({j} % {nq}u) * 4u);")
             st.append(f"{_at(cfg, 'Bs', f'{j} / {nq}u', f'{j} % {nq}u')} = pb{i};")
         else:  # B stored transposed: rows along N, vec4s along K: transposed into Bs
-            load.append(f"pb{i} = load_b4(base_b, n0 + {j} / {kq}u, k0 + ({j} % {kq}u) * 4u);")
-            st.append(_scatter(cfg, "Bs", f"pb{i}", f"{j} / {kq}u", f"({j} % {kq}u) * 4u"))
+            row, col = across(j, cfg.bn)
+            load.append(f"pb{i} = load_b4(base_b, n0 + {row}, k0 + {col});")
+            st.append(_scatter(cfg, "Bs", f"pb{i}", row, col))
     loads, stores = ind.join(load), ind.join(st)
     return {
         "TILES": _tiles(cfg),
         "K_LOOP": _k_loop(cfg, products, loads, stores),
-        "SG_BUILTIN": (",\n        @builtin(subgroup_invocation_id) sid: u32"
-                       if cfg.subgroup else ""),
+        "BUILTINS": matmul_layout.builtins(cfg),
+        "THREAD_MAP": matmul_layout.thread_map(cfg),
+        "TILE_MAP": matmul_layout.tile_map(cfg),
         "SG_SETUP": ind.join(setup),
         "ACC_DECL": acc_decl,
         "ACC_STORE": acc_store,
@@ -177,8 +192,10 @@ def _tiles(cfg: TileConfig) -> str:
     if not cfg.const_rows:
         return ("var<workgroup> As: array<vec4<f32>, 2u * AS_BUF>;\n"
                 "var<workgroup> Bs: array<vec4<f32>, 2u * BS_BUF>;")
-    a = f"array<array<array<vec4<f32>, WG_Y>, {cfg.tm // 4}u>, BK>"
-    b = f"array<array<array<vec4<f32>, WG_X>, {cfg.tn // 4}u>, BK>"
+    rows = f"{cfg.unroll}u>, {cfg.bk // cfg.unroll}u>" if cfg.k_nest else "BK>"
+    lead = "array<array<" if cfg.k_nest else "array<"  # with k_nest: [group][k-row in it]
+    a = f"{lead}array<array<vec4<f32>, WG_Y>, {cfg.tm // 4}u>, {rows}"
+    b = f"{lead}array<array<vec4<f32>, WG_X>, {cfg.tn // 4}u>, {rows}"
     return (f"var<workgroup> As: array<{a}, 2u>;\n"
             f"var<workgroup> Bs: array<{b}, 2u>;")
 
@@ -188,6 +205,8 @@ def _at(cfg: TileConfig, tile: str, krow: str, col: str) -> str:
     if not cfg.const_rows:
         return f"{tile}[buf * {tile.upper()}_BUF + ({krow}) * {tile.upper()}_ROW + {col}]"
     grid = "WG_Y" if tile == "As" else "WG_X"
+    if cfg.k_nest:
+        krow = f"({krow}) / {cfg.unroll}u][({krow}) % {cfg.unroll}u"
     return f"{tile}[buf][{krow}][({col}) / {grid}][({col}) % {grid}]"
 
 
@@ -199,7 +218,9 @@ def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores:
     if cfg.const_rows and cfg.unroll == cfg.bk:  # the whole step written out: constant k-rows
         inner: tuple[str, ...] = (products(read).replace(ind + "    ", ind),)
     elif cfg.const_rows:  # the k-row is the loop's; buffer, vec4 group and offsets constant
-        inner = (f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{",
+        loop = (f"for (var g = 0u; g < {cfg.bk // cfg.unroll}u; g++) {{" if cfg.k_nest
+                else f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{")
+        inner = (loop,
                  "    " + products(read),
                  "}")
     else:

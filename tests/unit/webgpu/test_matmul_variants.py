@@ -1,5 +1,6 @@
 """The tiled matmul's variants (`webgpu/matmul_variants.py`, `matmul_config.py`): subgroup twins,
-ping-pong and constant-row twins and split K, each against numpy through the backend's matmul
+ping-pong and constant-row twins, split K and the layout options (`matmul_layout.py`), each
+against numpy through the backend's matmul
 on ragged shapes, every operand layout and aligned or not; the device check that gates the
 subgroup twins; the heuristic's split and ladder."""
 
@@ -29,7 +30,10 @@ class _Forced:
 
 
 def _check(gpu, up, down, monkeypatch, name: str, splits: int = 1) -> None:
-    monkeypatch.setitem(gpu.kernels.__dict__, "autotune", _Forced(CONFIGS[name], splits))
+    cfg = matmul_config.tile(name)
+    if cfg.workgroup_bytes > gpu.kernels.runtime.limits.max_compute_workgroup_storage_size:
+        pytest.skip(f"the adapter gives less than {cfg.workgroup_bytes} bytes of workgroup memory")
+    monkeypatch.setitem(gpu.kernels.__dict__, "autotune", _Forced(cfg, splits))
     # ragged (M, N, K not multiples of anything), aligned, batched with a broadcast operand,
     # and each operand stored transposed (read in place)
     for batch, m, k, n in ((1, 70, 333, 45), (2, 64, 520, 96), (3, 37, 129, 130)):
@@ -59,8 +63,6 @@ def test_pingpong_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
 def test_constant_row_twins_agree_with_numpy(gpu, up, down, monkeypatch, name):
     cfg = CONFIGS[name]
     assert cfg.const_rows and cfg.pingpong
-    if cfg.workgroup_bytes > gpu.kernels.runtime.limits.max_compute_workgroup_storage_size:
-        pytest.skip(f"the adapter gives less than {cfg.workgroup_bytes} bytes of workgroup memory")
     _check(gpu, up, down, monkeypatch, name)
 
 
@@ -125,3 +127,42 @@ def test_the_ladder_takes_the_wide_tile_only_where_the_device_allows_it():
     assert matmul_config.choose_config(2048, 2048, 2048, 1, 49152) == wide  # 128 workgroups
     assert matmul_config.choose_config(1024, 1024, 1024, 1, 49152).name == matmul_config.MEDIUM
     assert matmul_config.choose_split(2048, 2048, 2048, 1, 49152) == (wide, 1)
+
+
+# the layout options on tiles the default limits allow (lavapipe has 32 KiB): each alone, warp
+# blocks of both shapes, raster bands that leave a partial band (M of 70 on 32-row tiles: 3 tile
+# rows in bands of 2), k_nest on a loop and on a whole step written out, and a combination
+@pytest.mark.parametrize("name", [
+    matmul_config.DEFAULT + "_w8x4", matmul_config.DEFAULT + "_w4x8",
+    matmul_config.DEFAULT + "_lm", matmul_config.DEFAULT + "_kn",
+    "t32x32x16_4x4_u16_pp_cr_g2", matmul_config.MEDIUM + "_kn",
+    "t128x64x16_8x4_pp_cr_w4x8_lm_kn_g2",
+])
+def test_layout_options_agree_with_numpy(gpu, up, down, monkeypatch, name):
+    _check(gpu, up, down, monkeypatch, name)
+
+
+@pytest.mark.parametrize("name,splits", [(matmul_config.DEFAULT + "_w8x4_lm_kn_g3", 4)])
+def test_layout_options_with_split_k_agree_with_numpy(gpu, up, down, monkeypatch, name, splits):
+    _check(gpu, up, down, monkeypatch, name, splits)
+
+
+def test_layout_option_names_round_trip_and_bad_ones_are_refused():
+    from pyrite.webgpu import matmul_layout
+
+    cfg = matmul_config.tile(matmul_config.WIDE + "_kn_w8x4_g8_lm")
+    assert (cfg.warp_rows, cfg.lanes_m, cfg.k_nest, cfg.raster) == (8, True, True, 8)
+    assert matmul_layout.suffix(cfg) == "_w8x4_lm_kn_g8"
+    assert matmul_config.tile(matmul_config.WIDE) is CONFIGS[matmul_config.WIDE]
+    assert cfg.cache_key(True) != CONFIGS[matmul_config.WIDE].cache_key(True)
+    with pytest.raises(ValueError, match="R \\* C = 32"):
+        matmul_config.tile(matmul_config.WIDE + "_w4x4")
+    with pytest.raises(ValueError, match="unknown matmul tile"):
+        matmul_config.tile("t1x1_w8x4")
+    with pytest.raises(ValueError, match="thread grid"):
+        matmul_config.tile("t32x32x16_4x4_u16_w2x16")  # an 8 x 8 grid
+    with pytest.raises(ValueError, match="needs the constant-row tiles"):
+        matmul_config.tile("t32x32x16_4x4_u16_kn")
+    code = matmul_config.render(cfg, True)
+    assert "let ty = (warp / 4u) * 8u + lane / 4u;" in code and "num_workgroups" in code
+    assert re.search(r"As\[0u\]\[g\]\[\d+u\]\[\d+u\]\[ty\]", code)
