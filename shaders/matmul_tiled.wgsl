@@ -67,7 +67,7 @@
 //                                     lane (`sid`), the dispatch size `nwg` (raster), or empty
 //   {{ THREAD_MAP }}                  sets the thread's grid column `tx` and row `ty` from t
 //   {{ TILE_MAP }}                    sets the workgroup's first row `m0` and column `n0` of C
-//                                     (these two: webgpu/matmul_layout.py)
+//                                     (these two: webgpu/matmul_options.py)
 //   {{ SG_SETUP }}                    the subgroup variant's per-thread offsets into the A tile
 //                                     (computed once), else empty
 //

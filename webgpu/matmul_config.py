@@ -28,7 +28,7 @@ import struct
 from dataclasses import dataclass, replace
 
 # rendering lives in matmul_render.py; these stay importable from here
-from .matmul_layout import check_options, split_name
+from .matmul_options import check_options, split_name
 from .matmul_render import LAYOUTS as LAYOUTS
 from .matmul_render import TEMPLATE_PATH as TEMPLATE_PATH
 from .matmul_render import render as render
@@ -52,11 +52,13 @@ class TileConfig:
     subgroup: bool = False  # the quads of a row share A through subgroupShuffle (the template)
     pingpong: bool = False  # two K steps per loop iteration, buffers 0 and 1 as constants
     const_rows: bool = False  # workgroup tiles indexed by constant k-rows (matmul_render._tiles)
-    # the options of `matmul_layout.py` (names: the tile's, then their suffixes, `tile(name)`)
+    # the options of `matmul_options.py` (names: the tile's, then their suffixes, `tile(name)`)
     warp_rows: int = 0  # rows of the thread grid per 32-lane warp (0: lanes along a grid row)
     lanes_m: bool = False  # transposing tile loads: consecutive lanes on consecutive rows
     k_nest: bool = False  # const_rows tiles nested by inner-loop iteration: [group][k-row]...
     raster: int = 0  # workgroups walk the tiles of C in bands of this many tile rows (0: rows)
+    prefetch: int = 1  # K steps between a tile's global load and its multiplication (1 or 2)
+    store_mid: bool = False  # the staged tiles stored halfway through the step's products
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -126,6 +128,8 @@ class TileConfig:
             self.lanes_m,
             self.k_nest,
             self.raster,
+            self.prefetch,
+            self.store_mid,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -144,6 +148,8 @@ class TileConfig:
             "lanes_m": self.lanes_m,
             "k_nest": self.k_nest,
             "raster": self.raster,
+            "prefetch": self.prefetch,
+            "store_mid": self.store_mid,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -206,13 +212,13 @@ CONFIGS.update({c.name + PINGPONG_SUFFIX + CONST_ROWS_SUFFIX:
 
 def tile(name: str) -> TileConfig:
     """The config called `name`: one of CONFIGS, or one of them with the layout options that
-    `matmul_layout.py`'s name suffixes give (`t128x256x16_8x16_u8_pp_cr_w8x4`)."""
+    `matmul_options.py`'s name suffixes give (`t128x256x16_8x16_u8_pp_cr_w8x4`)."""
     if name in CONFIGS:
         return CONFIGS[name]
     base, options = split_name(name)
     if base not in CONFIGS:
         raise ValueError(f"unknown matmul tile {name!r}: expected a name of"
-                         " matmul_config.CONFIGS, optionally with matmul_layout's suffixes")
+                         " matmul_config.CONFIGS, optionally with matmul_options's suffixes")
     return replace(CONFIGS[base], name=name, **options)  # type: ignore[arg-type]
 
 

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import matmul_layout
+from . import matmul_options
 
 if TYPE_CHECKING:
     from .matmul_config import TileConfig
@@ -137,50 +137,71 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
     acc_store = ind.join(store)
 
     kq = cfg.bk // 4  # vec4s along K of a tile row
-    mq = cfg.bm // 4  # vec4s per row of a k-major A tile
-    nq = cfg.bn // 4  # vec4s per row of a k-major B tile
-    decl = [f"var pa{i} = vec4<f32>(0.0);" for i in range(cfg.loads_a)]
-    decl += [f"var pb{i} = vec4<f32>(0.0);" for i in range(cfg.loads_b)]
-    load, st = [], []
+
     def across(j: str, rows: int) -> tuple[str, str]:
         """(row, first k) of transposing load j: 4 lanes per row, or (lanes_m) lanes down the
-        rows (`matmul_layout.py`)."""
+        rows (`matmul_options.py`)."""
         if cfg.lanes_m:
             return f"{j} % {rows}u", f"({j} / {rows}u) * 4u"
         return f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
 
-    for i in range(cfg.loads_a):
-        j = f"(t + {i}u * NT)"
-        if layout[0] == "n":  # rows of A along M, vec4s along K: transposed into As
-            row, col = across(j, cfg.bm)
-            load.append(f"pa{i} = load_a4(base_a, m0 + {row}, k0 + {col});")
-            st.append(_scatter(cfg, "As", f"pa{i}", row, col))
-        else:  # A stored transposed: rows along K, vec4s along M, as As holds them
-            load.append(f"pa{i} = load_a4(base_a, k0 + {j} / {mq}u, m0 + ({j} % {mq}u) * 4u);")
-            st.append(f"{_at(cfg, 'As', f'{j} / {mq}u', f'{j} % {mq}u')} = pa{i};")
-    for i in range(cfg.loads_b):
-        j = f"(t + {i}u * NT)"
-        if layout[1] == "n":  # rows of B along K, vec4s along N, as Bs holds them
-            load.append(f"pb{i} = load_b4(base_b, k0 + {j} / {nq}u, n0 + ({j} % {nq}u) * 4u);")
-            st.append(f"{_at(cfg, 'Bs', f'{j} / {nq}u', f'{j} % {nq}u')} = pb{i};")
-        else:  # B stored transposed: rows along N, vec4s along K: transposed into Bs
-            row, col = across(j, cfg.bn)
-            load.append(f"pb{i} = load_b4(base_b, n0 + {row}, k0 + {col});")
-            st.append(_scatter(cfg, "Bs", f"pb{i}", row, col))
-    loads, stores = ind.join(load), ind.join(st)
+    def staging(pa: str, pb: str) -> tuple[list[str], list[str], list[str]]:
+        """(declarations, loads, stores) of one set of staging registers `pa{i}`, `pb{i}`."""
+        decl = [f"var {pa}{i} = vec4<f32>(0.0);" for i in range(cfg.loads_a)]
+        decl += [f"var {pb}{i} = vec4<f32>(0.0);" for i in range(cfg.loads_b)]
+        load, st = _staging(cfg, layout, across, pa, pb)
+        return decl, load, st
+
+    decl, load, st = staging("pa", "pb")
+    sets = [(ind.join(load), ind.join(st))]
+    prologue = st
+    if cfg.prefetch == 2:  # a second set, loaded a step earlier (matmul_options.py)
+        decl2, load2, st2 = staging("qa", "qb")
+        decl += decl2
+        sets.append((ind.join(load2), ind.join(st2)))
+        prologue = st + ["if (steps > 1u) {", "    k0 = k_begin + BK;",
+                         *("    " + line for line in load2), "}"]
     return {
         "TILES": _tiles(cfg),
-        "K_LOOP": _k_loop(cfg, products, loads, stores),
-        "BUILTINS": matmul_layout.builtins(cfg),
-        "THREAD_MAP": matmul_layout.thread_map(cfg),
-        "TILE_MAP": matmul_layout.tile_map(cfg),
+        "K_LOOP": _k_loop(cfg, products, sets),
+        "BUILTINS": matmul_options.builtins(cfg),
+        "THREAD_MAP": matmul_options.thread_map(cfg),
+        "TILE_MAP": matmul_options.tile_map(cfg),
         "SG_SETUP": ind.join(setup),
         "ACC_DECL": acc_decl,
         "ACC_STORE": acc_store,
         "PREFETCH_DECL": ind.join(decl),
         "PREFETCH_LOAD": ind.join(load),
-        "PREFETCH_STORE": ind.join(st),
+        "PREFETCH_STORE": ind.join(prologue),
     }
+
+
+def _staging(cfg: TileConfig, layout: str, across: Callable[[str, int], tuple[str, str]],
+             pa: str, pb: str) -> tuple[list[str], list[str]]:
+    """The global loads of one K step's tiles into registers `pa{i}` / `pb{i}` and their stores
+    into workgroup buffer `buf` (`across`: a transposing load's row and first k)."""
+    mq = cfg.bm // 4  # vec4s per row of a k-major A tile
+    nq = cfg.bn // 4  # vec4s per row of a k-major B tile
+    load, st = [], []
+    for i in range(cfg.loads_a):
+        j = f"(t + {i}u * NT)"
+        if layout[0] == "n":  # rows of A along M, vec4s along K: transposed into As
+            row, col = across(j, cfg.bm)
+            load.append(f"{pa}{i} = load_a4(base_a, m0 + {row}, k0 + {col});")
+            st.append(_scatter(cfg, "As", f"{pa}{i}", row, col))
+        else:  # A stored transposed: rows along K, vec4s along M, as As holds them
+            load.append(f"{pa}{i} = load_a4(base_a, k0 + {j} / {mq}u, m0 + ({j} % {mq}u) * 4u);")
+            st.append(f"{_at(cfg, 'As', f'{j} / {mq}u', f'{j} % {mq}u')} = {pa}{i};")
+    for i in range(cfg.loads_b):
+        j = f"(t + {i}u * NT)"
+        if layout[1] == "n":  # rows of B along K, vec4s along N, as Bs holds them
+            load.append(f"{pb}{i} = load_b4(base_b, k0 + {j} / {nq}u, n0 + ({j} % {nq}u) * 4u);")
+            st.append(f"{_at(cfg, 'Bs', f'{j} / {nq}u', f'{j} % {nq}u')} = {pb}{i};")
+        else:  # B stored transposed: rows along N, vec4s along K: transposed into Bs
+            row, col = across(j, cfg.bn)
+            load.append(f"{pb}{i} = load_b4(base_b, n0 + {row}, k0 + {col});")
+            st.append(_scatter(cfg, "Bs", f"{pb}{i}", row, col))
+    return load, st
 
 
 def _tiles(cfg: TileConfig) -> str:
@@ -211,48 +232,68 @@ def _at(cfg: TileConfig, tile: str, krow: str, col: str) -> str:
 
 
 def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores: str,
-            read: str, write: str) -> str:
-    """One K step: prefetch the next step's tiles, multiply the tiles of buffer `read`, store
-    the prefetched tiles into buffer `write` (WGSL expressions), barrier."""
+            read: str, write: str, ahead: int = 1) -> str:
+    """One K step: load step s + `ahead`'s tiles into registers (`loads`), multiply the tiles
+    of buffer `read`, store the registers holding step s + 1 (`stores`) into buffer `write`
+    (WGSL expressions), barrier. With `cfg.store_mid`, the store comes halfway through the
+    multiplication."""
     ind = "\n        "
     if cfg.const_rows and cfg.unroll == cfg.bk:  # the whole step written out: constant k-rows
-        inner: tuple[str, ...] = (products(read).replace(ind + "    ", ind),)
+        inner: list[str] = [products(read).replace(ind + "    ", ind)]
     elif cfg.const_rows:  # the k-row is the loop's; buffer, vec4 group and offsets constant
         loop = (f"for (var g = 0u; g < {cfg.bk // cfg.unroll}u; g++) {{" if cfg.k_nest
                 else f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{")
-        inner = (loop,
-                 "    " + products(read),
-                 "}")
+        inner = [loop, "    " + products(read), "}"]
     else:
-        inner = (f"let ab = {read} * AS_BUF + ty;",
+        inner = [f"let ab = {read} * AS_BUF + ty;",
                  f"let bb = {read} * BS_BUF + tx;",
                  f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{",
                  "    let ai = ab + kk * AS_ROW;",
                  "    let bi = bb + kk * BS_ROW;",
                  "    " + products(read),
-                 "}")
+                 "}"]
+    store = ["if (more) {",
+             f"    {write};",
+             "    " + stores.replace("\n    ", "\n            "),
+             "}"]
+    if cfg.store_mid:  # the loop in two halves, the store between them
+        i = next(n for n, line in enumerate(inner) if line.startswith("for ("))
+        head, half = inner[i], cfg.bk // cfg.unroll // 2
+        first = (head.replace("< BK;", f"< {half * cfg.unroll}u;") if not cfg.k_nest
+                 else head.replace(f"< {2 * half}u;", f"< {half}u;"))
+        second = (head.replace("= 0u;", f"= {half * cfg.unroll}u;") if not cfg.k_nest
+                  else head.replace("= 0u;", f"= {half}u;"))
+        inner = [*inner[:i], first, *inner[i + 1:], *store, second, *inner[i + 1:]]
+        store = []
+    fetch = "more" if ahead == 1 else f"s + {ahead}u < steps"
     return ind.join((
         "let more = s + 1u < steps;",
-        "if (more) {",
-        "    k0 = k_begin + (s + 1u) * BK;",
+        f"if ({fetch}) {{",
+        f"    k0 = k_begin + (s + {ahead}u) * BK;",
         "    " + loads.replace("\n    ", "\n            "),
         "}",
         *inner,
-        "if (more) {",
-        f"    {write};",
-        "    " + stores.replace("\n    ", "\n            "),
-        "}",
+        *store,
         "workgroupBarrier();",
     ))
 
 
-def _k_loop(cfg: TileConfig, products: Callable[[str], str], loads: str, stores: str) -> str:
-    """The loop over K steps (see the template's comment)."""
+def _k_loop(cfg: TileConfig, products: Callable[[str], str], sets: list[tuple[str, str]]
+            ) -> str:
+    """The loop over K steps (see the template's comment); `sets`: (loads, stores) of each set
+    of staging registers, two where `cfg.prefetch` is 2 (step s + 2 loaded into the set that
+    held step s, while the other set's step s + 1 is stored)."""
+    (loads, stores), = sets[:1]
     if not cfg.pingpong:
         body = _k_step(cfg, products, loads, stores, "buf", "buf = 1u - buf")
         return f"for (var s = 0u; s < steps; s++) {{\n        {body}\n    }}"
-    halves = [_k_step(cfg, products, loads, stores, f"{r}u", f"buf = {1 - r}u")
-              for r in (0, 1)]
+    if cfg.prefetch == 2:
+        (p_load, p_store), (q_load, q_store) = sets
+        halves = [_k_step(cfg, products, p_load, q_store, "0u", "buf = 1u", 2),
+                  _k_step(cfg, products, q_load, p_store, "1u", "buf = 0u", 2)]
+    else:
+        halves = [_k_step(cfg, products, loads, stores, f"{r}u", f"buf = {1 - r}u")
+                  for r in (0, 1)]
     return ("var s = 0u;\n    loop {\n"
             + "".join(f"        if (s >= steps) {{ break; }}\n        {{\n        {h}\n"
                       "        }\n        s += 1u;\n" for h in halves)

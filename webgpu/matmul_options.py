@@ -1,8 +1,10 @@
-"""Where the tiled matmul's threads and workgroups sit: the layout options of a `TileConfig`.
+"""The options of a tiled matmul `TileConfig` that keep its tile: where its threads and
+workgroups sit, how its workgroup tiles are addressed, when they are loaded.
 
 The tile (`matmul_config.TileConfig`: its sizes, unrolling, ping-pong and constant-row forms)
 fixes what each thread computes; these options fix which thread and which workgroup computes
-it, and how the workgroup tiles are addressed, without changing the product:
+it, how the workgroup tiles are addressed and when they are staged, without changing the
+product:
 
 - `warp_rows` (name suffix `_w{rows}x{cols}`): the 32 lanes of a warp cover a block of rows x
   cols of the thread grid instead of one grid row (or two). A warp's inner-loop reads of the
@@ -20,6 +22,12 @@ it, and how the workgroup tiles are addressed, without changing the product:
 - `raster` (`_g{rows}`): workgroup i of the dispatch computes the tile of C found by walking
   bands of `raster` tile rows column by column, so the workgroups running at one time share
   the same few rows of A and columns of B in the L2 cache.
+- `prefetch` (`_d2`, ping-pong tiles only): two sets of staging registers, so a K step's
+  tiles are loaded from global memory two steps before they are multiplied (a whole step of
+  products between the load and its store into workgroup memory, instead of one).
+- `store_mid` (`_sm`, an inner loop of an even number of iterations): the staged tiles are
+  stored into the free workgroup buffer halfway through the step's products rather than after
+  them.
 
 Standard library only, like `matmul_config.py` and `matmul_render.py` (the benchmark loads
 them by path).
@@ -34,7 +42,8 @@ if TYPE_CHECKING:
     from .matmul_config import TileConfig
 
 WARP = 32  # lanes the warp layout is drawn for (NVIDIA's warp; any size stays correct)
-_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|lm|kn|g(\d+))$")
+_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|lm|kn|sm|g(\d+)|d(\d+))$")
+_FLAGS = {"lm": "lanes_m", "kn": "k_nest", "sm": "store_mid"}
 
 
 def check_options(cfg: TileConfig) -> None:
@@ -51,6 +60,11 @@ def check_options(cfg: TileConfig) -> None:
         raise ValueError(f"{cfg.name}: k_nest needs the constant-row tiles (const_rows)")
     if cfg.raster < 0 or cfg.warp_rows < 0:
         raise ValueError(f"{cfg.name}: raster and warp_rows are counts (0: off)")
+    if cfg.prefetch not in (1, 2) or (cfg.prefetch == 2 and not cfg.pingpong):
+        raise ValueError(f"{cfg.name}: prefetch is 1, or 2 with the ping-pong loop (pingpong)")
+    if cfg.store_mid and (cfg.unroll == cfg.bk or (cfg.bk // cfg.unroll) % 2):
+        raise ValueError(f"{cfg.name}: store_mid needs an inner loop of an even number of"
+                         " iterations (unroll dividing bk / 2)")
 
 
 def suffix(cfg: TileConfig) -> str:
@@ -62,8 +76,12 @@ def suffix(cfg: TileConfig) -> str:
         out += "_lm"
     if cfg.k_nest:
         out += "_kn"
+    if cfg.store_mid:
+        out += "_sm"
     if cfg.raster:
         out += f"_g{cfg.raster}"
+    if cfg.prefetch != 1:
+        out += f"_d{cfg.prefetch}"
     return out
 
 
@@ -79,8 +97,10 @@ def split_name(name: str) -> tuple[str, dict[str, object]]:
             options.setdefault("warp_rows", int(found.group(2)))
         elif found.group(4):
             options.setdefault("raster", int(found.group(4)))
+        elif found.group(5):
+            options.setdefault("prefetch", int(found.group(5)))
         else:
-            options.setdefault({"lm": "lanes_m", "kn": "k_nest"}[text], True)
+            options.setdefault(_FLAGS[text], True)
         name = name[:found.start()]
     return name, options
 
@@ -91,7 +111,7 @@ def thread_map(cfg: TileConfig) -> str:
         return "let tx = t % WG_X;\n    let ty = t / WG_X;"
     cols = WARP // cfg.warp_rows
     across = cfg.wg_x // cols  # warps per band of warp_rows grid rows
-    return (f"// warps of {cfg.warp_rows} x {cols} threads of the grid (matmul_layout.py)\n"
+    return (f"// warps of {cfg.warp_rows} x {cols} threads of the grid (matmul_options.py)\n"
             f"    let lane = t % {WARP}u;\n"
             f"    let warp = t / {WARP}u;\n"
             f"    let tx = (warp % {across}u) * {cols}u + lane % {cols}u;\n"
@@ -103,7 +123,7 @@ def tile_map(cfg: TileConfig) -> str:
     if not cfg.raster:
         return "let m0 = wid.y * BM;\n    let n0 = wid.x * BN;"
     g = f"{cfg.raster}u"
-    return ("// bands of tile rows, walked column by column (matmul_layout.py)\n"
+    return ("// bands of tile rows, walked column by column (matmul_options.py)\n"
             "    let tile = wid.y * nwg.x + wid.x;\n"
             f"    let band = tile / ({g} * nwg.x);\n"
             f"    let first = band * {g};\n"
