@@ -56,6 +56,7 @@ class TileConfig:
     warp_rows: int = 0  # rows of the thread grid per 32-lane warp (0: lanes along a grid row)
     lanes_m: bool = False  # transposing tile loads: consecutive lanes on consecutive rows
     k_nest: bool = False  # const_rows tiles nested by inner-loop iteration: [group][k-row]...
+    swizzle: bool = False  # const_rows tiles: a thread's vec4 at ty / tx XOR a key of the k-row
     raster: int = 0  # workgroups walk the tiles of C in bands of this many tile rows (0: rows)
     prefetch: int = 1  # K steps between a tile's global load and its multiplication (1 or 2)
     store_mid: bool = False  # the staged tiles stored halfway through the step's products
@@ -127,6 +128,7 @@ class TileConfig:
             self.warp_rows,
             self.lanes_m,
             self.k_nest,
+            self.swizzle,
             self.raster,
             self.prefetch,
             self.store_mid,
@@ -147,6 +149,7 @@ class TileConfig:
             "warp_rows": self.warp_rows,
             "lanes_m": self.lanes_m,
             "k_nest": self.k_nest,
+            "swizzle": self.swizzle,
             "raster": self.raster,
             "prefetch": self.prefetch,
             "store_mid": self.store_mid,
@@ -168,6 +171,7 @@ CONFIGS: dict[str, TileConfig] = {
         TileConfig("t128x256x16_8x16_u4", 128, 256, 16, 8, 16, 4),
         TileConfig("t128x128x8_8x8_u4", 128, 128, 8, 8, 8, 4),
         TileConfig("t128x256x16_8x16_u8", 128, 256, 16, 8, 16, 8),
+        TileConfig("t256x128x16_16x8_u8", 256, 128, 16, 16, 8, 8),
         TileConfig("t64x64x8_8x8_u8", 64, 64, 8, 8, 8, 8),
         TileConfig("t256x128x8_16x8_u8", 256, 128, 8, 16, 8, 8),
         TileConfig("t128x128x8_8x8", 128, 128, 8, 8, 8),

@@ -25,6 +25,11 @@ product:
 - `prefetch` (`_d2`, ping-pong tiles only): two sets of staging registers, so a K step's
   tiles are loaded from global memory two steps before they are multiplied (a whole step of
   products between the load and its store into workgroup memory, instead of one).
+- `swizzle` (`_x`, constant-row tiles only): the vec4 of a thread's row (A) or column (B) in
+  k-row k of a tile sits at position `ty ^ key(k)` (`tx ^ key(k)`), key(k) = ((k / 4) % 4) * 2
+  (`swizzle_key`). The transposing stores write one row's 4 k's to k-rows 4 apart, which
+  without it share a bank (BM floats per k-row, a multiple of 32): 4 lanes per bank for a
+  warp's store, none with the key. Reads stay one run-time index (and an XOR) per vec4.
 - `store_mid` (`_sm`, an inner loop of an even number of iterations): the staged tiles are
   stored into the free workgroup buffer halfway through the step's products rather than after
   them.
@@ -42,8 +47,8 @@ if TYPE_CHECKING:
     from .matmul_config import TileConfig
 
 WARP = 32  # lanes the warp layout is drawn for (NVIDIA's warp; any size stays correct)
-_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|lm|kn|sm|g(\d+)|d(\d+))$")
-_FLAGS = {"lm": "lanes_m", "kn": "k_nest", "sm": "store_mid"}
+_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|lm|kn|x|sm|g(\d+)|d(\d+))$")
+_FLAGS = {"lm": "lanes_m", "kn": "k_nest", "x": "swizzle", "sm": "store_mid"}
 
 
 def check_options(cfg: TileConfig) -> None:
@@ -56,8 +61,12 @@ def check_options(cfg: TileConfig) -> None:
                 f" {WARP} and the {cfg.wg_y} x {cfg.wg_x} thread grid to split into such blocks")
         if cfg.subgroup:
             raise ValueError(f"{cfg.name}: the subgroup variant needs lanes along a grid row")
-    if cfg.k_nest and not cfg.const_rows:
-        raise ValueError(f"{cfg.name}: k_nest needs the constant-row tiles (const_rows)")
+    if (cfg.k_nest or cfg.swizzle) and not cfg.const_rows:
+        raise ValueError(f"{cfg.name}: k_nest and swizzle need the constant-row tiles"
+                         " (const_rows)")
+    if cfg.swizzle and any(g < 8 or g & (g - 1) for g in (cfg.wg_x, cfg.wg_y)):
+        raise ValueError(f"{cfg.name}: swizzle needs a thread grid of powers of two, at least"
+                         f" 8 each way (this one is {cfg.wg_y} x {cfg.wg_x})")
     if cfg.raster < 0 or cfg.warp_rows < 0:
         raise ValueError(f"{cfg.name}: raster and warp_rows are counts (0: off)")
     if cfg.prefetch not in (1, 2) or (cfg.prefetch == 2 and not cfg.pingpong):
@@ -76,6 +85,8 @@ def suffix(cfg: TileConfig) -> str:
         out += "_lm"
     if cfg.k_nest:
         out += "_kn"
+    if cfg.swizzle:
+        out += "_x"
     if cfg.store_mid:
         out += "_sm"
     if cfg.raster:
@@ -103,6 +114,14 @@ def split_name(name: str) -> tuple[str, dict[str, object]]:
             options.setdefault(_FLAGS[text], True)
         name = name[:found.start()]
     return name, options
+
+
+def swizzle_key(k: int | str) -> int | str:
+    """The XOR key of k-row `k` (a number, or a WGSL u32 expression): ((k / 4) % 4) * 2, at most
+    6, so it keeps a vec4 within its group of 8 (a grid of at least 8, a power of two)."""
+    if isinstance(k, int):
+        return (k >> 1) & 6
+    return f"((({k}) >> 1u) & 6u)"
 
 
 def thread_map(cfg: TileConfig) -> str:

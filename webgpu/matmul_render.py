@@ -103,9 +103,32 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
             return f"{'0u' if cfg.unroll == cfg.bk else 'g'}][{u}u"
         return f"{u}u" if cfg.unroll == cfg.bk else f"kk + {u}u" if u else "kk"
 
+    def lane(u: int, grid: str) -> str:
+        """The thread's vec4 in k-row u of the step: `ty` / `tx`, or (swizzle) XORed with the
+        k-row's key (`matmul_options.swizzle_key`)."""
+        if not cfg.swizzle:
+            return grid
+        if cfg.unroll == cfg.bk:
+            return f"({grid} ^ {matmul_options.swizzle_key(u)}u)"
+        if cfg.unroll % 4 == 0:  # the loop's k-row is a multiple of 4: keys set once (keys())
+            return f"{grid[1]}{u // 4}"
+        k = f"g * {cfg.unroll}u + {u}u" if cfg.k_nest else f"kk + {u}u"
+        return f"({grid} ^ {matmul_options.swizzle_key(k)})"
+
+    def keys() -> list[str]:
+        """swizzle, in a loop of whole 4-row groups: the thread's swizzled vec4 per group."""
+        if not cfg.swizzle or cfg.unroll == cfg.bk or cfg.unroll % 4:
+            return []
+        k = f"g * {cfg.unroll}u" if cfg.k_nest else "kk"
+        out = []
+        for q in range(cfg.unroll // 4):  # key((k + 4q)) = (((k / 4) + q) % 4) * 2
+            key = f"((((({k}) >> 2u) + {q}u) & 3u) << 1u)"
+            out += [f"let y{q} = ty ^ {key};", f"let x{q} = tx ^ {key};"]
+        return out
+
     def products(read: str) -> str:
         """The outer-product updates of one inner-loop iteration, reading buffer `read`."""
-        step = [f"let sa{j} = As[ai + so{j}];" for j in range(share)] if cfg.subgroup else []
+        step = [f"let sa{j} = As[ai + so{j}];" for j in range(share)] if cfg.subgroup else keys()
         for u in range(cfg.unroll):
             ka = f" + {u * cfg.bm // 4}u" if u else ""  # u rows of the A tile further on
             kb = f" + {u * cfg.bn // 4}u" if u else ""
@@ -113,11 +136,13 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
                 step += [f"let va{u}_{i} = subgroupShuffle(sa{(u * ri + i) % share},"
                          f" quad + {(u * ri + i) // share}u);" for i in range(ri)]
             elif cfg.const_rows:  # k-row kk + u of the step; the thread's column at run time
-                step += [f"let va{u}_{i} = As[{read}][{krow(u)}][{i}u][ty];" for i in range(ri)]
+                step += [f"let va{u}_{i} = As[{read}][{krow(u)}][{i}u][{lane(u, 'ty')}];"
+                         for i in range(ri)]
             else:
                 step += [f"let va{u}_{i} = As[ai{ka} + {i}u * WG_Y];" for i in range(ri)]
             if cfg.const_rows:
-                step += [f"let vb{u}_{j} = Bs[{read}][{krow(u)}][{j}u][tx];" for j in range(cj)]
+                step += [f"let vb{u}_{j} = Bs[{read}][{krow(u)}][{j}u][{lane(u, 'tx')}];"
+                         for j in range(cj)]
             else:
                 step += [f"let vb{u}_{j} = Bs[bi{kb} + {j}u * WG_X];" for j in range(cj)]
             for r in range(cfg.tm):
@@ -226,9 +251,12 @@ def _at(cfg: TileConfig, tile: str, krow: str, col: str) -> str:
     if not cfg.const_rows:
         return f"{tile}[buf * {tile.upper()}_BUF + ({krow}) * {tile.upper()}_ROW + {col}]"
     grid = "WG_Y" if tile == "As" else "WG_X"
+    lane = f"({col}) % {grid}"
+    if cfg.swizzle:
+        lane = f"({lane}) ^ {matmul_options.swizzle_key(krow)}"
     if cfg.k_nest:
         krow = f"({krow}) / {cfg.unroll}u][({krow}) % {cfg.unroll}u"
-    return f"{tile}[buf][{krow}][({col}) / {grid}][({col}) % {grid}]"
+    return f"{tile}[buf][{krow}][({col}) / {grid}][{lane}]"
 
 
 def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores: str,

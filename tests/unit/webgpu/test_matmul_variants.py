@@ -139,13 +139,16 @@ def test_the_ladder_takes_the_wide_tile_only_where_the_device_allows_it():
     "t128x64x16_8x4_pp_cr_w4x8_lm_kn_g2",
     matmul_config.DEFAULT + "_d2", matmul_config.DEFAULT + "_sm",
     matmul_config.DEFAULT + "_kn_sm_d2", "t128x128x8_8x8_u4_pp_sm_d2",
+    matmul_config.DEFAULT + "_x", matmul_config.DEFAULT + "_kn_x", matmul_config.MEDIUM + "_x",
+    "t128x64x16_8x4_pp_cr_x",
 ])
 def test_layout_options_agree_with_numpy(gpu, up, down, monkeypatch, name):
     _check(gpu, up, down, monkeypatch, name)
 
 
 @pytest.mark.parametrize("name,splits", [(matmul_config.DEFAULT + "_w8x4_lm_kn_g3", 4),
-                                         (matmul_config.DEFAULT + "_sm_d2", 3)])
+                                         (matmul_config.DEFAULT + "_sm_d2", 3),
+                                         (matmul_config.DEFAULT + "_x", 2)])
 def test_layout_options_with_split_k_agree_with_numpy(gpu, up, down, monkeypatch, name, splits):
     _check(gpu, up, down, monkeypatch, name, splits)
 
@@ -165,12 +168,14 @@ def test_layout_option_names_round_trip_and_bad_ones_are_refused():
         matmul_config.tile("t1x1_w8x4")
     with pytest.raises(ValueError, match="thread grid"):
         matmul_config.tile("t32x32x16_4x4_u16_w2x16")  # an 8 x 8 grid
-    with pytest.raises(ValueError, match="needs the constant-row tiles"):
+    with pytest.raises(ValueError, match="need the constant-row tiles"):
         matmul_config.tile("t32x32x16_4x4_u16_kn")
     with pytest.raises(ValueError, match="even number"):
         matmul_config.tile(matmul_config.MEDIUM + "_sm")  # the whole step written out
     with pytest.raises(ValueError, match="ping-pong"):
         matmul_config.tile("t32x32x16_4x4_u16_d2")
+    with pytest.raises(ValueError, match="powers of two, at least 8"):
+        TileConfig("x", 32, 32, 16, 8, 8, pingpong=True, const_rows=True, swizzle=True)
     code = matmul_config.render(cfg, True)
     assert "let ty = (warp / 4u) * 8u + lane / 4u;" in code and "num_workgroups" in code
     assert re.search(r"As\[0u\]\[g\]\[\d+u\]\[\d+u\]\[ty\]", code)
