@@ -28,8 +28,7 @@
 //                                         off_a, off_b (elements), splits, k_split
 // Dispatch: (ceil(N / BN), ceil(M / BM), batch * splits) workgroups of WG_X * WG_Y threads, one
 // dimension (naga allows subgroup builtins only there), thread t at row t / WG_X, column t % WG_X
-// of the WG_Y x WG_X grid of threads, and workgroup (x, y) on tile (y, x) of C (THREAD_MAP and
-// TILE_MAP may place them otherwise).
+// of the WG_Y x WG_X grid of threads (THREAD_MAP may place them otherwise).
 //
 // Placeholders (filled by pyrite.webgpu.matmul_config.render):
 //   {{ BM }}, {{ BN }}, {{ BK }}      tile of C per workgroup, K step (u32 literals)
@@ -63,11 +62,10 @@
 //                                     the same memory order, whose inner loop, written out for
 //                                     the whole K step, indexes by constants except ty / tx
 //                                     (naga's Vulkan output clamps each run-time index)
-//   {{ BUILTINS }}                    extra entry-point arguments: the subgroup variant's
-//                                     lane (`sid`), the dispatch size `nwg` (raster), or empty
+//   {{ SG_BUILTIN }}                  the subgroup variant's extra entry-point argument (the
+//                                     lane's subgroup_invocation_id `sid`), else empty
 //   {{ THREAD_MAP }}                  sets the thread's grid column `tx` and row `ty` from t
-//   {{ TILE_MAP }}                    sets the workgroup's first row `m0` and column `n0` of C
-//                                     (these two: webgpu/matmul_options.py)
+//                                     (webgpu/matmul_options.py)
 //   {{ SG_SETUP }}                    the subgroup variant's per-thread offsets into the A tile
 //                                     (computed once), else empty
 //
@@ -126,9 +124,10 @@ const BS_BUF: u32 = BK * BS_ROW;
 
 @compute @workgroup_size({{ THREADS }}, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(local_invocation_index) t: u32{{ BUILTINS }}) {
+        @builtin(local_invocation_index) t: u32{{ SG_BUILTIN }}) {
     {{ THREAD_MAP }}
-    {{ TILE_MAP }}
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
     let zb = wid.z / p.splits;
     let k_begin = (wid.z % p.splits) * p.k_split;
     let base_a = p.off_a + zb * p.stride_a;

@@ -54,12 +54,7 @@ class TileConfig:
     const_rows: bool = False  # workgroup tiles indexed by constant k-rows (matmul_render._tiles)
     # the options of `matmul_options.py` (names: the tile's, then their suffixes, `tile(name)`)
     warp_rows: int = 0  # rows of the thread grid per 32-lane warp (0: lanes along a grid row)
-    lanes_m: bool = False  # transposing tile loads: consecutive lanes on consecutive rows
-    k_nest: bool = False  # const_rows tiles nested by inner-loop iteration: [group][k-row]...
-    swizzle: bool = False  # const_rows tiles: a thread's vec4 at ty / tx XOR a key of the k-row
-    raster: int = 0  # workgroups walk the tiles of C in bands of this many tile rows (0: rows)
     prefetch: int = 1  # K steps between a tile's global load and its multiplication (1 or 2)
-    store_mid: bool = False  # the staged tiles stored halfway through the step's products
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -126,12 +121,7 @@ class TileConfig:
             self.pingpong,
             self.const_rows,
             self.warp_rows,
-            self.lanes_m,
-            self.k_nest,
-            self.swizzle,
-            self.raster,
             self.prefetch,
-            self.store_mid,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -147,12 +137,7 @@ class TileConfig:
             "pingpong": self.pingpong,
             "const_rows": self.const_rows,
             "warp_rows": self.warp_rows,
-            "lanes_m": self.lanes_m,
-            "k_nest": self.k_nest,
-            "swizzle": self.swizzle,
-            "raster": self.raster,
             "prefetch": self.prefetch,
-            "store_mid": self.store_mid,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -171,7 +156,6 @@ CONFIGS: dict[str, TileConfig] = {
         TileConfig("t128x256x16_8x16_u4", 128, 256, 16, 8, 16, 4),
         TileConfig("t128x128x8_8x8_u4", 128, 128, 8, 8, 8, 4),
         TileConfig("t128x256x16_8x16_u8", 128, 256, 16, 8, 16, 8),
-        TileConfig("t256x128x16_16x8_u8", 256, 128, 16, 16, 8, 8),
         TileConfig("t64x64x8_8x8_u8", 64, 64, 8, 8, 8, 8),
         TileConfig("t256x128x8_16x8_u8", 256, 128, 8, 16, 8, 8),
         TileConfig("t128x128x8_8x8", 128, 128, 8, 8, 8),
@@ -215,8 +199,8 @@ CONFIGS.update({c.name + PINGPONG_SUFFIX + CONST_ROWS_SUFFIX:
 
 
 def tile(name: str) -> TileConfig:
-    """The config called `name`: one of CONFIGS, or one of them with the layout options that
-    `matmul_options.py`'s name suffixes give (`t128x256x16_8x16_u8_pp_cr_w8x4`)."""
+    """The config called `name`: one of CONFIGS, or one of them with the options that
+    `matmul_options.py`'s name suffixes give (`t64x64x16_4x4_u16_pp_cr_w8x4_d2`)."""
     if name in CONFIGS:
         return CONFIGS[name]
     base, options = split_name(name)

@@ -97,38 +97,12 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
                   f" + ((q * {share}u + {j}u) % {ri}u) * WG_Y;" for j in range(share)]
 
     def krow(u: int) -> str:
-        """const_rows: the k-row index(es) of unrolled step u, constants when the step is
-        written out; with k_nest, the loop's group `g` then the constant u."""
-        if cfg.k_nest:
-            return f"{'0u' if cfg.unroll == cfg.bk else 'g'}][{u}u"
+        """const_rows: the k-row of unrolled step u, a constant when the step is written out."""
         return f"{u}u" if cfg.unroll == cfg.bk else f"kk + {u}u" if u else "kk"
-
-    def lane(u: int, grid: str) -> str:
-        """The thread's vec4 in k-row u of the step: `ty` / `tx`, or (swizzle) XORed with the
-        k-row's key (`matmul_options.swizzle_key`)."""
-        if not cfg.swizzle:
-            return grid
-        if cfg.unroll == cfg.bk:
-            return f"({grid} ^ {matmul_options.swizzle_key(u)}u)"
-        if cfg.unroll % 4 == 0:  # the loop's k-row is a multiple of 4: keys set once (keys())
-            return f"{grid[1]}{u // 4}"
-        k = f"g * {cfg.unroll}u + {u}u" if cfg.k_nest else f"kk + {u}u"
-        return f"({grid} ^ {matmul_options.swizzle_key(k)})"
-
-    def keys() -> list[str]:
-        """swizzle, in a loop of whole 4-row groups: the thread's swizzled vec4 per group."""
-        if not cfg.swizzle or cfg.unroll == cfg.bk or cfg.unroll % 4:
-            return []
-        k = f"g * {cfg.unroll}u" if cfg.k_nest else "kk"
-        out = []
-        for q in range(cfg.unroll // 4):  # key((k + 4q)) = (((k / 4) + q) % 4) * 2
-            key = f"((((({k}) >> 2u) + {q}u) & 3u) << 1u)"
-            out += [f"let y{q} = ty ^ {key};", f"let x{q} = tx ^ {key};"]
-        return out
 
     def products(read: str) -> str:
         """The outer-product updates of one inner-loop iteration, reading buffer `read`."""
-        step = [f"let sa{j} = As[ai + so{j}];" for j in range(share)] if cfg.subgroup else keys()
+        step = [f"let sa{j} = As[ai + so{j}];" for j in range(share)] if cfg.subgroup else []
         for u in range(cfg.unroll):
             ka = f" + {u * cfg.bm // 4}u" if u else ""  # u rows of the A tile further on
             kb = f" + {u * cfg.bn // 4}u" if u else ""
@@ -136,13 +110,11 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
                 step += [f"let va{u}_{i} = subgroupShuffle(sa{(u * ri + i) % share},"
                          f" quad + {(u * ri + i) // share}u);" for i in range(ri)]
             elif cfg.const_rows:  # k-row kk + u of the step; the thread's column at run time
-                step += [f"let va{u}_{i} = As[{read}][{krow(u)}][{i}u][{lane(u, 'ty')}];"
-                         for i in range(ri)]
+                step += [f"let va{u}_{i} = As[{read}][{krow(u)}][{i}u][ty];" for i in range(ri)]
             else:
                 step += [f"let va{u}_{i} = As[ai{ka} + {i}u * WG_Y];" for i in range(ri)]
             if cfg.const_rows:
-                step += [f"let vb{u}_{j} = Bs[{read}][{krow(u)}][{j}u][{lane(u, 'tx')}];"
-                         for j in range(cj)]
+                step += [f"let vb{u}_{j} = Bs[{read}][{krow(u)}][{j}u][tx];" for j in range(cj)]
             else:
                 step += [f"let vb{u}_{j} = Bs[bi{kb} + {j}u * WG_X];" for j in range(cj)]
             for r in range(cfg.tm):
@@ -161,20 +133,11 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
         ]
     acc_store = ind.join(store)
 
-    kq = cfg.bk // 4  # vec4s along K of a tile row
-
-    def across(j: str, rows: int) -> tuple[str, str]:
-        """(row, first k) of transposing load j: 4 lanes per row, or (lanes_m) lanes down the
-        rows (`matmul_options.py`)."""
-        if cfg.lanes_m:
-            return f"{j} % {rows}u", f"({j} / {rows}u) * 4u"
-        return f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
-
     def staging(pa: str, pb: str) -> tuple[list[str], list[str], list[str]]:
         """(declarations, loads, stores) of one set of staging registers `pa{i}`, `pb{i}`."""
         decl = [f"var {pa}{i} = vec4<f32>(0.0);" for i in range(cfg.loads_a)]
         decl += [f"var {pb}{i} = vec4<f32>(0.0);" for i in range(cfg.loads_b)]
-        load, st = _staging(cfg, layout, across, pa, pb)
+        load, st = _staging(cfg, layout, pa, pb)
         return decl, load, st
 
     decl, load, st = staging("pa", "pb")
@@ -189,9 +152,9 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
     return {
         "TILES": _tiles(cfg),
         "K_LOOP": _k_loop(cfg, products, sets),
-        "BUILTINS": matmul_options.builtins(cfg),
+        "SG_BUILTIN": (",\n        @builtin(subgroup_invocation_id) sid: u32"
+                       if cfg.subgroup else ""),
         "THREAD_MAP": matmul_options.thread_map(cfg),
-        "TILE_MAP": matmul_options.tile_map(cfg),
         "SG_SETUP": ind.join(setup),
         "ACC_DECL": acc_decl,
         "ACC_STORE": acc_store,
@@ -201,17 +164,17 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
     }
 
 
-def _staging(cfg: TileConfig, layout: str, across: Callable[[str, int], tuple[str, str]],
-             pa: str, pb: str) -> tuple[list[str], list[str]]:
+def _staging(cfg: TileConfig, layout: str, pa: str, pb: str) -> tuple[list[str], list[str]]:
     """The global loads of one K step's tiles into registers `pa{i}` / `pb{i}` and their stores
-    into workgroup buffer `buf` (`across`: a transposing load's row and first k)."""
+    into workgroup buffer `buf`."""
+    kq = cfg.bk // 4  # vec4s along K of a tile row
     mq = cfg.bm // 4  # vec4s per row of a k-major A tile
     nq = cfg.bn // 4  # vec4s per row of a k-major B tile
     load, st = [], []
     for i in range(cfg.loads_a):
         j = f"(t + {i}u * NT)"
         if layout[0] == "n":  # rows of A along M, vec4s along K: transposed into As
-            row, col = across(j, cfg.bm)
+            row, col = f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
             load.append(f"{pa}{i} = load_a4(base_a, m0 + {row}, k0 + {col});")
             st.append(_scatter(cfg, "As", f"{pa}{i}", row, col))
         else:  # A stored transposed: rows along K, vec4s along M, as As holds them
@@ -223,7 +186,7 @@ def _staging(cfg: TileConfig, layout: str, across: Callable[[str, int], tuple[st
             load.append(f"{pb}{i} = load_b4(base_b, k0 + {j} / {nq}u, n0 + ({j} % {nq}u) * 4u);")
             st.append(f"{_at(cfg, 'Bs', f'{j} / {nq}u', f'{j} % {nq}u')} = {pb}{i};")
         else:  # B stored transposed: rows along N, vec4s along K: transposed into Bs
-            row, col = across(j, cfg.bn)
+            row, col = f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
             load.append(f"{pb}{i} = load_b4(base_b, n0 + {row}, k0 + {col});")
             st.append(_scatter(cfg, "Bs", f"{pb}{i}", row, col))
     return load, st
@@ -238,10 +201,8 @@ def _tiles(cfg: TileConfig) -> str:
     if not cfg.const_rows:
         return ("var<workgroup> As: array<vec4<f32>, 2u * AS_BUF>;\n"
                 "var<workgroup> Bs: array<vec4<f32>, 2u * BS_BUF>;")
-    rows = f"{cfg.unroll}u>, {cfg.bk // cfg.unroll}u>" if cfg.k_nest else "BK>"
-    lead = "array<array<" if cfg.k_nest else "array<"  # with k_nest: [group][k-row in it]
-    a = f"{lead}array<array<vec4<f32>, WG_Y>, {cfg.tm // 4}u>, {rows}"
-    b = f"{lead}array<array<vec4<f32>, WG_X>, {cfg.tn // 4}u>, {rows}"
+    a = f"array<array<array<vec4<f32>, WG_Y>, {cfg.tm // 4}u>, BK>"
+    b = f"array<array<array<vec4<f32>, WG_X>, {cfg.tn // 4}u>, BK>"
     return (f"var<workgroup> As: array<{a}, 2u>;\n"
             f"var<workgroup> Bs: array<{b}, 2u>;")
 
@@ -251,27 +212,21 @@ def _at(cfg: TileConfig, tile: str, krow: str, col: str) -> str:
     if not cfg.const_rows:
         return f"{tile}[buf * {tile.upper()}_BUF + ({krow}) * {tile.upper()}_ROW + {col}]"
     grid = "WG_Y" if tile == "As" else "WG_X"
-    lane = f"({col}) % {grid}"
-    if cfg.swizzle:
-        lane = f"({lane}) ^ {matmul_options.swizzle_key(krow)}"
-    if cfg.k_nest:
-        krow = f"({krow}) / {cfg.unroll}u][({krow}) % {cfg.unroll}u"
-    return f"{tile}[buf][{krow}][({col}) / {grid}][{lane}]"
+    return f"{tile}[buf][{krow}][({col}) / {grid}][({col}) % {grid}]"
 
 
 def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores: str,
             read: str, write: str, ahead: int = 1) -> str:
     """One K step: load step s + `ahead`'s tiles into registers (`loads`), multiply the tiles
     of buffer `read`, store the registers holding step s + 1 (`stores`) into buffer `write`
-    (WGSL expressions), barrier. With `cfg.store_mid`, the store comes halfway through the
-    multiplication."""
+    (WGSL expressions), barrier."""
     ind = "\n        "
     if cfg.const_rows and cfg.unroll == cfg.bk:  # the whole step written out: constant k-rows
         inner: list[str] = [products(read).replace(ind + "    ", ind)]
     elif cfg.const_rows:  # the k-row is the loop's; buffer, vec4 group and offsets constant
-        loop = (f"for (var g = 0u; g < {cfg.bk // cfg.unroll}u; g++) {{" if cfg.k_nest
-                else f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{")
-        inner = [loop, "    " + products(read), "}"]
+        inner = [f"for (var kk = 0u; kk < BK; kk += {cfg.unroll}u) {{",
+                 "    " + products(read),
+                 "}"]
     else:
         inner = [f"let ab = {read} * AS_BUF + ty;",
                  f"let bb = {read} * BS_BUF + tx;",
@@ -280,19 +235,6 @@ def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores:
                  "    let bi = bb + kk * BS_ROW;",
                  "    " + products(read),
                  "}"]
-    store = ["if (more) {",
-             f"    {write};",
-             "    " + stores.replace("\n    ", "\n            "),
-             "}"]
-    if cfg.store_mid:  # the loop in two halves, the store between them
-        i = next(n for n, line in enumerate(inner) if line.startswith("for ("))
-        head, half = inner[i], cfg.bk // cfg.unroll // 2
-        first = (head.replace("< BK;", f"< {half * cfg.unroll}u;") if not cfg.k_nest
-                 else head.replace(f"< {2 * half}u;", f"< {half}u;"))
-        second = (head.replace("= 0u;", f"= {half * cfg.unroll}u;") if not cfg.k_nest
-                  else head.replace("= 0u;", f"= {half}u;"))
-        inner = [*inner[:i], first, *inner[i + 1:], *store, second, *inner[i + 1:]]
-        store = []
     fetch = "more" if ahead == 1 else f"s + {ahead}u < steps"
     return ind.join((
         "let more = s + 1u < steps;",
@@ -301,7 +243,10 @@ def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores:
         "    " + loads.replace("\n    ", "\n            "),
         "}",
         *inner,
-        *store,
+        "if (more) {",
+        f"    {write};",
+        "    " + stores.replace("\n    ", "\n            "),
+        "}",
         "workgroupBarrier();",
     ))
 
