@@ -43,7 +43,7 @@ import pyrite
 from pyrite import config
 from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
-from . import compress, example, live_bundle, minify, pyodide_dist, snapshot, stdlib
+from . import bytecode, compress, example, live_bundle, minify, pyodide_dist, snapshot, stdlib
 from .pyodide_dist import PYODIDE_DIR, page_wheel
 
 HERE = Path(__file__).resolve().parent
@@ -54,7 +54,7 @@ _SHIPPED_SUFFIXES = {".py", ".wgsl", ".json"}
 _SKIP_FILES = {"package.json", "package-lock.json"}
 #: the host's tooling in pyrite.wasm (building and exporting the bundle): no use in a page
 _HOST_ONLY = {f"pyrite/wasm/{name}.py" for name in
-              ("__main__", "build", "cli", "compress", "example", "export", "minify",
+              ("__main__", "build", "bytecode", "cli", "compress", "example", "export", "minify",
                "pyodide_dist", "snapshot", "stdlib")}
 _ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
 #: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
@@ -258,7 +258,11 @@ def _trim_stdlib(folder: Path, wheels: list[Path], cache: Path) -> dict[str, obj
     whole = folder / stdlib.FULL
     os.replace(zipped, whole)
     trimmed, left_out = stdlib.trim(whole.read_bytes(), modules)
-    zipped.write_bytes(trimmed)
+    zipped.write_bytes(trimmed)  # Pyodide under Node boots from it while precompiling it
+    # what the page imports as bytecode: its boot compiles none of it (bytecode.py)
+    compiled = bytecode.precompile(folder, trimmed, modules, cache.with_name("bytecode"))
+    if compiled is not None:
+        zipped.write_bytes(compiled)
     data = whole.read_bytes()
     return {"path": f"pyodide/{stdlib.FULL}", "sha256": _sha256(data), "size": len(data),
             "modules": left_out}

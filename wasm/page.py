@@ -116,12 +116,19 @@ def load_model(name: str, record: bytes | memoryview,
     other files (by the names the manifest gives them)."""
     from pyrite.demos import registry
 
+    backend = device()
+    before = _runtime_stats(backend)
     start = time.perf_counter()
     _records[name] = (bytes(record), {k: bytes(v) for k, v in (files or {}).items()})
-    model = registry.get(name).load(device(), *_records[name])
+    model = registry.get(name).load(backend, *_records[name])
     _models[name] = model
-    return {"model": name, "device": device().name, "params": model.num_params(),
-            "ms": (time.perf_counter() - start) * 1000}
+    out: dict[str, object] = {"model": name, "device": backend.name,
+                              "params": model.num_params(),
+                              "ms": (time.perf_counter() - start) * 1000}
+    after = _runtime_stats(backend)
+    if before is not None and after is not None:  # on webgpu: e.g. the wait for pipelines
+        out.update({k: after[k] - before[k] for k in after})
+    return out
 
 
 def predict(name: str, inputs: Any) -> dict[str, object]:

@@ -40,14 +40,20 @@ export interface Loaded {
   python: string;
   pyrite: string;
   pyodide: string;
-  models: Record<string, { model: string; device: string; params: number; ms: number }>;
+  /** each model's build and record load in Python; on webgpu also what the runtime counted
+   * during it (dispatches, pipelines, pipeline_ms: the wait for compiled pipelines, ...) */
+  models: Record<string, { model: string; device: string; params: number; ms: number }
+    & Record<string, number | string>>;
   timings: Record<"pyodideMs" | "wheelsMs" | "installMs" | "importMs" | "deviceMs" | "recordsWaitMs"
     | "modelsMs" | "totalMs", number>
     & { /** Python was restored from a snapshot: the bundle's, or a former visit's */ snapshot: boolean;
       snapshotFrom: "bundle" | "cache" | null;
       /** the files written from the wheels into site-packages (wheels.js) */ wheelFiles: number;
       /** when Python booted: importing pyrite.wasm.preload, then making the next visit's snapshot */
-      preloadMs?: number; snapshotMakeMs?: number };
+      preloadMs?: number; snapshotMakeMs?: number;
+      /** when Python was restored: ms from the load's start until the snapshot's bytes were
+       * read, and until Pyodide's WebAssembly module was made (the restore follows) */
+      snapshotReadMs?: number; moduleMs?: number };
 }
 
 export interface Prediction {

@@ -40,7 +40,7 @@ try {
   for (const wheel of wheels) await installWheel(pyodide.FS, new Uint8Array(readFileSync(wheel)), folder, wheel);
   // "_" would carry this script's path on the build machine into every page
   pyodide.runPython("import importlib, os; importlib.invalidate_caches(); os.environ.pop('_', None)");
-  pyodide.runPython("import pyrite.wasm.preload");
+  pyodide.runPython("import pyrite.wasm.preload; pyrite.wasm.preload.freeze()");
   m.HEAP32[at] = table; // last: Python here would call through it (no Python runs after this)
   writeFileSync(out, pyodide.makeMemorySnapshot());
   console.log(JSON.stringify({ trampoline: table }));

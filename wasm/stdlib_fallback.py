@@ -5,10 +5,11 @@ The bundle's `pyodide/python_stdlib.zip` holds only the standard library modules
 as `python_stdlib-full.zip`. `install(url)` (the worker calls it after Python starts) appends a
 finder to `sys.meta_path` that, the first time a standard library module is not found, fetches
 that zip (a synchronous request: imports cannot wait otherwise; the worker is no page's main
-thread), puts it on `sys.path` and finds the module there. It acts only for the top-level
-names the trimmed zip left out (the manifest lists them): not for pyrite's own modules, nor
-for the platform modules that code tries and does without (`_winapi`, `nt`), which are in no
-zip.
+thread), puts it on `sys.path` and finds the module there. It acts only for what the trimmed
+zip left out (the manifest lists it): top-level names, and the modules of a package it kept
+that nobody imported (`encodings.cp1252`: found in the whole zip's copy of the package); not
+for pyrite's own modules, nor for the platform modules that code tries and does without
+(`_winapi`, `nt`), which are in no zip.
 """
 
 from __future__ import annotations
@@ -52,10 +53,16 @@ class FullStdlibFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
+        if "." in fullname and fullname in self.names:  # a module of a package it kept
+            if not self.mounted:
+                self._mount()
+            package = fullname.rpartition(".")[0].replace(".", "/")
+            # its package came from the trimmed zip: look in the whole zip's copy of it
+            return importlib.machinery.PathFinder.find_spec(fullname, [f"{TARGET}/{package}"])
         if self.mounted or fullname.partition(".")[0] not in self.names:
             return None
         self._mount()
-        # the trimmed zip keeps whole packages or none: what it lacks is found from the top
+        # a top-level name the trimmed zip left out: found from the top, on sys.path now
         return importlib.machinery.PathFinder.find_spec(fullname, path)
 
 

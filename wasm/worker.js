@@ -15,6 +15,7 @@
 import {
   cacheFetchesOf, cachedFetch, fetchManifest, findSnapshot, prune, snapshotKey, storeSnapshot,
 } from "./cache.js";
+import { requestAdapter, startGpu } from "./gpu_start.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 import { installWheel, sitePackages } from "./wheels.js";
 
@@ -88,38 +89,6 @@ async function fetchChecked(url, sha256, label, fetcher = cachedFetch) {
   return bytes;
 }
 
-// Request the GPU and compile the models' kernels (listed in the bundle, see
-// pyrite/webgpu/recorder.py) while Pyodide boots; Python then takes this device and these
-// pipelines (BrowserRuntime.from_js). Any failure here leaves it to Python, which reports it.
-async function startGpu(spec, kernelFiles) {
-  if (!self.navigator.gpu) return null;
-  const adapter = await navigator.gpu.requestAdapter();
-  if (!adapter) return null;
-  const device = await adapter.requestDevice({
-    label: "pyrite",
-    requiredFeatures: spec.features.filter((f) => adapter.features.has(f)),
-    requiredLimits: Object.fromEntries(spec.limits.map((name) => [name, adapter.limits[name]])),
-  });
-  // the adapter's type as BrowserRuntime says it (SwiftShader: "CPU"): kernels recorded for
-  // the other type only are some kernel choices this adapter does not make (webgpu/software.py)
-  const name = `${adapter.info?.vendor ?? ""} ${adapter.info?.architecture ?? ""}`;
-  const type = name.toLowerCase().includes("swiftshader") ? "CPU" : "GPU";
-  const pipelines = new Map();
-  for (const file of kernelFiles) {
-    const kernels = JSON.parse(new TextDecoder().decode(await file));
-    for (const { entry, source, adapters } of kernels) {
-      const key = `${entry}\n${source}`;
-      if (pipelines.has(key) || (adapters && !adapters.includes(type))) continue;
-      const pending = device.createComputePipelineAsync({
-        layout: "auto", compute: { module: device.createShaderModule({ code: source }), entryPoint: entry },
-      });
-      pending.catch(() => {}); // a failure is raised in Python when the kernel is used
-      pipelines.set(key, pending);
-    }
-  }
-  return { adapter, device, pipelines };
-}
-
 function modelEntry(name) {
   const entry = manifest.models[name];
   const missing = manifest.unavailable?.[name];
@@ -174,12 +143,15 @@ async function restart(config) {
 // growing it: a larger snapshot is refused ("offset is out of bounds"; pyrite's imports make
 // one of about 38 MB). So Pyodide's module is made here, its memory grown to the snapshot's
 // size before the restore (Pyodide awaits the snapshot's bytes before making the module).
-function grownFor(indexURL, bytes) {
+// `marks` gets when the snapshot's bytes arrived and when the module was made (ms since t0).
+function grownFor(indexURL, bytes, marks, t0) {
   const script = import(new URL("pyodide.asm.mjs", indexURL).href); // as Pyodide would
+  Promise.resolve(bytes).then(() => { marks.snapshotReadMs = performance.now() - t0; }, () => {});
   return async (settings) => {
     const module = await (await script).default(settings);
     const size = (await bytes).length;
     if (module.HEAP8.length < size) module.growMemory(size);
+    marks.moduleMs = performance.now() - t0;
     return module;
   };
 }
@@ -195,8 +167,10 @@ async function checkWasmAllowed() {
 
 async function load(config) {
   if (page) return restart(config);
-  await checkWasmAllowed();
   const t0 = performance.now();
+  // the adapter first: the GPU's start-up overlaps everything below (gpu_start.js)
+  const adapter = config.device === "numpy" ? Promise.resolve(null) : requestAdapter();
+  await checkWasmAllowed();
   const timings = {};
   base = new URL(config.base);
   progress("manifest");
@@ -206,7 +180,7 @@ async function load(config) {
   // the wheels and records download while Pyodide boots
   const wheels = manifest.wheels.map((w) => fetchChecked(new URL(w.path, base), w.sha256, `wheel ${w.name}`));
   const records = wanted.map(fetchRecord);
-  const gpu = config.device === "numpy" ? Promise.resolve(null) : startGpu(manifest.gpu,
+  const gpu = config.device === "numpy" ? Promise.resolve(null) : startGpu(adapter, manifest.gpu,
     wanted.map((name) => {
       const k = manifest.models[name].kernels;
       return fetchChecked(new URL(k.path, base), k.sha256, `kernels of ${name}`);
@@ -245,7 +219,7 @@ async function load(config) {
   if (saved) {
     try {
       pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes,
-        createPyodideModule: grownFor(indexURL, saved.bytes) });
+        createPyodideModule: grownFor(indexURL, saved.bytes, timings, t0) });
       if (saved.from === "bundle") {
         const bytes = await saved.bytes;
         fixTrampoline(pyodide, manifest.snapshot.trampoline, bytes);
@@ -286,6 +260,7 @@ async function load(config) {
     const tPreload = performance.now();
     pyodide.runPython("import pyrite.wasm.preload");
     timings.preloadMs = performance.now() - tPreload;
+    pyodide.runPython("pyrite.wasm.preload.freeze()");
     try {
       storeSnapshot(snapshot, pyodide.makeMemorySnapshot());
     } catch (err) {

@@ -74,6 +74,12 @@ def test_a_first_visit_restores_the_shipped_snapshot(site: tuple[Path, str],
     where = page.evaluate("pyrite.run('import colorsys\\n"
                           "colorsys.rgb_to_hsv(1.0, 0.0, 0.0), colorsys.__file__')")
     assert where == [[0.0, 1.0, 1.0], "/lib/python_stdlib_full.zip/colorsys.py"]
+    # and so does a module of a package it kept (a codec nobody had used); the ones it kept
+    # are Pyodide's bytecode (wasm/bytecode.py)
+    where = page.evaluate("pyrite.run('import encodings.cp1252 as c, json\\n"
+                          "\"\u20ac\".encode(\"cp1252\").hex(), c.__file__, json.__file__')")
+    assert where[0] == "80" and where[1] == "/lib/python_stdlib_full.zip/encodings/cp1252.py"
+    assert where[2].endswith("/json/__init__.pyc"), where
     # a repeat visit restores the copy the first one kept, and downloads no snapshot
     requested.clear()
     page.reload()

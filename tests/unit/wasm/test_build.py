@@ -186,11 +186,14 @@ def test_gz_copies_are_exact_and_only_where_they_save_a_tenth(
     for name in ["pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.mjs", "pyrite.js",
                  "manifest.json", "pyodide/pyodide-lock.json"]:
         assert name + ".gz" in files
-    assert "pyodide/python_stdlib.zip.gz" not in files  # already compressed
-    # the wheels are stored zips (the page writes their members as slices: wheels.js): the
-    # host sends them compressed
+    # the wheels are stored zips (the page writes their members as slices: wheels.js), and so
+    # is the trimmed standard library where Node precompiled it (bytecode.py): the host sends
+    # them compressed
     wheels = [f for f in originals if f.endswith(".whl")]
     assert len(wheels) == 2 and all(f + ".gz" in files for f in wheels)
+    if shutil.which("node") is not None:
+        assert "pyodide/python_stdlib.zip.gz" in files
+    assert "pyodide/python_stdlib-full.zip.gz" not in files  # Pyodide's, compressed already
 
 
 def test_br_copies_are_exact_and_smaller_than_the_gz_ones(

@@ -23,8 +23,11 @@ from pyrite.webgpu import registration
 device = registration.default(WebGpu(runtime=RecordingRuntime(), seed=0))
 demo = registry.get(sys.argv[1])
 files = {k: p.read_bytes() for k, p in demo.files().items()}
-demo.predict(demo.load(device, demo.locate().read_bytes(), files), demo.example)
-print(sorted(n for n in set(sys.modules) - before if n.startswith("pyrite")))
+model = demo.load(device, demo.locate().read_bytes(), files)
+demo.predict(model, demo.example)
+from pyrite.wasm import page
+page._precision(model)  # what page.predict adds to a prediction
+print(sorted(n for n in set(sys.modules) - before if n.startswith(("pyrite", "importlib"))))
 """
 
 

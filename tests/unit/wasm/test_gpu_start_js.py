@@ -1,0 +1,47 @@
+"""wasm/gpu_start.js under Node: which of the bundle's kernels a page compiles ahead, in which
+order (`kernelsToCompile`, the one place that decides it), and how it names its adapter."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPT = REPO / "wasm" / "gpu_start.js"
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="no Node.js")
+
+
+def _node(expression: str) -> Any:
+    code = (f"import({json.dumps(SCRIPT.as_uri())}).then((m) => "
+            f"console.log(JSON.stringify({expression})))")
+    done = subprocess.run(["node", "--input-type=module", "-e", code], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_each_kernel_of_this_adapter_type_once_in_the_recorded_order() -> None:
+    lists = [[{"entry": "main", "source": "cast"},
+              {"entry": "main", "source": "tiled", "adapters": ["GPU"]},
+              {"entry": "main", "source": "naive", "adapters": ["CPU"]}],
+             [{"entry": "main", "source": "cast"},  # a second model's list repeats one
+              {"entry": "other", "source": "cast", "adapters": ["CPU", "GPU"]}]]
+    chosen = _node(f"m.kernelsToCompile({json.dumps(lists)}, 'CPU')"
+                   f".map((k) => k.entry + ':' + k.source)")
+    assert chosen == ["main:cast", "main:naive", "other:cast"]
+    chosen = _node(f"m.kernelsToCompile({json.dumps(lists)}, 'GPU')"
+                   f".map((k) => k.entry + ':' + k.source)")
+    assert chosen == ["main:cast", "main:tiled", "other:cast"]
+
+
+def test_swiftshader_is_the_cpu_adapter() -> None:
+    got = _node("[m.adapterType({info: {vendor: 'google', architecture: 'swiftshader'}}), "
+                "m.adapterType({info: {vendor: 'nvidia', architecture: 'ampere'}}), "
+                "m.adapterType({})]")
+    assert got == ["CPU", "GPU", "GPU"]
