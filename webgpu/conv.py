@@ -53,9 +53,11 @@ def _pipeline(k: Kernels, template: str, workgroup: int,
         return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup))
     extra = epilogue.key() if epilogue is not None else ()
     key = KernelKey(template, "", _F32, 0, (workgroup, *extra))
+    found = k.cached(key)
+    if found is not None:  # the epilogue's source is generated on a miss only
+        return found
     code = BITS_FN + epilogue.source(EPILOGUE_BINDING) if epilogue is not None else _PLAIN_OUT
-    return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup,
-                                                   epilogue=code))
+    return k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup, epilogue=code))
 
 
 _DIRECT = "direct"

@@ -208,6 +208,17 @@ class Fusion(Backend):
         return self._record("binary", op, (self._arg(a), self._scalar(value, a.dtype)), dtype,
                             a.shape)
 
+    def unary_consuming(self, op: Op, x: FusedTensor) -> FusedTensor:
+        """Recorded as `unary`: the flush already writes into an input nothing else holds
+        (forwarded, it flushed the stream and ran the raw kernel, so `linear`'s bias add,
+        `pyrite.consuming.add`, cut a product off from its epilogue)."""
+        return self.unary(op, x)
+
+    def binary_consuming(self, op: Op, a: FusedTensor,
+                         b: FusedTensor | float | int | bool) -> FusedTensor:
+        """Recorded as `binary` (see `unary_consuming`)."""
+        return self.binary(op, a, b)
+
     def where(self, mask: FusedTensor, a: FusedTensor, b: FusedTensor) -> FusedTensor:
         shape = tuple(max(s) for s in zip(mask.shape, a.shape, b.shape, strict=True))
         self._check_size(shape, a.dtype, "where")

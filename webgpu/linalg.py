@@ -136,16 +136,17 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
 
     bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params()]
     extra: tuple[object, ...] = ()
-    code = ""
     if epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
-        code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool, splits: int) -> None:
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
                         (*cfg.cache_key(vec4, layout), *extra))
-        pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
+        pipeline = k.cached(key)
+        if pipeline is None:  # the epilogue's source is generated on a miss only
+            code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
+            pipeline = k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
         if splits == 1:
             k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
             return
@@ -174,18 +175,19 @@ def _naive(k: Kernels, a: GpuTensor, b: GpuTensor,
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     out = k.empty(batch + (m, n), a.dtype, "matmul")
     acc = DType.F32 if a.dtype.is_float else a.dtype
-    enable, value = header((a.dtype,)), "acc"
-    extra: tuple[object, ...] = ()
-    if epilogue is not None:
-        enable += epilogue.source(EPILOGUE_BINDING)
-        value = "pyrite_out(acc, (batch * m + row) * n + col)"
-        extra = epilogue.key()
+    extra = epilogue.key() if epilogue is not None else ()
     key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype), 0, extra)
-    pipeline = k.cached(key) or k.pipeline(key, render(
-        "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),
-        acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",
-        load_a=load("a[ia]", a.dtype), load_b=load("b[ib]", b.dtype),
-        store=store(value, a.dtype)))
+    pipeline = k.cached(key)
+    if pipeline is None:  # the epilogue's source is generated on a miss only
+        enable, value = header((a.dtype,)), "acc"
+        if epilogue is not None:
+            enable += epilogue.source(EPILOGUE_BINDING)
+            value = "pyrite_out(acc, (batch * m + row) * n + col)"
+        pipeline = k.pipeline(key, render(
+            "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),
+            acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",
+            load_a=load("a[ia]", a.dtype), load_b=load("b[ib]", b.dtype),
+            store=store(value, a.dtype)))
     tail = epilogue.bindings(k) if epilogue is not None else []
     rank = len(batch)
     count = out.numel // (m * n)

@@ -481,6 +481,26 @@ def test_matmul_bias_relu(fdev, m, k, n, tol) -> None:
     _close(got, _reference(_dense_relu, xa, wa, ba), rtol=tol, atol=tol)
 
 
+def test_linear_layer_bias_and_relu_run_as_the_products_epilogue(fdev) -> None:
+    # nn.Linear off autodiff adds its bias through pyrite.consuming (binary_consuming): once
+    # forwarded, it flushed the product alone and ran the raw add, then a relu kernel; the
+    # MNIST model's inference took 10 kernels instead of 6
+    layer = LinearConfig(96, 80).init(fdev)
+    (xa,) = (_f32((64, 96)),)
+    (x,) = _on(fdev, xa)
+    with fusion.inspect() as seen:
+        got = pyrite.activation.relu(layer(x)).numpy()
+    assert _kinds(seen) == ["matmul+epilogue"], seen.groups
+    w, b = layer.weight.val.numpy(), layer.bias.val.numpy()  # type: ignore[union-attr]
+    _close(got, np.maximum(xa @ w + b, 0), rtol=1e-4, atol=1e-4)
+    # and the plain-op fallbacks of consuming: a scalar operand, a unary
+    (y,) = _on(fdev, _f32((5, 3)))
+    with fusion.inspect() as seen:
+        got = pyrite.consuming.relu(pyrite.consuming.mul(y * 1.0, 2.0)).numpy()
+    assert _kinds(seen) == ["elementwise"], seen.groups
+    _close(got, np.maximum(y.numpy() * 2.0, 0))
+
+
 # ---- autodiff and the optimizer -----------------------------------------------------------------
 class _Mlp(Module):
     def __init__(self, device: Any) -> None:
