@@ -108,8 +108,6 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     for size in batch:
         count *= size
     split = splits_k(m, n, inner, count) and not software.software(k.runtime.adapter)
-    if split and epilogue is not None:
-        return None  # partial sums first: the caller runs the epilogue apart
     views, ops = [], []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
         view = t.expanded(shape)
@@ -141,19 +139,21 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         extra = epilogue.key()
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool, splits: int) -> None:
+        # K split: the partial products take no epilogue; the sum of them runs it
+        ep = epilogue if splits == 1 else None
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
-                        (*cfg.cache_key(vec4, layout), *extra))
+                        (*cfg.cache_key(vec4, layout), *(extra if ep is not None else ())))
         pipeline = k.cached(key)
         if pipeline is None:  # the epilogue's source is generated on a miss only
-            code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
+            code = "" if ep is None else BITS_FN + ep.source(EPILOGUE_BINDING)
             pipeline = k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
         if splits == 1:
             k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
             return
-        parts = k.empty((count, splits, m, n), DType.F32, "matmul")  # no epilogue: 4 bindings
+        parts = k.empty((count, splits, m, n), DType.F32, "matmul")  # 4 bindings
         k.launch(pipeline, [bindings[0], bindings[1], parts.block.buffer, params(splits)],
                  cfg.dispatch(m, n, count * splits))
-        matmul_variants.add_partials(k, parts, out, count, splits)
+        matmul_variants.add_partials(k, parts, out, count, splits, epilogue)
 
     # the tile: timed on first use per shape bucket (autotune.py), else choose_config's
     aligned = matmul_config.is_aligned(
@@ -161,7 +161,7 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
                    op_b.offset), m=m, layout=layout)
     cfg, vec4, slices = k.autotune.matmul(m, n, inner, count, aligned, launch,
                                           subgroup=lambda: matmul_variants.subgroups_usable(k),
-                                          split=epilogue is None)
+                                          split=True)
     if split and slices == 1:  # few outputs, long K: split even the chosen tile
         slices = matmul_config.split_k(cfg, m, n, inner, count, min_split=MIN_SPLIT)[0]
     launch(cfg, vec4, slices)

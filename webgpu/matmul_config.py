@@ -328,6 +328,14 @@ def split_length(k: int, splits: int) -> int:
 
 
 SPLIT_SUM_PATH = TEMPLATE_PATH.parent / "matmul_split_sum.wgsl"
+PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"  # no epilogue: v is stored
+
+
+def split_sum_source(epilogue: str = PLAIN_OUT) -> str:
+    """matmul_split_sum.wgsl with `epilogue` (the `pyrite_out` function; fusion's epilogue of
+    a split product runs in the sum) in its one placeholder."""
+    head, _, tail = SPLIT_SUM_PATH.read_text().rpartition("{{ epilogue }}")
+    return head + epilogue + tail
 
 
 def split_sum_params(total: int, mn: int, splits: int, out_off: int = 0,

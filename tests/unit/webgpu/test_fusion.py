@@ -501,6 +501,19 @@ def test_linear_layer_bias_and_relu_run_as_the_products_epilogue(fdev) -> None:
     _close(got, np.maximum(y.numpy() * 2.0, 0))
 
 
+def test_a_split_k_product_runs_its_epilogue_in_the_sum(fdev) -> None:
+    # few output tiles and a long K: the product is split in K slices, so the epilogue runs in
+    # the kernel that adds the slices (before, the naive kernel ran such a product whole)
+    xa, wa, ba = _f32((16, 2048)), _f32((2048, 12)), _f32((12,))
+    x, w, b = _on(fdev, xa, wa, ba)
+    with fusion.inspect() as seen:
+        got = _dense_relu(x, w, b).numpy()
+    assert _kinds(seen) == ["matmul+epilogue"], seen.groups
+    assert any(key.kernel == "matmul_split_sum" and key.params  # the epilogue's key
+               for key, _ in fdev.inner.kernels._sources), "no split sum took the epilogue"
+    _close(got, _reference(_dense_relu, xa, wa, ba), rtol=1e-4, atol=1e-3)
+
+
 # ---- autodiff and the optimizer -----------------------------------------------------------------
 class _Mlp(Module):
     def __init__(self, device: Any) -> None:
