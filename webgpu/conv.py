@@ -92,11 +92,12 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
-            run: Callable[[str], object], blocks: Sequence[Block] = ()) -> str:
+            run: Callable[[str], object],
+            blocks: Callable[[], Sequence[Block]] = tuple) -> str:
     """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
     heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile, software adapters included).
     "direct" runs the heuristic's block (`conv_direct.choose_block`); autotune also times the
-    direct kernel with each of `blocks`, as "direct/<block>"."""
+    direct kernel with each of `blocks()`, as "direct/<block>"."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
@@ -107,7 +108,7 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
-        direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks]
+        direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
         return [first] + [c for c in (*direct, *tiled) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
@@ -150,7 +151,8 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
     taps = weight.shape[2] * weight.shape[3]
-    blocks = conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
+    def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
+        return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
     launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch, blocks), epilogue)
     return out
 

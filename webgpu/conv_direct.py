@@ -103,7 +103,11 @@ def statements(block: Block) -> dict[str, str | int]:
     ind3 = "        "
     tap = [f"{ind3}let w{b} = vec4<f32>(" + ", ".join(f"w[wb{b}.{c} + t]" for c in _LANES) + ");"
            for b in range(vecs)]
-    for p in range(pixels):
+    if pixels == 1:  # a tap in the padding is skipped, as the kernel before blocks did
+        tap.insert(0, f"{ind3}if (ix < 0 || ix >= win.w) {{ continue; }}")
+        tap.append(f"{ind3}let v0 = x[xrow + ix];")
+        tap += [f"{ind3}a0_{b} += v0 * w{b};" for b in range(vecs)]
+    for p in range(pixels if pixels > 1 else 0):  # one pixel's tap may be in, another's not
         at = "ix" if p == 0 else f"ix + {p} * win.sw"
         tap.append(f"{ind3}let i{p} = {at};")
         tap.append(f"{ind3}let v{p} = select(0.0, x[xrow + clamp(i{p}, 0, xw)], "

@@ -91,8 +91,9 @@ class FusionStats:
 # ---- the decorator ------------------------------------------------------------------------------
 def _forward(method: str) -> Callable[..., Any]:
     def forward(self: Fusion, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(_realised(self, a) for a in args)
-        kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
+        args = tuple([_realised(self, a) for a in args])
+        if kwargs:
+            kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
         return _wrapped(getattr(self.inner, method)(*args, **kwargs))
     forward.__name__ = method
     forward.__doc__ = f"Flush, then `{method}` on the inner backend."

@@ -27,9 +27,14 @@ from .tensor import GpuTensor, contiguous_strides
 
 TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
 #: workgroups of the smallest tile below which the tiled kernel splits K (a latency-bound
-#: handful of workgroups walking a long K: the N = 10 layer of MNIST took 79 us on the H100)
-SPLIT_BELOW = 16
-MIN_SPLIT = 128  # multiply-adds per output and K slice, at least
+#: handful of workgroups walking a long K: the N = 10 layer of MNIST took 79 us on the H100;
+#: its 1024 -> 512 layer at batch 64, 32 workgroups, ran 0.040 ms whole and 0.023 in 8 slices,
+#: benchmarks/results/linear_tiles_h100_s5.json)
+SPLIT_BELOW = 64
+#: multiply-adds per output and K slice, at least: the MNIST 512 -> 10 layer (8 tiles) ran
+#: 0.023 ms in 8 slices of 64 against 0.034 in 4 of 128 at batch 256 on the H100, 0.027
+#: against 0.030 at 64, its bias added in the sum (benchmarks/results/linear_tiles_h100_s5.json)
+MIN_SPLIT = 64
 EPILOGUE_BINDING = 4  # the first binding of an epilogue, in both matmul kernels
 
 

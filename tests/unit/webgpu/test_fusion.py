@@ -501,6 +501,23 @@ def test_linear_layer_bias_and_relu_run_as_the_products_epilogue(fdev) -> None:
     _close(got, np.maximum(y.numpy() * 2.0, 0))
 
 
+def test_the_mnist_models_inference_fuses_every_epilogue(fdev) -> None:
+    # the guide model off autodiff (webgpu_mnist.py's and compile.py's inference): conv2's
+    # ReLU, both biases and linear1's ReLU run in the stores of the conv and the products;
+    # with the bias add flushed apart, this took 4 more kernels than the raw backend saves
+    from pyrite.demos.mnist import ModelConfig
+
+    model = ModelConfig(10, 32).init(fdev)
+    images = _f32((3, 28, 28), 0.0, 1.0)
+    (x,) = _on(fdev, images)
+    with fusion.inspect() as seen:
+        got = model.forward(x).numpy()
+    assert _kinds(seen) == ["conv2d", "conv2d+epilogue", "matmul+epilogue",
+                            "matmul+epilogue"], seen.groups
+    want = model.to_device("numpy").forward(pyrite.tensor(images, device="numpy")).numpy()
+    _close(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_a_split_k_product_runs_its_epilogue_in_the_sum(fdev) -> None:
     # few output tiles and a long K: the product is split in K slices, so the epilogue runs in
     # the kernel that adds the slices (before, the naive kernel ran such a product whole)
