@@ -107,7 +107,7 @@ class Runner:
     def pipeline(self, cfg, aligned: bool):
         key = cfg.cache_key(aligned) if cfg is not None else ("split_sum",)
         if key not in self.pipelines:
-            code = mc.render(cfg, aligned) if cfg is not None else mc.SPLIT_SUM_PATH.read_text()
+            code = mc.render(cfg, aligned) if cfg is not None else mc.split_sum_source()
             if os.environ.get("PYRITE_DEBUG") == "wgsl":
                 print(f"// {key}\n{code}", file=sys.stderr)
             t0 = time.perf_counter()

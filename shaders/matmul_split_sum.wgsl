@@ -2,13 +2,16 @@
 //
 // The tiled matmul with p.splits > 1 writes, for product b < batch and slice s < splits of K,
 // the partial M x N product at parts[(b * splits + s) * mn ..]. This kernel writes
-// out[out_off + b * mn + i] = the sum over s of parts[(b * splits + s) * mn + i], in slice
-// order, for every b and i < mn. Any number of slices: one buffer holds them all.
+// out[out_off + b * mn + i] = pyrite_out(the sum over s of parts[(b * splits + s) * mn + i], in
+// slice order, b * mn + i), for every b and i < mn. Any number of slices: one buffer holds them
+// all.
 //
 // Bindings (group 0):
 //   0  parts: array<f32>   read        the partial products
 //   1  out:   array<f32>   read_write  the sums
 //   2  q:     Sum          uniform     total (= batch * mn), mn, splits, out_off, row
+// Placeholders: {{ epilogue }} (module-scope WGSL defining `pyrite_out(v: f32, i: i32) -> f32`:
+//   `return v;`, or fusion's epilogue of the product with its bindings from 3 on).
 // Dispatch: (row, ceil(total / (256 * row)), 1) workgroups of 256 threads; element
 // g = gid.x + gid.y * row * 256.
 
@@ -23,6 +26,7 @@ struct Sum {
     pad2: u32,
 }
 
+{{ epilogue }}
 @group(0) @binding(0) var<storage, read> parts: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<uniform> q: Sum;
@@ -41,5 +45,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         acc += parts[base];
         base += q.mn;
     }
-    out[q.out_off + g] = acc;
+    out[q.out_off + g] = pyrite_out(acc, i32(g));
 }

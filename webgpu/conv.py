@@ -14,13 +14,14 @@ composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, matmul_variants, software
+from . import conv_direct, conv_gemm, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
+from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .matmul_config import CONFIGS
@@ -46,16 +47,19 @@ _PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
 EPILOGUE_BINDING = 5  # the first binding of an epilogue in conv2d.wgsl
 
 
-def _pipeline(k: Kernels, template: str, workgroup: int,
-              epilogue: Epilogue | None = None) -> object:
+def _pipeline(k: Kernels, template: str, workgroup: int, epilogue: Epilogue | None = None,
+              block: Block = conv_direct.PLAIN) -> object:
     if template != "conv2d":
         key = KernelKey(template, "", _F32, 0, (workgroup,))
         return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup))
     extra = epilogue.key() if epilogue is not None else ()
-    key = KernelKey(template, "", _F32, 0, (workgroup, *extra))
+    key = KernelKey(template, block.name, _F32, 0, (workgroup, *extra))
+    found = k.cached(key)
+    if found is not None:  # the epilogue's source is generated on a miss only
+        return found
     code = BITS_FN + epilogue.source(EPILOGUE_BINDING) if epilogue is not None else _PLAIN_OUT
-    return k.cached(key) or k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup,
-                                                   epilogue=code))
+    return k.pipeline(key, render(f"{template}.wgsl", workgroup=workgroup, epilogue=code,
+                                  **conv_direct.statements(block)))
 
 
 _DIRECT = "direct"
@@ -88,9 +92,12 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
-            run: Callable[[str], object]) -> str:
+            run: Callable[[str], object],
+            blocks: Callable[[], Sequence[Block]] = tuple) -> str:
     """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile, software adapters included)."""
+    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile, software adapters included).
+    "direct" runs the heuristic's block (`conv_direct.choose_block`); autotune also times the
+    direct kernel with each of `blocks()`, as "direct/<block>"."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     first = _heuristic(family, m, n, kdim, groups, taps,
@@ -101,7 +108,8 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
-        return [first] + [c for c in (_DIRECT, *tiled) if c != first]
+        direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
+        return [first] + [c for c in (*direct, *tiled) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
@@ -134,34 +142,44 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
     bias = k.contiguous(bias) if bias is not None else None
 
     def launch(name: str, ep: Epilogue | None = None) -> None:
-        if name == _DIRECT:
-            _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep)
+        if name.startswith(_DIRECT):
+            block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
+            _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         else:
             conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, k.contiguous(weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
     taps = weight.shape[2] * weight.shape[3]
-    launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch), epilogue)
+    def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
+        return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
+    launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch, blocks), epilogue)
     return out
 
 
 def _direct(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
             bias: GpuTensor | None, stride: Pair, padding: Pads, dilation: Pair, groups: int,
-            epilogue: Epilogue | None = None) -> None:
-    """conv2d.wgsl into `out`; the weight is read through its strides (any view)."""
+            epilogue: Epilogue | None = None, block: Block | None = None) -> None:
+    """conv2d.wgsl into `out`, `block` channels x pixels per invocation (None: the
+    heuristic's, `conv_direct.choose_block`); the weight is read through its strides (any
+    view)."""
     n, c_out, oh, ow = out.shape
-    blocks = -(-(c_out // groups) // 4)  # 4-channel blocks per group
-    total = n * groups * blocks * oh * ow
+    if block is None:
+        terms = weight.numel // c_out
+        block = conv_direct.choose_block(n, c_out, groups, oh, ow, terms,
+                                         software.software(k.runtime.adapter))
+    blocks = -(-(c_out // groups) // block.channels)  # channel blocks per group
+    total = block.invocations(n, c_out, groups, oh, ow)
     meta = [total, *_geometry(x.shape, weight.shape, (oh, ow), stride, padding, dilation,
                               groups), blocks, int(bias is not None), weight.offset,
             *weight.strides]
     bias_buffer = bias.block.buffer if bias is not None else weight.block.buffer
     wg = k.autotune.workgroup(
         "conv2d", (total, weight.numel // c_out), DType.F32, WORKGROUP,
-        lambda: _direct(k, out, x, weight, bias, stride, padding, dilation, groups))
+        lambda: _direct(k, out, x, weight, bias, stride, padding, dilation, groups,
+                        block=block))
     tail = epilogue.bindings(k) if epilogue is not None else []
-    k.launch(_pipeline(k, "conv2d", wg, epilogue),
+    k.launch(_pipeline(k, "conv2d", wg, epilogue, block),
              [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer,
               *tail], k.grid(-(-total // wg)))
 
@@ -223,14 +241,15 @@ def _flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
 
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
                        stride: Pair, padding: Pads, dilation: Pair, groups: int,
-                       epilogue: Epilogue | None = None) -> None:
-    """The direct input gradient into `out`; `epilogue` only on the stride-1 path."""
+                       epilogue: Epilogue | None = None, block: Block | None = None) -> None:
+    """The direct input gradient into `out`; `epilogue` and `block` (the forward kernel's,
+    None: its heuristic's) only on the stride-1 path."""
     pads = _flipped_padding(weight.shape, stride, padding, dilation)
     if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below
         _direct(k, out, grad, _transposed(k, weight, groups), None, (1, 1), pads, dilation,
-                groups, epilogue)
+                groups, epilogue, block)
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.contiguous(weight)

@@ -91,8 +91,9 @@ class FusionStats:
 # ---- the decorator ------------------------------------------------------------------------------
 def _forward(method: str) -> Callable[..., Any]:
     def forward(self: Fusion, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(_realised(self, a) for a in args)
-        kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
+        args = tuple([_realised(self, a) for a in args])
+        if kwargs:
+            kwargs = {k: _realised(self, v) for k, v in kwargs.items()}
         return _wrapped(getattr(self.inner, method)(*args, **kwargs))
     forward.__name__ = method
     forward.__doc__ = f"Flush, then `{method}` on the inner backend."
@@ -159,8 +160,8 @@ class Fusion(Backend):
         cls = shapes.get(shape)
         if cls is None:
             cls = shapes[shape] = len(shapes)
-        codes = tuple(a.index * 3 if type(a) is Node else
-                      (a * 3 + 1 if a >= 0 else -a * 3 + 2) for a in args)
+        codes = tuple([a.index * 3 if type(a) is Node else
+                       (a * 3 + 1 if a >= 0 else -a * 3 + 2) for a in args])
         self._sig.append((kind, op.name if op is not None else "", dtype.name, cls, codes, dim))
         self.stats.ops_recorded += 1
         if len(nodes) >= MAX_STREAM:
@@ -200,13 +201,24 @@ class Fusion(Backend):
         dtype = DType.BOOL if op.out_kind is Kind.BOOL else a.dtype
         if isinstance(b, FusedTensor):
             shape = a.shape
-            if a.shape != b.shape:
-                shape = tuple(max(m, n) for m, n in zip(a.shape, b.shape, strict=True))
+            if shape != b.shape:  # the front end gave both one rank
+                shape = tuple(map(max, shape, b.shape))
                 self._check_size(shape, dtype, op.name)
             return self._record("binary", op, (self._arg(a), self._arg(b)), dtype, shape)
         value = b if a.dtype.kind is Kind.FLOAT else keep_int(b)
         return self._record("binary", op, (self._arg(a), self._scalar(value, a.dtype)), dtype,
                             a.shape)
+
+    def unary_consuming(self, op: Op, x: FusedTensor) -> FusedTensor:
+        """Recorded as `unary`: the flush already writes into an input nothing else holds
+        (forwarded, it flushed the stream and ran the raw kernel, so `linear`'s bias add,
+        `pyrite.consuming.add`, cut a product off from its epilogue)."""
+        return self.unary(op, x)
+
+    def binary_consuming(self, op: Op, a: FusedTensor,
+                         b: FusedTensor | float | int | bool) -> FusedTensor:
+        """Recorded as `binary` (see `unary_consuming`)."""
+        return self.binary(op, a, b)
 
     def where(self, mask: FusedTensor, a: FusedTensor, b: FusedTensor) -> FusedTensor:
         shape = tuple(max(s) for s in zip(mask.shape, a.shape, b.shape, strict=True))
@@ -271,8 +283,7 @@ class Fusion(Backend):
         c_out, _, kh, kw = weight.shape
         padded = (h + sum(padding[0]), w + sum(padding[1]))
         oh, ow = conv_out_size(padded, (kh, kw), stride, dilation)
-        op = ConvOp(tuple(stride), tuple(tuple(p) for p in padding),  # type: ignore[arg-type]
-                    tuple(dilation), groups, bias is not None)
+        op = _conv_op(stride, padding, dilation, groups, bias is not None)
         return self._record("conv2d", op, tuple(self._leaf(v) for v in values), DType.F32,
                             (n, c_out, oh, ow))
 
@@ -415,6 +426,24 @@ class Fusion(Backend):
             ft = held[i]
             ft.value = results[i]  # type: ignore[union-attr]
             ft.node = None  # type: ignore[union-attr]
+
+
+_CONV_OPS: dict[tuple[Any, ...], ConvOp] = {}
+
+
+def _conv_op(stride: Any, padding: Any, dilation: Any, groups: int, bias: bool) -> ConvOp:
+    """The ConvOp of these parameters, made once (a conv layer records one per call)."""
+    key: tuple[Any, ...] = (stride, padding, dilation, groups, bias)
+    try:
+        found = _CONV_OPS.get(key)
+    except TypeError:  # lists: not a key
+        key, found = (), None
+    if found is None:
+        found = ConvOp(tuple(stride), tuple(tuple(p) for p in padding),  # type: ignore[arg-type]
+                       tuple(dilation), groups, bias)
+        if key and len(_CONV_OPS) < 256:
+            _CONV_OPS[key] = found
+    return found
 
 
 def _realised(fusion: Fusion, value: Any) -> Any:

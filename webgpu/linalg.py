@@ -27,9 +27,14 @@ from .tensor import GpuTensor, contiguous_strides
 
 TILED_MIN_WORK = 64 * 64 * 64  # multiply-adds below which the naive kernel is as good
 #: workgroups of the smallest tile below which the tiled kernel splits K (a latency-bound
-#: handful of workgroups walking a long K: the N = 10 layer of MNIST took 79 us on the H100)
-SPLIT_BELOW = 16
-MIN_SPLIT = 128  # multiply-adds per output and K slice, at least
+#: handful of workgroups walking a long K: the N = 10 layer of MNIST took 79 us on the H100;
+#: its 1024 -> 512 layer at batch 64, 32 workgroups, ran 0.040 ms whole and 0.023 in 8 slices,
+#: benchmarks/results/linear_tiles_h100_s5.json)
+SPLIT_BELOW = 64
+#: multiply-adds per output and K slice, at least: the MNIST 512 -> 10 layer (8 tiles) ran
+#: 0.023 ms in 8 slices of 64 against 0.034 in 4 of 128 at batch 256 on the H100, 0.027
+#: against 0.030 at 64, its bias added in the sum (benchmarks/results/linear_tiles_h100_s5.json)
+MIN_SPLIT = 64
 EPILOGUE_BINDING = 4  # the first binding of an epilogue, in both matmul kernels
 
 
@@ -108,8 +113,6 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     for size in batch:
         count *= size
     split = splits_k(m, n, inner, count) and not software.software(k.runtime.adapter)
-    if split and epilogue is not None:
-        return None  # partial sums first: the caller runs the epilogue apart
     views, ops = [], []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
         view = t.expanded(shape)
@@ -136,23 +139,26 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
 
     bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params()]
     extra: tuple[object, ...] = ()
-    code = ""
     if epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
-        code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
 
     def launch(cfg: matmul_config.TileConfig, vec4: bool, splits: int) -> None:
+        # K split: the partial products take no epilogue; the sum of them runs it
+        ep = epilogue if splits == 1 else None
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,
-                        (*cfg.cache_key(vec4, layout), *extra))
-        pipeline = k.cached(key) or k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
+                        (*cfg.cache_key(vec4, layout), *(extra if ep is not None else ())))
+        pipeline = k.cached(key)
+        if pipeline is None:  # the epilogue's source is generated on a miss only
+            code = "" if ep is None else BITS_FN + ep.source(EPILOGUE_BINDING)
+            pipeline = k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
         if splits == 1:
             k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
             return
-        parts = k.empty((count, splits, m, n), DType.F32, "matmul")  # no epilogue: 4 bindings
+        parts = k.empty((count, splits, m, n), DType.F32, "matmul")  # 4 bindings
         k.launch(pipeline, [bindings[0], bindings[1], parts.block.buffer, params(splits)],
                  cfg.dispatch(m, n, count * splits))
-        matmul_variants.add_partials(k, parts, out, count, splits)
+        matmul_variants.add_partials(k, parts, out, count, splits, epilogue)
 
     # the tile: timed on first use per shape bucket (autotune.py), else choose_config's
     aligned = matmul_config.is_aligned(
@@ -160,7 +166,7 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
                    op_b.offset), m=m, layout=layout)
     cfg, vec4, slices = k.autotune.matmul(m, n, inner, count, aligned, launch,
                                           subgroup=lambda: matmul_variants.subgroups_usable(k),
-                                          split=epilogue is None)
+                                          split=True)
     if split and slices == 1:  # few outputs, long K: split even the chosen tile
         slices = matmul_config.split_k(cfg, m, n, inner, count, min_split=MIN_SPLIT)[0]
     launch(cfg, vec4, slices)
@@ -174,18 +180,19 @@ def _naive(k: Kernels, a: GpuTensor, b: GpuTensor,
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     out = k.empty(batch + (m, n), a.dtype, "matmul")
     acc = DType.F32 if a.dtype.is_float else a.dtype
-    enable, value = header((a.dtype,)), "acc"
-    extra: tuple[object, ...] = ()
-    if epilogue is not None:
-        enable += epilogue.source(EPILOGUE_BINDING)
-        value = "pyrite_out(acc, (batch * m + row) * n + col)"
-        extra = epilogue.key()
+    extra = epilogue.key() if epilogue is not None else ()
     key = KernelKey("matmul_naive", "matmul", (a.dtype, b.dtype, a.dtype), 0, extra)
-    pipeline = k.cached(key) or k.pipeline(key, render(
-        "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),
-        acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",
-        load_a=load("a[ia]", a.dtype), load_b=load("b[ib]", b.dtype),
-        store=store(value, a.dtype)))
+    pipeline = k.cached(key)
+    if pipeline is None:  # the epilogue's source is generated on a miss only
+        enable, value = header((a.dtype,)), "acc"
+        if epilogue is not None:
+            enable += epilogue.source(EPILOGUE_BINDING)
+            value = "pyrite_out(acc, (batch * m + row) * n + col)"
+        pipeline = k.pipeline(key, render(
+            "matmul_naive.wgsl", enable=enable, io_type=storage_type(a.dtype),
+            acc_type=compute_type(acc), zero="0.0" if acc.is_float else "0",
+            load_a=load("a[ia]", a.dtype), load_b=load("b[ib]", b.dtype),
+            store=store(value, a.dtype)))
     tail = epilogue.bindings(k) if epilogue is not None else []
     rank = len(batch)
     count = out.numel // (m * n)

@@ -269,13 +269,25 @@ def choose_split(m: int, n: int, k: int, batch: int = 1,
     cfg = choose_config(m, n, k, batch, max_workgroup_bytes, software=software)
     if software:
         return cfg, 1
-    big = next(CONFIGS[name] for name in LADDER
-               if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes)
+    fitting = [CONFIGS[name] for name in LADDER
+               if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes]
+    big = fitting[0]
     if cfg != big:
         count = split_k(big, m, n, k, batch)[0]
         x, y, z = big.dispatch(m, n, batch)
         if count > 1 and x * y * z * count >= MIN_WORKGROUPS:
             return big, count
+    x, y, z = cfg.dispatch(m, n, batch)
+    if x * y * z < MIN_WORKGROUPS and k >= LONG_K * max(m, n):
+        # even the smallest tile leaves the GPU short and K is the long side: the largest
+        # rung that slices of LONG_SPLIT terms bring to MIN_WORKGROUPS (MNIST's 256 x 1024 @
+        # 1024 x 512: the 64x64 tile in 8 slices, 0.027 ms, against the 32x32 tile whole,
+        # 0.040 ms, on the H100: results/linear_tiles_h100_s5.json, step_kernels_h100_s5_c.json)
+        for rung in fitting:
+            count = split_k(rung, m, n, k, batch, min_split=LONG_SPLIT)[0]
+            x, y, z = rung.dispatch(m, n, batch)
+            if count > 1 and x * y * z * count >= MIN_WORKGROUPS:
+                return rung, count
     return cfg, 1
 
 
@@ -324,6 +336,8 @@ def candidates(
 MAX_SPLITS = 16  # slices of K at most (matmul_split_sum.wgsl adds any number)
 SPLIT_ALIGN = 64  # a K slice's length is a multiple of every tile's BK
 MIN_SPLIT = 256  # reduction terms per slice below which splitting K costs more than it gains
+LONG_K = 2  # a reduction at least this many times the output's longer side is "long"
+LONG_SPLIT = 64  # terms per slice at least, splitting a long reduction the tiles cannot fill
 
 
 def split_k(cfg: TileConfig, m: int, n: int, k: int, batch: int = 1, *,
@@ -350,6 +364,14 @@ def split_length(k: int, splits: int) -> int:
 
 
 SPLIT_SUM_PATH = TEMPLATE_PATH.parent / "matmul_split_sum.wgsl"
+PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"  # no epilogue: v is stored
+
+
+def split_sum_source(epilogue: str = PLAIN_OUT) -> str:
+    """matmul_split_sum.wgsl with `epilogue` (the `pyrite_out` function; fusion's epilogue of
+    a split product runs in the sum) in its one placeholder."""
+    head, _, tail = SPLIT_SUM_PATH.read_text().rpartition("{{ epilogue }}")
+    return head + epilogue + tail
 
 
 def split_sum_params(total: int, mn: int, splits: int, out_off: int = 0,

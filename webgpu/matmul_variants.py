@@ -24,7 +24,8 @@ from collections.abc import MutableMapping
 
 from ..dtype import DType
 from . import matmul_config
-from .codegen import KernelKey
+from .codegen import BITS_FN, KernelKey
+from .fused import DenseEpilogue
 from .kernels import Kernels
 from .runtime import Runtime
 from .tensor import GpuTensor
@@ -77,13 +78,24 @@ def _agrees(k: Kernels, name: str) -> bool:
     return True
 
 
-def add_partials(k: Kernels, parts: GpuTensor, out: GpuTensor, batch: int, splits: int) -> None:
+def add_partials(k: Kernels, parts: GpuTensor, out: GpuTensor, batch: int, splits: int,
+                 epilogue: DenseEpilogue | None = None) -> None:
     """out (dense, `batch` products of mn elements each) = the sum over the K slices of the
-    partial products in `parts` (dense, batch x splits x mn, as the split matmul wrote them)."""
+    partial products in `parts` (dense, batch x splits x mn, as the split matmul wrote them),
+    through fusion's `epilogue` where one is given (out then dense at offset 0)."""
     mn = out.numel // batch
     params, groups = matmul_config.split_sum_params(
         out.numel, mn, splits, out.offset, k.runtime.limits.max_compute_workgroups_per_dimension)
-    key = KernelKey("matmul_split_sum", "", (DType.F32, DType.F32))
-    pipeline = k.cached(key) or k.pipeline(key, matmul_config.SPLIT_SUM_PATH.read_text())
-    k.launch(pipeline, [parts.block.buffer, out.block.buffer, k.constant(params, uniform=True)],
-             groups)
+    extra = epilogue.key() if epilogue is not None else ()
+    key = KernelKey("matmul_split_sum", "", (DType.F32, DType.F32), 0, extra)
+    pipeline = k.cached(key)
+    if pipeline is None:
+        code = matmul_config.PLAIN_OUT if epilogue is None else \
+            BITS_FN + epilogue.source(SUM_EPILOGUE_BINDING)
+        pipeline = k.pipeline(key, matmul_config.split_sum_source(code))
+    tail = epilogue.bindings(k) if epilogue is not None else []
+    k.launch(pipeline, [parts.block.buffer, out.block.buffer, k.constant(params, uniform=True),
+                        *tail], groups)
+
+
+SUM_EPILOGUE_BINDING = 3  # the first binding of an epilogue in matmul_split_sum.wgsl

@@ -119,6 +119,19 @@ def test_the_heuristic_splits_k_only_where_the_split_fills_the_gpu():
     assert (count - 1) * length < 1000  # no slice wholly past K
 
 
+def test_a_long_reduction_the_tiles_cannot_fill_is_split_on_a_smaller_rung():
+    # MNIST's 1024 -> 512 layer at batch 256: 128 workgroups of the smallest tile; K is twice
+    # the longer output side, so the 64x64 tile takes it in 8 slices (256 workgroups)
+    medium = CONFIGS[matmul_config.MEDIUM]
+    for wg_bytes in (16384, 49152):
+        assert matmul_config.choose_split(256, 512, 1024, 1, wg_bytes) == (medium, 8)
+    # a reduction no longer than the output: no split (256^3, 64 workgroups of 32x32)
+    assert matmul_config.choose_split(256, 256, 256)[1] == 1
+    assert matmul_config.choose_split(512, 256, 1023)[1] == 1  # K < 2 x 512
+    # a page's software adapter never splits
+    assert matmul_config.choose_split(256, 512, 1024, software=True)[1] == 1
+
+
 def test_the_ladder_takes_the_wide_tile_only_where_the_device_allows_it():
     wide = CONFIGS[matmul_config.WIDE]
     assert wide.workgroup_bytes > 16384  # never on WebGPU's default limits (the page)

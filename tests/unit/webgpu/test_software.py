@@ -103,5 +103,5 @@ def test_conv_layers_choose_by_adapter() -> None:
     cpu = _kernels_of("CPU", layers)
     tile = conv_gemm.choose_tile((256, 17 * 17, 64 * 3 * 3), 1, conv_gemm.FORWARD)
     assert f"conv2d_gemm/{tile.name}" in gpu
-    assert "conv2d/" in cpu  # the 27-term first layer: direct
+    assert "conv2d/4x1" in cpu  # the 27-term first layer: direct, the plain block
     assert any(n.startswith("conv2d_gemm/t128x128") for n in cpu)
