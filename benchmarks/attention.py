@@ -16,15 +16,22 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    `fused_kernels` times the fused kernels alone on the raw backend (forward; the backward's dq
    part; its dk, dv part), with TFLOP/s, as the rule picks them (`default`, `causal`), and at
    head dims 16/32/48/64/80/96/128 (the timed shape's batch, heads and positions) with the
-   register-blocked kernels (`tiled`) and the row kernels (`rows`) forced: the measurement
-   behind `flash_tiles.TILED_HEADS`.
+   register-blocked kernels (`tiled`), the row kernels one thread a row (`rows`) and, where
+   the device has usable subgroups, with `flash_lanes.SHAPES` (`rows_lanes`) forced: the
+   measurement behind `flash_tiles.TILED_HEADS` and `flash_lanes.LANE_HEADS`.
+   `fused_batched`: the same with `flash_attention.SUBMIT_EARLY` off (the attention kernels
+   wait in the batch until the sync, as every other kernel does).
+   `fused_compiled`: the same forward + backward step through `pyrite.compile` (captured once,
+   replayed: one submit a step); `cpu_ms_per_step`: this process's CPU time a step (near the
+   wall time when the host, not the GPU, sets the pace).
 3. Causal: forward + backward with the op's causal flag (`F.attention(..., causal=True)`: no
    mask tensor, the tiles past the frontier skipped) against torch's `is_causal=True`.
 
 Before timing, the fused op's output and gradients are checked against numpy (float64) on a
 small ragged cases (a causal mask; the causal flag); exit status 1 if they differ.
 --kernels-only: the check and `fused_kernels` only (for comparing two versions of the kernels
-in one GPU session).
+in one GPU session). --row-shapes: the check and `row_shapes` only (the row kernels' rows a
+thread, threads a row, keys a tile and rows a workgroup at the timed shape).
 Timing: wall clock; a block is `reps` evaluations then a sync (`device.sync()`, which waits for
 the GPU; `torch.cuda.synchronize()`), `reps` chosen so a block takes >= --min-ms; after a warm-up
 block, --iters blocks each, the median (and best) per evaluation.
@@ -37,9 +44,11 @@ block, --iters blocks each, the median (and best) per evaluation.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,7 +61,7 @@ import pyrite.webgpu
 from pyrite.backend.autodiff import Autodiff
 from pyrite.data import TensorData
 from pyrite.nn import functional as F
-from pyrite.webgpu import WebGpu, flash_tiles
+from pyrite.webgpu import WebGpu, flash_attention, flash_lanes, flash_tiles
 from pyrite.webgpu.fusion import Fusion
 
 MB = 1 << 20
@@ -163,11 +172,53 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
     return both, forward, device.sync
 
 
+def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
+                  ) -> tuple[Callable[[int], None], Callable[[], None]]:
+    """(forward + backward, sync) of `fn` as `pyrite_runs`, the step captured once by
+    `pyrite.compile` and replayed (one submit a step, no Python per op)."""
+    rng = np.random.default_rng(2)
+    device = pyrite.device("autodiff<webgpu>")
+    q, k, v = (pyrite.tensor(rng.normal(size=shape).astype(np.float32),
+                             device=device).require_grad() for _ in range(3))
+    w = pyrite.tensor(rng.normal(size=shape).astype(np.float32), device=device)
+
+    def step(q: Any, k: Any, v: Any, w: Any) -> tuple[Any, Any, Any]:
+        grads = (fn(q, k, v) * w).sum().backward()
+        return q.grad(grads), k.grad(grads), v.grad(grads)
+
+    replayed = pyrite.compile(step)
+    kept: list[Any] = []
+
+    def both(reps: int) -> None:
+        for _ in range(reps):
+            kept[:] = replayed(q, k, v, w)
+
+    return both, device.sync
+
+
+def cpu_ms(run: Callable[[int], None], sync: Callable[[], None], reps: int) -> float:
+    """This process's CPU milliseconds a step over `reps` steps: near the step's wall time
+    when the host, not the GPU, sets the pace."""
+    run(1)
+    sync()
+    start = time.process_time()
+    run(reps)
+    sync()
+    return round((time.process_time() - start) / reps * 1e3, 3)
+
+
 #: multiply-adds x 2 per (query, key) pair and head-dim element: the forward's two products,
 #: the dq part's three (s, dp, ds k), the dk/dv part's four (s, dp, p^T dout, ds^T q)
 FLOPS = {"forward": 4, "backward_dq": 6, "backward_dk_dv": 8}
 #: the tiled kernels' (quads of rows a thread, column groups, head-dim chunk) timed apart
 CONFIGS = ((2, 8, 16), (2, 8, 32), (2, 4, 32), (1, 8, 64), (1, 8, 32), (1, 4, 16))
+
+
+def set_rule(rule: dict[str, tuple[int, int]]) -> None:
+    """The register-blocked kernels' head widths per kernel (`flash_tiles.TILED_HEADS` and
+    `TILED_HEADS_LANES` alike)."""
+    flash_tiles.TILED_HEADS = dict(rule)
+    flash_tiles.TILED_HEADS_LANES = dict(rule)
 
 
 def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
@@ -181,7 +232,8 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
     rng = np.random.default_rng(3)
     gpu = WebGpu()
     result: dict[str, Any] = {}
-    chosen = dict(flash_tiles.TILED_HEADS)
+    chosen = dict(flash_tiles.TILED_HEADS), dict(flash_tiles.TILED_HEADS_LANES)
+    lanes = flash_attention.lanes_usable(gpu.kernels)
     budget = gpu.kernels.runtime.limits.max_compute_workgroup_storage_size
 
     def parts(d: int, causal: bool) -> dict[str, Callable[[], Any]]:
@@ -200,11 +252,14 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
                                                              (False, True, True))}
 
     def measure(d: int, causal: bool, heads_rule: tuple[int, int] | None = None,
-                forced: tuple[int, int, int] | None = None) -> dict[str, Any]:
+                forced: tuple[int, int, int] | None = None,
+                lanes: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
         if heads_rule is not None:
-            flash_tiles.TILED_HEADS = dict.fromkeys(flash_tiles.ENTRIES, heads_rule)
+            set_rule(dict.fromkeys(flash_tiles.ENTRIES, heads_rule))
         if forced is not None:
             flash_tiles.FORCED.update(dict.fromkeys(flash_tiles.ENTRIES, forced))
+        if lanes is not None:
+            flash_lanes.FORCED.update(lanes)
         try:
             timings: dict[str, Any] = {}
             for part, fn in parts(d, causal).items():
@@ -215,14 +270,16 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
                 pairs = shape[0] * shape[1] * shape[2] * shape[2] / (2 if causal else 1)
                 t["tflops"] = round(FLOPS[part] * pairs * d / t["median_ms"] / 1e9, 2)
                 kernel = {"forward": "forward", "backward_dq": "query"}.get(part, "key")
-                if flash_tiles.takes(budget, kernel, d, d):
+                if flash_tiles.takes(budget, kernel, d, d, lanes):
                     t["tiles"] = flash_tiles.config(budget, kernel, d, d)
                 timings[part] = t
             return timings
         finally:
-            flash_tiles.TILED_HEADS = chosen
+            flash_tiles.TILED_HEADS, flash_tiles.TILED_HEADS_LANES = chosen
             flash_tiles.FORCED.clear()
+            flash_lanes.FORCED.clear()
 
+    one_lane = dict.fromkeys(flash_lanes.SHAPES, (1, 1))
     result["default"] = measure(shape[3], False)
     result["causal"] = measure(shape[3], True)
     for qm, gx, bk in CONFIGS:  # tile shapes and chunks at the timed head dim
@@ -230,26 +287,104 @@ def kernel_times(shape: tuple[int, int, int, int], min_ms: float, iters: int,
                                                          (qm, gx, bk))
     for d in heads:
         result[f"d_{d}"] = {"tiled": measure(d, False, (1, 1 << 20)),
-                            "rows": measure(d, False, (0, 0))}
+                            "rows": measure(d, False, (0, 0), lanes=one_lane)}
+        if lanes:
+            result[f"d_{d}"]["rows_lanes"] = measure(d, False, (0, 0), lanes=flash_lanes.SHAPES)
+    return result
+
+
+#: the row kernels' (rows a thread, threads a row) timed apart (`row_shapes`)
+ROW_SHAPES = ((1, 1), (1, 2), (2, 2), (1, 4), (2, 4), (4, 4))
+
+
+def row_shapes(shape: tuple[int, int, int, int], min_ms: float, iters: int) -> dict[str, Any]:
+    """The row kernels alone at the timed shape with each of ROW_SHAPES (`flash_lanes.FORCED`)
+    forced, keys a staged tile (`flash_attention.MAX_COLS`) 32 and 64, rows a workgroup
+    (`flash_attention.ROWS`) 128 and 256: `rRPT_lLANES_cCOLS_wROWS`, each kernel's time and
+    TFLOP/s and its largest difference from the one-thread-a-row kernels' values (`max_diff`);
+    shapes with lanes are skipped where the device has no usable subgroups."""
+    rng = np.random.default_rng(4)
+    gpu = WebGpu()
+    b, h, n, d = shape
+    q, k, v, g = (gpu.from_data(TensorData(rng.normal(size=shape).astype(np.float32)))
+                  for _ in range(4))
+    scale = 1 / np.sqrt(d)
+    usable = flash_attention.lanes_usable(gpu.kernels)
+    result: dict[str, Any] = {"lanes_usable": usable}
+    rule = dict(flash_tiles.TILED_HEADS), dict(flash_tiles.TILED_HEADS_LANES)
+    cols0, rows0 = flash_attention.MAX_COLS, flash_attention.ROWS
+    set_rule(dict.fromkeys(flash_tiles.ENTRIES, (0, 0)))
+    parts: dict[str, Callable[[], Any]] = {
+        "forward": lambda: gpu.attention_saving(q, k, v, None, scale, False, False),
+        "backward_dq": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale, False,
+                                                  False, (True, False, False)),
+        "backward_dk_dv": lambda: gpu.attention_grad(q, k, v, None, out, lse, g, scale, False,
+                                                     False, (False, True, True))}
+    found = gpu.attention_saving(q, k, v, None, scale, False, False)
+    assert found is not None
+    out, lse = found
+    values = {"forward": lambda: [found[0]],
+              "backward_dq": lambda: [x for x in parts["backward_dq"]() if x is not None],
+              "backward_dk_dv": lambda: [x for x in parts["backward_dk_dv"]() if x is not None]}
+    want: dict[str, list[np.ndarray]] = {}
+    try:
+        for rpt, lanes in ROW_SHAPES:
+            if lanes > 1 and not usable:
+                continue
+            for cols, rows in itertools.product((32, 64), (128, 256)):
+                flash_lanes.FORCED.update(dict.fromkeys(("forward", "query_grads",
+                                                         "key_grads"), (rpt, lanes)))
+                flash_attention.MAX_COLS, flash_attention.ROWS = cols, rows
+                timings: dict[str, Any] = {}
+                for part, fn in parts.items():
+                    def run(reps: int, fn: Callable[[], Any] = fn) -> None:
+                        for _ in range(reps):
+                            fn()
+                    t = timed(run, gpu.sync, min_ms, iters)
+                    t["tflops"] = round(FLOPS[part] * b * h * n * n * d / t["median_ms"]
+                                        / 1e9, 2)
+                    if part == "forward":
+                        got = [gpu.to_data(x).to_numpy() for x in parts["forward"]()[:1]]
+                    else:
+                        got = [gpu.to_data(x).to_numpy() for x in values[part]()]
+                    want.setdefault(part, got)
+                    t["max_diff"] = max(float(np.abs(x - y).max())
+                                        for x, y in zip(got, want[part], strict=True))
+                    timings[part] = t
+                name = f"r{rpt}_l{lanes}_c{cols}_w{rows}"
+                result[name] = timings
+                print(name, {p: round(t["median_ms"], 3) for p, t in timings.items()},
+                      flush=True)
+    finally:
+        flash_tiles.TILED_HEADS, flash_tiles.TILED_HEADS_LANES = rule
+        flash_attention.MAX_COLS, flash_attention.ROWS = cols0, rows0
+        flash_lanes.FORCED.clear()
     return result
 
 
 def pick(kernels: dict[str, Any], d: int) -> dict[str, str]:
-    """Per kernel, the fastest of the row kernel and the tiled configs measured at head dim d,
-    set in flash_tiles (TILED_HEADS, FORCED) for the runs that follow; the names picked."""
+    """Per kernel, the fastest of the row kernels (one thread a row, or `flash_lanes.SHAPES`)
+    and the tiled configs measured at head dim d, set in flash_tiles (TILED_HEADS, FORCED) and
+    flash_lanes.FORCED for the runs that follow; the names picked."""
     parts = {"forward": "forward", "query": "backward_dq", "key": "backward_dk_dv"}
     picked: dict[str, str] = {}
     for kernel, part in parts.items():
-        options = {"rows": kernels[f"d_{d}"]["rows"][part]["median_ms"],
-                   **{name: value[part]["median_ms"] for name, value in kernels.items()
-                      if name.startswith("tiled_qm")}}
+        rows = kernels[f"d_{d}"]
+        options = {name: rows[name][part]["median_ms"] for name in ("rows", "rows_lanes")
+                   if name in rows}
+        options |= {name: value[part]["median_ms"] for name, value in kernels.items()
+                    if name.startswith("tiled_qm")}
         best = min(options, key=lambda name: options[name])
         picked[kernel] = best
-        if best == "rows":
-            flash_tiles.TILED_HEADS[kernel] = (0, 0)
+        entry = flash_tiles.ENTRIES[kernel]
+        if best.startswith("rows"):
+            flash_tiles.TILED_HEADS[kernel] = flash_tiles.TILED_HEADS_LANES[kernel] = (0, 0)
+            flash_lanes.FORCED[entry] = flash_lanes.SHAPES[entry] if best == "rows_lanes" \
+                else (1, 1)
         else:
             qm, gx, bk = (int(x[2:]) for x in best.split("_")[1:])
-            flash_tiles.TILED_HEADS[kernel] = (1, 1 << 20)
+            flash_tiles.TILED_HEADS[kernel] = flash_tiles.TILED_HEADS_LANES[kernel] = \
+                (1, 1 << 20)
             flash_tiles.FORCED[kernel] = (qm, gx, bk)
     return picked
 
@@ -284,6 +419,8 @@ def main() -> int:
     parser.add_argument("--min-ms", type=float, default=50.0)
     parser.add_argument("--kernels-only", action="store_true",
                         help="only the check and the kernels alone (`time.fused_kernels`)")
+    parser.add_argument("--row-shapes", action="store_true",
+                        help="only the check and the row kernels' shapes (`time.row_shapes`)")
     args = parser.parse_args()
 
     problem = check()
@@ -299,6 +436,12 @@ def main() -> int:
 
     shape = (1, 2, 256, 32) if args.quick else (8, 8, 1024, 64)
     heads = (16, 32, 64) if args.quick else (16, 32, 48, 64, 80, 96, 128)
+    if args.row_shapes:
+        result["time"] = {"shape": list(shape),
+                          "row_shapes": row_shapes(shape, args.min_ms, args.iters)}
+        if args.out:
+            write_results(args.out, result)
+        return 0
     if args.kernels_only:
         result["time"] = {"shape": list(shape),
                           "fused_kernels": kernel_times(shape, args.min_ms, args.iters, heads)}
@@ -328,12 +471,30 @@ def main() -> int:
         timing[name] = {"forward_backward": timed(both, sync, args.min_ms, args.iters),
                         "forward": timed(forward, sync, args.min_ms, args.iters)}
         print(name, timing[name], flush=True)
+    flash_attention.SUBMIT_EARLY = False
+    both, _, sync = pyrite_runs(fused, shape)
+    timing["fused_batched"] = {"forward_backward": timed(both, sync, args.min_ms, args.iters)}
+    flash_attention.SUBMIT_EARLY = True
+    print("fused_batched", timing["fused_batched"], flush=True)
+    both, sync = compiled_runs(fused, shape)
+    timing["fused_compiled"] = {"forward_backward": timed(both, sync, args.min_ms, args.iters),
+                                "cpu_ms_per_step": cpu_ms(both, sync, 16)}
+    timing["fused"]["cpu_ms_per_step"] = cpu_ms(runs["fused"][0], runs["fused"][2], 16)
+    print("fused_compiled", timing["fused_compiled"], "fused cpu ms",
+          timing["fused"]["cpu_ms_per_step"], flush=True)
     for ours, peer in (("fused", "composite"), ("fused", "torch_sdpa"),
+                       ("fused_batched", "torch_sdpa"),
                        ("fused_causal", "torch_sdpa_causal"), ("fused_causal", "fused")):
         if peer in timing:
             for part in ("forward_backward", "forward"):
+                if part not in timing[ours]:
+                    continue
                 timing[f"{ours}_vs_{peer}_{part}"] = round(
                     timing[peer][part]["median_ms"] / timing[ours][part]["median_ms"], 3)
+    if "torch_sdpa" in timing:
+        timing["fused_compiled_vs_torch_sdpa_forward_backward"] = round(
+            timing["torch_sdpa"]["forward_backward"]["median_ms"]
+            / timing["fused_compiled"]["forward_backward"]["median_ms"], 3)
     timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters, heads)
     print("fused kernels", timing["fused_kernels"], flush=True)
     picked = pick(timing["fused_kernels"], shape[3])
@@ -342,6 +503,7 @@ def main() -> int:
                               "forward_backward": timed(both, sync, args.min_ms, args.iters),
                               "forward": timed(forward, sync, args.min_ms, args.iters)}
     flash_tiles.FORCED.clear()
+    flash_lanes.FORCED.clear()
     if "torch_sdpa" in timing:
         timing["fused_picked_vs_torch_sdpa_forward_backward"] = round(
             timing["torch_sdpa"]["forward_backward"]["median_ms"]

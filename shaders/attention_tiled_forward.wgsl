@@ -144,12 +144,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         o[r * RV + u] *= fade;
       }
     }
-    for (var qm = 0u; qm < QM; qm++) {
-      for (var jj = 0u; jj < TN; jj++) {
-        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
-          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
-      }
-    }
+    store_weights(s, tx, ty);
     if (!PREFETCH_ROWS) {
       rr = fetch_rows(2u, vv, t, seq_k, dv, lid);
     }
@@ -162,20 +157,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       rb = fetch_b(1u, kv, t + i32(BC), seq_k, 0, dk, 1.0, lid);
     }
     let n = min(BC, u32(last - t));  // the last tile may be short (uniform)
-    for (var j = 0u; j < n; j++) {
-      var w: array<vec4<f32>, QM>;
-      for (var qm = 0u; qm < QM; qm++) {
-        w[qm] = p_t[j * P_ROW + ty + GY * qm];
-      }
-      for (var u = 0u; u < RV; u++) {
-        let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var qm = 0u; qm < QM; qm++) {
-          for (var i = 0u; i < QUAD; i++) {
-            o[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, o[(4u * qm + i) * RV + u]);
-          }
-        }
-      }
-    }
+    o = rows_product(o, n, tx, ty);
     workgroupBarrier();
   }
   for (var r = 0u; r < TM; r++) {

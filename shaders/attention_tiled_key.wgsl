@@ -124,12 +124,7 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         dp[r][jj] = p * (dp[r][jj] - st[jj].y);
       }
     }
-    for (var qm = 0u; qm < QM; qm++) {
-      for (var jj = 0u; jj < TN; jj++) {
-        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
-          s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
-      }
-    }
+    store_weights(s, tx, ty);
     if (!PREFETCH_ROWS) {
       rr = fetch_rows(3u, dov, t, seq_q, dv, lid);
     }
@@ -138,27 +133,9 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if (PREFETCH_ROWS) {
       rr = fetch_rows(0u, qv, t, seq_q, dk, lid);  // prefetch the tile's rows of q
     }
-    for (var j = 0u; j < BC; j++) {
-      var w: array<vec4<f32>, QM>;
-      for (var qm = 0u; qm < QM; qm++) {
-        w[qm] = p_t[j * P_ROW + ty + GY * qm];
-      }
-      for (var u = 0u; u < RV; u++) {
-        let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var qm = 0u; qm < QM; qm++) {
-          for (var i = 0u; i < QUAD; i++) {
-            gv[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, gv[(4u * qm + i) * RV + u]);
-          }
-        }
-      }
-    }
+    gv = rows_product(gv, BC, tx, ty);
     workgroupBarrier();
-    for (var qm = 0u; qm < QM; qm++) {
-      for (var jj = 0u; jj < TN; jj++) {
-        p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
-          dp[4u * qm][jj], dp[4u * qm + 1u][jj], dp[4u * qm + 2u][jj], dp[4u * qm + 3u][jj]);
-      }
-    }
+    store_weights(dp, tx, ty);
     if (!PREFETCH_ROWS) {
       rr = fetch_rows(0u, qv, t, seq_q, dk, lid);
     }
@@ -168,20 +145,7 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       ra = fetch_a(1u, kv, at.z, seq_k, 0, dk, 1.0, lid);
       rb = fetch_b(0u, qv, t + i32(BC), seq_q, 0, dk, scale, lid);
     }
-    for (var j = 0u; j < BC; j++) {
-      var w: array<vec4<f32>, QM>;
-      for (var qm = 0u; qm < QM; qm++) {
-        w[qm] = p_t[j * P_ROW + ty + GY * qm];
-      }
-      for (var u = 0u; u < RV; u++) {
-        let y = rows_t[j * GX * RV + tx + GX * u];
-        for (var qm = 0u; qm < QM; qm++) {
-          for (var i = 0u; i < QUAD; i++) {
-            gk[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, gk[(4u * qm + i) * RV + u]);
-          }
-        }
-      }
-    }
+    gk = rows_product(gk, BC, tx, ty);
     workgroupBarrier();
   }
   for (var r = 0u; r < TM; r++) {

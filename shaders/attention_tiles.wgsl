@@ -1,8 +1,9 @@
 // attention_tiles.wgsl: what the register-blocked attention kernels share
 // (attention_tiled_forward.wgsl, attention_tiled_query.wgsl, attention_tiled_key.wgsl): the tile
-// shape, the workgroup arrays and the staging of tiles into them. The including kernel declares
-// info, q, k, v (bindings 0-3), `fn read_g(i: i32) -> f32` (the output gradient's element i; 0 in
-// the forward, which has none) and the constants GX, QM, BK, RV, DK4, DV4, HAS_MASK, and includes
+// shape, the workgroup arrays, the staging of tiles into them and the two products (a chunk of
+// scores; the weights times a tile's rows). The including kernel declares info, q, k, v
+// (bindings 0-3), `fn read_g(i: i32) -> f32` (the output gradient's element i; 0 in the
+// forward, which has none) and the constants GX, QM, BK, RV, DK4, DV4, HAS_MASK, and includes
 // attention_common.wgsl first. The layout is described in attention_tiled_forward.wgsl.
 // No placeholders.
 const GY: u32 = 16u;
@@ -42,19 +43,7 @@ fn view_of(view: i32, b: i32, h: i32) -> View {
   return View(view_base(view, b, h, 0), info[view + 3], info[view + 4]);
 }
 
-// Element i of q, k, v or dout (`which` 0..3).
-fn load(which: u32, i: i32) -> f32 {
-  if (which == 0u) {
-    return q[i];
-  }
-  if (which == 1u) {
-    return k[i];
-  }
-  if (which == 2u) {
-    return v[i];
-  }
-  return read_g(i);
-}
+#include "attention_load.wgsl"
 
 // The staging is split in two so the kernels can prefetch: `fetch_*` reads a stage's elements
 // from global memory into the thread's registers (its share: element lid + THREADS e of the
@@ -168,4 +157,37 @@ fn chunk_product(acc: array<vec4<f32>, TM>, tx: u32, ty: u32) -> array<vec4<f32>
     }
   }
   return s;
+}
+
+// The thread's block of weights `s` into p_t for rows_product (s[4 qm + i][jj]: row
+// 4 (ty + GY qm) + i, column tx + GX jj; a vec4 of p_t holds a column of 4 rows).
+fn store_weights(s: array<vec4<f32>, TM>, tx: u32, ty: u32) {
+  for (var qm = 0u; qm < QM; qm++) {
+    for (var jj = 0u; jj < TN; jj++) {
+      p_t[(tx + GX * jj) * P_ROW + ty + GY * qm] = vec4<f32>(
+        s[4u * qm][jj], s[4u * qm + 1u][jj], s[4u * qm + 2u][jj], s[4u * qm + 3u][jj]);
+    }
+  }
+}
+
+// acc[(4 qm + i) RV + u] += the weights of the staged tile's first n columns (p_t) times its
+// rows (rows_t): the thread's rows 4 (ty + GY qm) + i and vec4 columns tx + GX u of the output.
+fn rows_product(acc: array<vec4<f32>, TM * RV>, n: u32, tx: u32, ty: u32)
+    -> array<vec4<f32>, TM * RV> {
+  var o = acc;
+  for (var j = 0u; j < n; j++) {
+    var w: array<vec4<f32>, QM>;
+    for (var qm = 0u; qm < QM; qm++) {
+      w[qm] = p_t[j * P_ROW + ty + GY * qm];
+    }
+    for (var u = 0u; u < RV; u++) {
+      let y = rows_t[j * GX * RV + tx + GX * u];
+      for (var qm = 0u; qm < QM; qm++) {
+        for (var i = 0u; i < QUAD; i++) {
+          o[(4u * qm + i) * RV + u] = fma(vec4<f32>(w[qm][i]), y, o[(4u * qm + i) * RV + u]);
+        }
+      }
+    }
+  }
+  return o;
 }

@@ -21,11 +21,18 @@ This module owns the kernels and their launches; the backend contract methods ar
 
 from __future__ import annotations
 
+import math
+import random
+import struct
+import weakref
+from collections.abc import MutableMapping
+
 from ..dtype import DType
-from . import flash_tiles
+from . import flash_lanes, flash_tiles
 from .codegen import WORKGROUP, KernelKey, header, render, scalar_bits
 from .flash_tiles import unrolled
 from .kernels import Kernels
+from .runtime import Runtime
 from .tensor import GpuTensor
 
 #: invocations of a workgroup, the queries (or keys) it owns: the default; autotune may pick
@@ -42,6 +49,14 @@ MAX_COLS = 32
 #: d_k = d_v = 64 two launches took 1.28x one on the H100 (the recomputed scores cost more than
 #: the registers saved), so only heads twice as wide split; that width is not measured yet.
 SPLIT_KEY_GRADS = 64
+#: whether the attention kernels submit the pending batch once launched (not while a step is
+#: being captured): a batch is otherwise submitted at a sync or after `batch.MAX_PENDING`
+#: commands, so in a training loop the GPU waits while the host records several whole steps
+#: (on the H100 an eager forward + backward at (8, 8, 1024, 64) took 4.41 ms against 3.6 ms of
+#: kernels and 1.2 ms of host time a step: benchmarks/results/attention_h100_s5_final.json).
+#: Submitting after these long kernels lets the GPU run them while the host records the rest
+SUBMIT_EARLY = True
+_LANES_USABLE: MutableMapping[Runtime, bool] = weakref.WeakKeyDictionary()
 
 
 def covers(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor,
@@ -60,24 +75,78 @@ def _budget(k: Kernels) -> int:
 
 def _tiled(k: Kernels, kernel: str, dk: int, dv: int) -> bool:
     """Whether `kernel` runs register-blocked (flash_tiles.py) rather than a thread a row: the
-    rule of `flash_tiles.TILED_HEADS`, and in the page only `flash_tiles.PAGE_KERNELS`."""
+    rule of `flash_tiles.TILED_HEADS` (`TILED_HEADS_LANES` where the row kernels may use
+    subgroup lanes), and in the page only `flash_tiles.PAGE_KERNELS`."""
     page = k.runtime.adapter.backend == "WebGPU (browser)"
     return (not page or kernel in flash_tiles.PAGE_KERNELS) and flash_tiles.takes(
-        _budget(k), kernel, dk, dv)
+        _budget(k), kernel, dk, dv, lanes_usable(k))
 
 
-def tile_bytes(cols: int, dk: int, dv: int) -> int:
-    """Workgroup memory the backward kernels declare (the forward's is smaller)."""
-    return cols * ((_vec4s(dk) + _vec4s(dv)) * 16 + 8)
+def tile_bytes(cols: int, dk: int, dv: int, lanes: int = 1) -> int:
+    """Workgroup memory the backward kernels declare (the forward's is smaller): `cols` staged
+    rows, each padded to whole vec4s for each of `lanes` threads a row."""
+    padded = -(-_vec4s(dk) // lanes) * lanes + -(-_vec4s(dv) // lanes) * lanes
+    return cols * (padded * 16 + 8)
 
 
-def tile_rows(budget: int, dk: int, dv: int) -> int:
+def tile_rows(budget: int, dk: int, dv: int, lanes: int = 1) -> int:
     """Rows a staged tile: the most (a power of two up to MAX_COLS) whose tiles fit `budget`
     bytes of workgroup memory (0: none fits)."""
     cols = MAX_COLS  # each a q/k row, a dout/v row and a row's stats
-    while cols and tile_bytes(cols, dk, dv) > budget:
+    while cols and tile_bytes(cols, dk, dv, lanes) > budget:
         cols //= 2
     return cols
+
+
+def lanes_usable(k: Kernels) -> bool:
+    """Whether the row kernels may share a row between subgroup lanes on this device: it has
+    the `subgroup` feature and the forward with 2 and with 4 lanes a row gives the one-thread
+    forward's values on a ragged case (checked once per device, outside any capture in
+    progress: a step captured by `pyrite.compile` takes the kernels an eager step takes)."""
+    if "subgroup" not in k.runtime.features:
+        return False
+    found = _LANES_USABLE.get(k.runtime)
+    if found is None:
+        _LANES_USABLE[k.runtime] = True  # the check's launches take the lanes it forces
+        recording = k.recorder, k.pool.watch
+        k.recorder = k.pool.watch = None
+        found = False
+        try:
+            found = _lanes_agree(k)
+        finally:
+            _LANES_USABLE[k.runtime] = found
+            k.recorder, k.pool.watch = recording
+    return found
+
+
+def _lanes_agree(k: Kernels) -> bool:
+    rng = random.Random(5)
+    shape = (1, 2, 45, 24)  # ragged rows; 6 vec4s: lanes 4 pad the staged rows
+    n = math.prod(shape)
+    q, key, v = (k.empty(shape, DType.F32, "attention_check") for _ in range(3))
+    for t in (q, key, v):
+        k.write(t.block.buffer, 0, struct.pack(f"<{n}f", *(rng.uniform(-2, 2) for _ in range(n))))
+    outs = []
+    saved = dict(flash_lanes.FORCED)
+    try:
+        for lanes in flash_lanes.LANES:
+            flash_lanes.FORCED["forward"] = (2, lanes)
+            out = k.empty(shape, DType.F32, "attention_check")
+            lse = k.empty(shape[:3], DType.F32, "attention_check")
+            _launch(k, "attention_forward", "forward", q, key, v, None,
+                    _words(q, key, v, None, 0.3, False, False), [q, key, v, out, lse], shape[2])
+            outs.append(struct.unpack(f"<{n}f", k.read(out.block.buffer, 0, n * 4)))
+    finally:
+        flash_lanes.FORCED.clear()
+        flash_lanes.FORCED.update(saved)
+    return all(abs(x - y) <= 1e-4 * (1 + abs(y)) for other in outs[1:]
+               for x, y in zip(other, outs[0], strict=True))
+
+
+def _submit(k: Kernels) -> None:
+    """The pending batch submitted (SUBMIT_EARLY), unless a capture is recording."""
+    if SUBMIT_EARLY and k.recorder is None:
+        k.runtime.flush()
 
 
 def _vec4s(n: int) -> int:
@@ -105,9 +174,10 @@ def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
             v: GpuTensor, mask: GpuTensor | None, words: list[int],
             buffers: list[GpuTensor], seq: int, part: int = 0) -> None:
     """`entry` of `template` over workgroups that each own `rows` of the `seq` rows of every
-    (batch, head); metadata first, the mask (or a zero word) after q, k and v. `rows` (the
-    workgroup size) is autotuned per kernel and shape bucket, ROWS by default. `part`: the
-    key kernel's gradients (0 dk and dv, 1 dk, 2 dv)."""
+    (batch, head); metadata first, the mask (or a zero word) after q, k and v. `rows` is
+    autotuned per kernel and shape bucket, ROWS by default (fewer where its threads would pass
+    the adapter's limit); the rows a thread and threads a row are `flash_lanes.shape`'s.
+    `part`: the key kernel's gradients (0 dk and dv, 1 dk, 2 dv)."""
     b, h, _, dk = q.shape
     dv = v.shape[3]
 
@@ -117,14 +187,22 @@ def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
     family = f"attention_{entry}" + ("", "_dk", "_dv")[part]
     rows = k.autotune.workgroup(family, (b * h, q.shape[2], key.shape[2], dk + dv),
                                 DType.F32, ROWS, again)
-    cols = tile_rows(_budget(k), dk, dv)
-    params = (rows, cols, _vec4s(dk), _vec4s(dv), mask is not None, part)
+    rpt, lanes = flash_lanes.shape(entry, dk, dv, lanes_usable(k))
+    rows = flash_lanes.fit(rows, rpt, lanes,
+                           k.runtime.limits.max_compute_invocations_per_workgroup)
+    threads = flash_lanes.threads(rows, rpt, lanes)
+    cols = min(tile_rows(_budget(k), dk, dv, lanes), threads)  # a thread a row's stats
+    params = (rows, cols, _vec4s(dk), _vec4s(dv), mask is not None, part, rpt, lanes)
     pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
     extra: dict[str, str | int] = {"part": part} if template == "attention_backward" else {}
+    kl, vl = -(-params[2] // lanes), -(-params[3] // lanes)
+    counts = {"KL": kl, "VL": vl, "RPT": rpt, "NK": -(-cols * kl * lanes // threads),
+              "NV": -(-cols * vl * lanes // threads)}
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
         f"{template}.wgsl", enable=header(()), rows=rows, cols=cols, dk4=params[2],
-        dv4=params[3], has_mask="true" if mask is not None else "false", **extra),
-        {"DK4": params[2], "DV4": params[3]}), entry)
+        dv4=params[3], has_mask="true" if mask is not None else "false", rpt=rpt, lanes=lanes,
+        lane_sum=flash_lanes.lane_sum(lanes),
+        **extra), counts), entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
                 *(t.block.buffer for t in buffers[3:])]
@@ -144,6 +222,7 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     else:
         _launch(k, "attention_forward", "forward", q, key, v, mask, words, [q, key, v, out, lse],
                 sq)
+    _submit(k)
     return out, lse
 
 
@@ -182,4 +261,5 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
         else:
             _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
                     [q, key, v, grad, stats, dq], sq)
+    _submit(k)
     return dq, gk, gv

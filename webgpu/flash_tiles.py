@@ -7,7 +7,8 @@ registers and the matching rows of the output (or gradient) in vec4 columns tx, 
 the scheme of the tiled matmul. The head dim is walked in chunks of `bk` staged in workgroup
 memory, so the tiles fit WebGPU's default 16 KB (the page) with qm = 1, gx = 4, and take 8 rows
 a thread, gx = 8 and wider chunks where the adapter gives more (SHAPES). Which heads take these
-kernels rather than the row kernels of `flash_attention.py` (a thread a row) is `TILED_HEADS`.
+kernels rather than the row kernels of `flash_attention.py` is `TILED_HEADS` (or
+`TILED_HEADS_LANES` where those share rows between subgroup lanes).
 This module owns the shapes, the rendering (`unrolled`: loops over register arrays written
 out) and the launches; the choice and the shared metadata are in `flash_attention.py`.
 """
@@ -25,8 +26,9 @@ from .tensor import GpuTensor
 GROUPS = 16
 #: the kernels: template suffix -> entry point
 ENTRIES = {"forward": "forward", "query": "query_grads", "key": "key_grads"}
-#: per kernel, the head widths (max(d_k, d_v), inclusive) it takes; the row kernels of
-#: flash_attention.py take the rest. On the H100 at (8, 8, 1024, d), with the register prefetch
+#: per kernel, the head widths (max(d_k, d_v), inclusive) it takes where the row kernels of
+#: flash_attention.py hold a row in one thread (no usable subgroups: the page, SwiftShader);
+#: the row kernels take the rest. On the H100 at (8, 8, 1024, d), with the register prefetch
 #: (benchmarks/results/attention_kernels_prefetch_h100_s4b.json), tiled / rows ms: forward
 #: 2.27 / 1.70 at d = 96; dq 2.68 / 2.29 at d = 80 and 3.13 / 3.20 at 96; dk, dv 3.09 / 2.41 at
 #: d = 64 and 3.62 / 4.25 at 80; at d = 128 the tiled kernels won before the prefetch (3.69 /
@@ -34,6 +36,13 @@ ENTRIES = {"forward": "forward", "query": "query_grads", "key": "key_grads"}
 #: lie halfway between the measured widths where the winner changes
 TILED_HEADS: dict[str, tuple[int, int]] = {"forward": (97, 128), "query": (89, 128),
                                            "key": (73, 128)}
+#: the same where the row kernels share rows between subgroup lanes (`flash_lanes`): on the H100
+#: at (8, 8, 1024, d) (benchmarks/results/attention_h100_s5.json, `d_N`), tiled / lanes ms:
+#: forward 2.32 / 1.22 at d = 96, 2.83 / 3.19 at 128; dq 3.48 / 2.31 at 96, 4.13 / 4.52 at 128;
+#: dk, dv 5.86 / 4.43 at 128 (the lanes win at every width), so the dk/dv kernel never runs
+#: tiled there ((0, 0): no width)
+TILED_HEADS_LANES: dict[str, tuple[int, int]] = {"forward": (113, 128), "query": (113, 128),
+                                                 "key": (0, 0)}
 #: the kernels that run tiled in the page (Chromium's WebGPU; SwiftShader in the tests). There
 #: the tiled dq kernel lost the device (heads 66-100 in tests/conformance/test_attention.py's
 #: gradient cases; not diagnosed: the same WGSL with the page's 16 KB tiles passes on lavapipe),
@@ -88,9 +97,10 @@ def config(budget: int, kernel: str, dk: int, dv: int) -> tuple[int, int, int, i
     return None
 
 
-def takes(budget: int, kernel: str, dk: int, dv: int) -> bool:
-    """Whether `kernel` runs tiled for these head dims (else its row kernel)."""
-    low, high = TILED_HEADS[kernel]
+def takes(budget: int, kernel: str, dk: int, dv: int, lanes: bool = False) -> bool:
+    """Whether `kernel` runs tiled for these head dims (else its row kernel), with `lanes`
+    where the row kernels may share rows between subgroup lanes."""
+    low, high = (TILED_HEADS_LANES if lanes else TILED_HEADS)[kernel]
     return low <= max(dk, dv) <= high and config(budget, kernel, dk, dv) is not None
 
 

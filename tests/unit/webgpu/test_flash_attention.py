@@ -18,7 +18,7 @@ from pyrite.backend.numpy import NumpyBackend
 from pyrite.data import TensorData
 from pyrite.dtype import DType
 from pyrite.nn import functional as F
-from pyrite.webgpu import WebGpu, autotune, flash_attention
+from pyrite.webgpu import WebGpu, autotune, flash_attention, flash_tiles
 from pyrite.webgpu.fusion import Fusion
 
 RNG = np.random.default_rng(7)
@@ -177,17 +177,6 @@ def test_what_the_kernels_do_not_take_runs_the_composite(gpu) -> None:
     np.testing.assert_allclose(got[0, 0], want, rtol=1e-4, atol=1e-5)
 
 
-def test_row_loops_are_written_out() -> None:
-    """Each loop over a row's vec4s becomes its body once per index, nested loops included;
-    other loops stay."""
-    source = ("for (var c = 0u; c < DK4; c++) { a[c] += b[c]; }\n"
-              "for (var j = 0u; j < n; j++) { for (var c = 0u; c < DV4; c++) { o[c] *= cc; } }")
-    got = flash_attention.unrolled(source, {"DK4": 2, "DV4": 3})
-    assert got == ("{ a[0u] += b[0u]; }{ a[1u] += b[1u]; }\n"
-                   "for (var j = 0u; j < n; j++) { { o[0u] *= cc; }{ o[1u] *= cc; }"
-                   "{ o[2u] *= cc; } }")
-
-
 def test_a_compiled_step_replays_the_kernels(gpu) -> None:
     """`pyrite.compile` captures the attention kernels like any other: forward and backward
     replayed give the eager step's values."""
@@ -284,14 +273,19 @@ def test_key_gradients_in_one_launch_or_two(gpu, monkeypatch, split, dims, causa
                                atol=1e-5)
 
 
-def test_causal_tiles_past_the_frontier_are_never_read(gpu) -> None:
-    """With the causal flag a workgroup (ROWS queries when autotune is off) stops at its last
-    query's frontier: a NaN value at key 150 reaches the queries whose workgroup holds a query
-    that sees it (128 on for ROWS 64 or 128), never the first 128; an explicit causal mask
-    reads every key, so the NaN (times a zero weight) reaches every row."""
+@pytest.mark.parametrize("kernels", ["rows", "tiled"])
+def test_causal_tiles_past_the_frontier_are_never_read(gpu, monkeypatch, kernels) -> None:
+    """With the causal flag a workgroup stops at its last query's frontier (the row kernels:
+    ROWS queries when autotune is off; the tiled ones: 64): a NaN value at key 150 reaches the
+    queries whose workgroup holds a query that sees it (128 on for ROWS 64 or 128), never the
+    first 128; an explicit causal mask reads every key, so the NaN (times a zero weight)
+    reaches every row."""
     assert gpu.kernels.autotune.mode == "off" and 150 // flash_attention.ROWS * \
         flash_attention.ROWS == 128
-    n, d = 200, 8
+    widths = (1, 1 << 20) if kernels == "tiled" else (0, 0)
+    for table in ("TILED_HEADS", "TILED_HEADS_LANES"):
+        monkeypatch.setattr(flash_tiles, table, dict.fromkeys(flash_tiles.ENTRIES, widths))
+    n, d = 200, 32
     q, k, v = (RNG.normal(size=(1, 1, n, d)).astype(np.float32) for _ in range(3))
     v[0, 0, 150] = np.nan
     ts = [gpu.from_data(TensorData(a)) for a in (q, k, v)]

@@ -2,7 +2,8 @@
 against the recomputing default at the tiling's edges (sequences that are not multiples of a
 block, head dims 16 to 128, d_k != d_v, the causal flag, padding and additive masks), with the
 tiles the page gets (16 KB of workgroup memory) and the adapter's own; tile shapes within
-WebGPU's default limits; the rule between these kernels and the row kernels; skipped tiles.
+WebGPU's default limits; the rule between these kernels and the row kernels. (The tiles
+past the causal frontier, never read, are in test_flash_attention.py, for both families.)
 (The conformance suite, tests/conformance/test_attention.py, runs the op natively and in the
 page, where the rule picks these kernels for heads wider than 64.)"""
 
@@ -47,8 +48,9 @@ def test_tiled_kernels_match_the_recomputing_default(gpu, monkeypatch, dims, mas
     `AttentionOps.attention_grad` on numpy in f64 from the same output gradient. `tiles`: the
     page's (16 KB of workgroup memory: 4 rows and 4 column groups a thread, short chunks), 8
     rows a thread (forced), or what the adapter's memory gives."""
-    monkeypatch.setattr(flash_tiles, "TILED_HEADS", dict.fromkeys(flash_tiles.ENTRIES,
-                                                                   (1, 1 << 20)))
+    for table in ("TILED_HEADS", "TILED_HEADS_LANES"):
+        monkeypatch.setattr(flash_tiles, table, dict.fromkeys(flash_tiles.ENTRIES,
+                                                               (1, 1 << 20)))
     if tiles == "page":
         monkeypatch.setattr(flash_attention, "_budget", lambda k: PAGE)
     if tiles == "eight":
@@ -92,8 +94,9 @@ def test_tiled_kernels_match_the_recomputing_default(gpu, monkeypatch, dims, mas
 def test_quiet_softmax_and_a_fully_masked_row(gpu, monkeypatch) -> None:
     """Quiet softmax (an extra logit 0, counted once per row across the threads sharing it) and
     a row whose every key is -inf (output 0, lse +inf, no gradient) in the tiled forward."""
-    monkeypatch.setattr(flash_tiles, "TILED_HEADS", dict.fromkeys(flash_tiles.ENTRIES,
-                                                                   (1, 1 << 20)))
+    for table in ("TILED_HEADS", "TILED_HEADS_LANES"):
+        monkeypatch.setattr(flash_tiles, table, dict.fromkeys(flash_tiles.ENTRIES,
+                                                               (1, 1 << 20)))
     q, k, v = (RNG.normal(size=(1, 1, 40, 32)) for _ in range(3))
     mask = np.zeros((1, 1, 40, 40))
     mask[0, 0, 7] = -np.inf
@@ -115,21 +118,6 @@ def test_quiet_softmax_and_a_fully_masked_row(gpu, monkeypatch) -> None:
             assert gpu.to_data(found[1]).to_numpy()[0, 0, 7] == np.inf
 
 
-def test_causal_tiles_past_the_frontier_are_never_read(gpu, monkeypatch) -> None:
-    """The tiled forward stops at its workgroup's last frontier: a NaN value at key 150
-    reaches the rows whose 64-row block holds a query that sees it, never rows 0..127."""
-    monkeypatch.setattr(flash_tiles, "TILED_HEADS", dict.fromkeys(flash_tiles.ENTRIES,
-                                                                   (1, 1 << 20)))
-    n, d = 200, 32
-    q, k, v = (RNG.normal(size=(1, 1, n, d)).astype(np.float32) for _ in range(3))
-    v[0, 0, 150] = np.nan
-    ts = [gpu.from_data(TensorData(a)) for a in (q, k, v)]
-    found = gpu.attention_saving(*ts, None, 0.3, False, True)
-    assert found is not None
-    out = gpu.to_data(found[0]).to_numpy()[0, 0]
-    assert np.all(np.isfinite(out[:128])) and np.all(np.isnan(out[150:]))
-
-
 @pytest.mark.parametrize("kernel", sorted(flash_tiles.ENTRIES))
 def test_tiles_fit_webgpu_default_limits(kernel: str) -> None:
     """With 16 KB of workgroup memory every head dim up to 128 gets tiles, within 256
@@ -147,14 +135,20 @@ def test_tiles_fit_webgpu_default_limits(kernel: str) -> None:
 
 
 def test_the_rule_between_tiled_and_row_kernels(gpu) -> None:
-    """The head widths in TILED_HEADS take the tiled kernels; narrower and wider ones (up to
-    MAX_HEAD) the row kernels."""
+    """The head widths in TILED_HEADS (one thread a row) and TILED_HEADS_LANES (rows shared by
+    subgroup lanes) take the tiled kernels; narrower and wider ones (up to MAX_HEAD) the row
+    kernels; a kernel whose widths are (0, 0) never runs tiled."""
     budget = flash_attention._budget(gpu.kernels)
-    for kernel, (low, high) in flash_tiles.TILED_HEADS.items():
-        assert flash_tiles.takes(budget, kernel, low, low)
-        assert flash_tiles.takes(budget, kernel, high, 1)
-        assert not flash_tiles.takes(budget, kernel, low - 1, low - 1)
-        assert not flash_tiles.takes(budget, kernel, high + 1, 4)
+    for lanes, table in ((False, flash_tiles.TILED_HEADS), (True, flash_tiles.TILED_HEADS_LANES)):
+        for kernel, (low, high) in table.items():
+            if (low, high) == (0, 0):
+                assert not any(flash_tiles.takes(budget, kernel, d, d, lanes)
+                               for d in range(1, flash_attention.MAX_HEAD + 1))
+                continue
+            assert flash_tiles.takes(budget, kernel, low, low, lanes)
+            assert flash_tiles.takes(budget, kernel, high, 1, lanes)
+            assert not flash_tiles.takes(budget, kernel, low - 1, low - 1, lanes)
+            assert not flash_tiles.takes(budget, kernel, high + 1, 4, lanes)
 
 
 def test_loops_over_register_arrays_are_written_out() -> None:
