@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, matmul_variants, software
+from . import conv_gemm, conv_plan, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
@@ -119,19 +119,46 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                                          soft).name
 
 
+def _view(t: GpuTensor) -> tuple[object, ...]:
+    return t.shape, t.strides, t.offset, t.dtype
+
+
+def _epilogue_key(epilogue: Epilogue | None) -> tuple[object, ...]:
+    """What of fusion's epilogue a launch plan depends on: its kernel and its words."""
+    return () if epilogue is None else (epilogue.key(), tuple(epilogue.words))
+
+
+def _epilogue_buffers(epilogue: Epilogue | None) -> list[object]:
+    return [] if epilogue is None else [v.block.buffer for v in epilogue.views]  # type: ignore[attr-defined]  # views are GpuTensors
+
+
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
            padding: Pads, dilation: Pair, groups: int,
            epilogue: Epilogue | None = None) -> GpuTensor:
     """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW);
     `epilogue` (fusion's) computes what is stored from each output value. The direct kernel
     or the implicit GEMM (`conv_gemm.py`), whichever autotune timed faster for the shape
-    bucket (`_choose`)."""
+    bucket (`_choose`); repeated calls replay their launch plan (`conv_plan.py`)."""
     x = k.contiguous(x)
+    bias = k.contiguous(bias) if bias is not None else None
+    key = ("conv2d", _view(x), _view(weight), None if bias is None else _view(bias), stride,
+           padding, dilation, groups, _epilogue_key(epilogue))
+    operands = [x.block.buffer, weight.block.buffer, *_epilogue_buffers(epilogue)]
+    if bias is not None:
+        operands.append(bias.block.buffer)
+    out = conv_plan.planned(k, key, operands, lambda kk: _conv2d(
+        kk, x, weight, bias, stride, padding, dilation, groups, epilogue))
+    assert out is not None
+    return out
+
+
+def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
+            padding: Pads, dilation: Pair, groups: int,
+            epilogue: Epilogue | None) -> GpuTensor:
     oh, ow = _out_hw(x.shape, weight.shape, stride, padding, dilation)
     out = k.empty((x.shape[0], weight.shape[0], oh, ow), DType.F32, "conv2d")
     if out.numel == 0:
         return out
-    bias = k.contiguous(bias) if bias is not None else None
 
     def launch(name: str, ep: Epilogue | None = None) -> None:
         if name == _DIRECT:
@@ -185,6 +212,17 @@ def conv2d_input_grad_fused(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     gradient value (the mask of the activation before the conv, in a backward pass); None
     where the kernel chosen takes no epilogue (the strided direct gather)."""
     grad = k.contiguous(grad)
+    key = ("conv2d_input_grad", _view(grad), _view(weight), tuple(input_shape), stride,
+           padding, dilation, groups, _epilogue_key(epilogue))
+    operands = [grad.block.buffer, weight.block.buffer, *_epilogue_buffers(epilogue)]
+    return conv_plan.planned(k, key, operands, lambda kk: _conv2d_input_grad(
+        kk, grad, weight, input_shape, stride, padding, dilation, groups, epilogue))
+
+
+def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
+                       input_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                       dilation: Pair, groups: int,
+                       epilogue: Epilogue | None) -> GpuTensor | None:
     out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
     if out.numel == 0:
         return out
@@ -261,6 +299,18 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
     """d conv2d / d weight: dense (C_out, C_in/groups, KH, KW); the direct kernel or the
     implicit GEMM (K split over the batch's pixels), chosen as `conv2d` chooses."""
     x, grad = k.contiguous(x), k.contiguous(grad)
+    key = ("conv2d_weight_grad", _view(x), _view(grad), tuple(weight_shape), stride, padding,
+           dilation, groups)
+    out = conv_plan.planned(k, key, [x.block.buffer, grad.block.buffer],
+                            lambda kk: _conv2d_weight_grad(kk, x, grad, weight_shape, stride,
+                                                           padding, dilation, groups))
+    assert out is not None
+    return out
+
+
+def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
+                        weight_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                        dilation: Pair, groups: int) -> GpuTensor:
     out = k.empty(tuple(weight_shape), DType.F32, "conv2d_weight_grad")
     if out.numel == 0:
         return out

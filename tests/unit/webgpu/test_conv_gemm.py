@@ -13,7 +13,7 @@ import pytest
 import pyrite
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
-from pyrite.webgpu import conv, conv_gemm
+from pyrite.webgpu import conv, conv_gemm, conv_plan
 from pyrite.webgpu.matmul_config import CONFIGS
 
 CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
@@ -29,10 +29,19 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
 
 
+@pytest.fixture(autouse=True)
+def _fresh_plans():  # type: ignore[no-untyped-def]
+    """Launch plans (conv_plan.py) recorded under one test's forced rule stay out of the next."""
+    conv_plan.clear()
+    yield
+    conv_plan.clear()
+
+
 def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
     """Make the heuristic answer `gemm` for every conv (a fresh cache, restored afterwards)."""
     monkeypatch.setattr(conv, "prefers_gemm", lambda *args: gemm)
     monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
+    conv_plan.clear()
 
 
 def _variants(gpu, xs, ws, out_hw, groups, mode):  # type: ignore[no-untyped-def]
