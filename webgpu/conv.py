@@ -240,30 +240,17 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     taps = weight.shape[2] * weight.shape[3]
     name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch)
     if epilogue is not None and name == _DIRECT and \
-            _flipped_padding(weight.shape, stride, padding, dilation) is None:
+            conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is None:
         return None
     launch(name, epilogue)
     return out
-
-
-def _flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
-                     dilation: Pair) -> Pads | None:
-    """The padding of the forward conv that computes a stride-1 conv's input gradient (the
-    gradient convolved with the flipped, transposed kernel); None where that does not apply
-    (a stride, or padding past the kernel's reach)."""
-    reach = (dilation[0] * (w_shape[2] - 1), dilation[1] * (w_shape[3] - 1))
-    if stride != (1, 1) or any(p > r for pads, r in zip(padding, reach, strict=True)
-                               for p in pads):
-        return None
-    return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
-            (reach[1] - padding[1][0], reach[1] - padding[1][1]))
 
 
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
                        stride: Pair, padding: Pads, dilation: Pair, groups: int,
                        epilogue: Epilogue | None = None) -> None:
     """The direct input gradient into `out`; `epilogue` only on the stride-1 path."""
-    pads = _flipped_padding(weight.shape, stride, padding, dilation)
+    pads = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation)
     if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below

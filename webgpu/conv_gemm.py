@@ -40,8 +40,10 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
+_FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
 MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
+WEIGHT_GRAD_SPLIT: tuple[int, int] | None = None  # the weight gradient's rule; None: `splits`'
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -58,20 +60,43 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
     return cog, n * out_hw[0] * out_hw[1], cg * kh * kw
 
 
-def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
+def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int,
+           rule: tuple[int, int] | None = None) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
     gradient, an input gradient of few channels and pixels) still fills the GPU; (1, K) when it
-    already does (`matmul_config.split_k`)."""
-    return matmul_config.split_k(cfg, m, n, kdim, groups, most=MAX_SPLITS, min_split=MIN_SPLIT)
+    already does (`matmul_config.split_k`). `rule`: (workgroups to reach, shortest slice), by
+    default (matmul_config.MIN_WORKGROUPS, MIN_SPLIT)."""
+    target, shortest = rule or (matmul_config.MIN_WORKGROUPS, MIN_SPLIT)
+    return matmul_config.split_k(cfg, m, n, kdim, groups, target=target, most=MAX_SPLITS,
+                                 min_split=shortest)
+
+
+def flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                    dilation: Pair) -> Pads | None:
+    """The padding of the forward conv that computes a stride-1 conv's input gradient (the
+    gradient convolved with the flipped, transposed kernel); None where that does not apply
+    (a stride, or padding past the kernel's reach)."""
+    reach = (dilation[0] * (w_shape[2] - 1), dilation[1] * (w_shape[3] - 1))
+    if stride != (1, 1) or any(p > r for pads, r in zip(padding, reach, strict=True)
+                               for p in pads):
+        return None
+    return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
+            (reach[1] - padding[1][0], reach[1] - padding[1][1]))
 
 
 def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
         dilation: Pair, groups: int, mode: int,
-        epilogue: DenseEpilogue | None = None) -> None:
+        epilogue: DenseEpilogue | None = None, gather: bool = False,
+        split: tuple[int, int] | None = None) -> None:
     """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
     gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
-    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands."""
+    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
+
+    At stride 1 the input gradient runs as the forward conv of the output gradient with the
+    flipped weight (MODE 3: on the H100 the forward ran the same FLOPs 2.8-3.7x faster than
+    the gather); `gather` keeps the gather (MODE 1), which the benchmark times beside it.
+    `split` replaces `splits`' rule for this launch (the benchmark's sweep)."""
     if mode == WEIGHT_GRAD:
         w_shape, dy = out.shape, weight
         out_hw = (dy.shape[2], dy.shape[3])
@@ -90,17 +115,24 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
             # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
             # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
             # written whole at s * numel (the batch stride), then added
-            count, length = splits(cfg, m, n, kdim, groups)
+            count, length = splits(cfg, m, n, kdim, groups, split)
             strides = (strides[0], strides[1], out.numel)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
-        count, length = splits(cfg, m, n, kdim, groups)
+        count, length = splits(cfg, m, n, kdim, groups, split or WEIGHT_GRAD_SPLIT)
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)
     params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
                                                    k_split=length), uniform=True)
-    geometry = k.meta(_geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
-                                bias is not None))
+    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
+                      bias is not None)
+    flipped = flipped_padding(w_shape, stride, padding, dilation) \
+        if mode == INPUT_GRAD and not gather else None
+    if flipped is not None:  # the forward conv dy (N, C_out, OH, OW) -> dx (N, C_in, H, W)
+        words = _geometry(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
+                          groups, False)
+        mode = _FLIPPED
+    geometry = k.meta(words)
     target = out if count == 1 else k.empty((groups, count, m * n), DType.F32, "conv2d_gemm")
     a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
     bindings = [a.block.buffer, b.block.buffer, target.block.buffer, params, geometry,

@@ -244,3 +244,28 @@ def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch, gemm)
     want, got = grads["autodiff<numpy>"], grads["autodiff<fusion<webgpu>>"]
     np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("xs, ws, pads, dil, groups", [
+    ((2, 6, 9, 8), (8, 3, 3, 2), ((1, 2), (0, 1)), (2, 1), 2),  # groups, dilation, asymmetric
+    ((2, 5, 7, 7), (6, 5, 5, 5), ((2, 2), (2, 2)), (1, 1), 1),  # 25 taps
+    ((1, 4, 6, 6), (4, 4, 1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # padding past reach: gather
+])
+def test_stride_one_input_gradient_as_a_flipped_forward(gpu, ref, down, xs, ws, pads, dil,
+                                                        groups) -> None:
+    # MODE 3 (the forward of dy with the flipped weight) and MODE 1 (the gather) agree with
+    # numpy on every candidate tile
+    rng = np.random.default_rng(13)
+    args = ((1, 1), pads, dil, groups)
+    x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
+    g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
+    want = ref.conv2d_input_grad(g, w, xs, *args)
+    assert (conv_gemm.flipped_padding(ws, (1, 1), pads, dil) is None) == (ws[2] == 1)
+    gg, gw = _up(gpu, g), _up(gpu, w)
+    for name in _variants(gpu, xs, ws, g.shape[2:], groups, conv_gemm.INPUT_GRAD):
+        for gather in (False, True):
+            out = gpu.kernels.empty(xs, gg.dtype, "test")
+            conv_gemm.run(gpu.kernels, CONFIGS[name], out, gg, gw, None, xs, *args,
+                          conv_gemm.INPUT_GRAD, gather=gather)
+            np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{name} gather={gather}")
