@@ -358,6 +358,9 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops[op][f"gemm/{tile}"] = (
                 lambda cfg=cfg, mode=mode, out=out, a=a, b=b, bias=bias:
                 cg.run(k, cfg, out, a, b, bias, xs, *conv, mode))
+    ops_1x1 = _as_matmul(k, layer, gx, gw, gdy, dw)
+    for op, make in ops_1x1.items():
+        ops[op]["matmul"] = make
     for tile in (cg.WIDE, cg.NARROW):
         cfg = CONFIGS[tile]
         if cg.flipped_padding(layer["w"], *conv[:3]) is not None:
@@ -369,6 +372,32 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
                 lambda cfg=cfg, rule=rule: cg.run(k, cfg, dw, gx, gdy, None, xs, *conv,
                                                   cg.WEIGHT_GRAD, split=rule))
     return ops
+
+
+def _as_matmul(k: Any, layer: Layer, gx: Any, gw: Any, gdy: Any, dw: Any) -> dict[str, Any]:
+    """A 1x1 conv (stride 1, no padding, one group) as the plain batched matmul of
+    `webgpu/linalg.py` (vec4 loads where aligned, operands read through their strides): the
+    forward W @ x[n] (without the bias), the input gradient W^T @ dy[n], the weight gradient
+    dy[n] @ x[n]^T per image then the images' sum. Empty for other layers."""
+    from pyrite.webgpu import linalg, matmul_variants
+
+    n, ci, h, w = layer["x"]
+    co = layer["w"][0]
+    if layer["w"][2:] != (1, 1) or layer["stride"] != (1, 1) or layer["groups"] != 1 or \
+            layer["padding"] != ((0, 0), (0, 0)):
+        return {}
+    w2 = gw.reshaped((1, co, ci))
+    x3 = gx.reshaped((n, ci, h * w))
+    dy3 = gdy.reshaped((n, co, h * w))
+
+    def wgrad() -> None:
+        parts = linalg.matmul(k, dy3, x3.permuted((0, 2, 1)))  # (n, co, ci)
+        matmul_variants.add_partials(k, parts, dw, 1, n)
+
+    return {"forward": lambda: linalg.matmul(k, w2.expanded((n, co, ci)), x3),
+            "input_grad": lambda: linalg.matmul(
+                k, w2.permuted((0, 2, 1)).expanded((n, ci, co)), dy3),
+            "weight_grad": wgrad}
 
 
 def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
