@@ -332,7 +332,8 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     into preallocated outputs (ms per op in the JSON's `sweep`): the data the autotune-off
     rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to. Also the input
     gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
-    default) and the weight gradient with other K splits (`gemm/<tile>/s<wg>x<len>`), on the
+    default) and the flipped weight copied dense before the forward GEMM (`copyw/<tile>`),
+    the weight gradient with other K splits (`gemm/<tile>/s<wg>x<len>`), on the
     heuristic's two tiles."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
@@ -367,6 +368,9 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops["input_grad"][f"gather/{tile}"] = (
                 lambda cfg=cfg: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv, cg.INPUT_GRAD,
                                        gather=True))
+            ops["input_grad"][f"copyw/{tile}"] = (
+                lambda cfg=cfg: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv, cg.INPUT_GRAD,
+                                       copy_weight=True))
         for rule in SWEEP_SPLITS:
             ops["weight_grad"][f"gemm/{tile}/s{rule[0]}x{rule[1]}"] = (
                 lambda cfg=cfg, rule=rule: cg.run(k, cfg, dw, gx, gdy, None, xs, *conv,
@@ -413,8 +417,9 @@ def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
     families = {"forward": ("conv2d_kernel", cg.FORWARD),
                 "input_grad": ("conv2d_input_grad_kernel", cg.INPUT_GRAD),
                 "weight_grad": ("conv2d_weight_grad_kernel", cg.WEIGHT_GRAD)}
+    plain = wconv._plain(ws, layer["stride"], layer["padding"], groups)
     return {op: wconv._heuristic(family, *cg.sizes(xs, ws, out_hw, groups, mode), groups, taps,
-                                 wb)
+                                 wb, False, plain)
             for op, (family, mode) in families.items()}
 
 

@@ -14,12 +14,13 @@ composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_gemm, conv_plan, matmul_variants, software
+from . import conv_gemm, conv_plan, linalg, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
@@ -88,27 +89,48 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
-            run: Callable[[str], object]) -> str:
-    """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile, software adapters included)."""
+            run: Callable[[str], object], plain: bool = False) -> str:
+    """"direct", "gemm/<tile>" or (a `plain` 1x1 layer's gradients) "matmul" for a conv of
+    this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
+    `conv_gemm.choose_tile`'s tile, software adapters included)."""
     m, n, kdim = gemm
     limits = k.runtime.limits
+    soft = software.software(k.runtime.adapter)
     first = _heuristic(family, m, n, kdim, groups, taps,
-                       limits.max_compute_workgroup_storage_size,
-                       software.software(k.runtime.adapter))
+                       limits.max_compute_workgroup_storage_size, soft, plain)
     if k.autotune.mode == "off":
         return first
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
-        return [first] + [c for c in (_DIRECT, *tiled) if c != first]
+        whole = [_MATMUL] if plain and family != "conv2d_kernel" and not soft else []
+        return [first] + [c for c in (_DIRECT, *tiled, *whole) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
 
+_MATMUL = "matmul"
+# C_out * C_in of a 1x1 layer (stride 1, unpadded, one group) from which its gradients run as
+# the plain batched matmul (`linalg.py`: vec4 loads, no gather): on the H100 SqueezeNet's
+# conv10 (1000 x 512) took 204 us for the input gradient and 208 for the weight gradient that
+# way, 390 and 415-449 as conv GEMMs; the fire layers' 1x1s (at most 256 x 64 or 64 x 512)
+# ran 0.6-1.9x slower as matmuls (conv_layers_h100_s5_a.json).
+MATMUL_MIN_WEIGHTS = 1 << 18
+
+
+def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -> bool:
+    """A 1x1 conv that is a matmul per image: stride 1, no padding, one group."""
+    return w_shape[2] == w_shape[3] == 1 and stride == (1, 1) and groups == 1 and \
+        padding == ((0, 0), (0, 0))
+
+
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
-               workgroup_bytes: int, soft: bool = False) -> str:
+               workgroup_bytes: int, soft: bool = False, plain: bool = False) -> str:
+    if plain and not soft and (
+            (family == "conv2d_input_grad_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)
+            or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)):
+        return _MATMUL
     if soft and family == "conv2d_kernel" and kdim < GEMM_MIN_K:
         return _DIRECT  # a page's software adapter (software.py): a first layer's 27 terms
     if not prefers_gemm(family, m, n, kdim, taps):
@@ -223,27 +245,40 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
                        input_shape: tuple[int, ...], stride: Pair, padding: Pads,
                        dilation: Pair, groups: int,
                        epilogue: Epilogue | None) -> GpuTensor | None:
-    out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
-    if out.numel == 0:
-        return out
+    input_shape = tuple(input_shape)
+    if math.prod(input_shape) == 0:
+        return k.empty(input_shape, DType.F32, "conv2d_input_grad")
+    made: list[GpuTensor] = []
 
-    def launch(name: str, ep: Epilogue | None = None) -> None:
+    def launch(name: str, ep: Epilogue | None = None) -> GpuTensor:
+        if name == _MATMUL:  # a plain 1x1 layer: dx[n] = W^T @ dy[n]
+            n, c_in, h, w = input_shape
+            c_out = weight.shape[0]
+            wt = k.contiguous(weight).reshaped((1, c_out, c_in)).permuted((0, 2, 1))
+            return linalg.matmul(k, wt.expanded((n, c_in, c_out)),
+                                 grad.reshaped((n, c_out, h * w))).reshaped(input_shape)
+        if not made:
+            made.append(k.empty(input_shape, DType.F32, "conv2d_input_grad"))
+        out = made[0]
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
-            return
-        conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
-                      tuple(input_shape), stride, padding, dilation, groups,
-                      conv_gemm.INPUT_GRAD, ep)
+        else:
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
+                          input_shape, stride, padding, dilation, groups, conv_gemm.INPUT_GRAD,
+                          ep)
+        return out
 
-    gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
+    gemm = conv_gemm.sizes(input_shape, weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
     taps = weight.shape[2] * weight.shape[3]
-    name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch)
+    name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch,
+                   _plain(weight.shape, stride, padding, groups))
+    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
+        name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.INPUT_GRAD).name
     if epilogue is not None and name == _DIRECT and \
             conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is None:
         return None
-    launch(name, epilogue)
-    return out
+    return launch(name, epilogue)
 
 
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
@@ -254,8 +289,8 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
     if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below
-        _direct(k, out, grad, _transposed(k, weight, groups), None, (1, 1), pads, dilation,
-                groups, epilogue)
+        _direct(k, out, grad, conv_gemm.flipped_weight(k, weight, groups), None, (1, 1), pads,
+                dilation, groups, epilogue)
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.contiguous(weight)
@@ -264,20 +299,6 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
              [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
              k.grid(-(-out.numel // WORKGROUP)))
-
-
-def _transposed(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
-    """(C_out, cg, KH, KW) -> (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
-    that convolves conv2d's output gradient back onto its input. With one group a view of the
-    weight (conv2d reads it through its strides); with several a dense copy (the group and
-    channel dims of the view do not merge into one)."""
-    c_out, cg, kh, kw = weight.shape
-    if groups == 1:
-        return weight.permuted((1, 0, 2, 3)).flipped((2, 3))
-    per_group = weight.reshaped((groups, c_out // groups, cg, kh, kw)) if \
-        weight.is_contiguous else k.copy(weight).reshaped((groups, c_out // groups, cg, kh, kw))
-    view = per_group.permuted((0, 2, 1, 3, 4)).flipped((3, 4))
-    return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
 
 
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
@@ -298,21 +319,29 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
 def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
                         weight_shape: tuple[int, ...], stride: Pair, padding: Pads,
                         dilation: Pair, groups: int) -> GpuTensor:
-    out = k.empty(tuple(weight_shape), DType.F32, "conv2d_weight_grad")
+    weight_shape = tuple(weight_shape)
+    out = k.empty(weight_shape, DType.F32, "conv2d_weight_grad")
     if out.numel == 0:
         return out
 
     def launch(name: str) -> None:
-        if name == _DIRECT:
+        if name == _MATMUL:  # a plain 1x1 layer: dw = sum over n of dy[n] @ x[n]^T
+            n, c_in, h, w = x.shape
+            c_out = weight_shape[0]
+            parts = linalg.matmul(k, grad.reshaped((n, c_out, h * w)),
+                                  x.reshaped((n, c_in, h * w)).permuted((0, 2, 1)))
+            matmul_variants.add_partials(k, parts, out, 1, n)
+        elif name == _DIRECT:
             _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups)
         else:
             conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, grad, None, x.shape, stride,
                           padding, dilation, groups, conv_gemm.WEIGHT_GRAD)
 
-    gemm = conv_gemm.sizes(x.shape, tuple(weight_shape), grad.shape[2:], groups,
+    gemm = conv_gemm.sizes(x.shape, weight_shape, grad.shape[2:], groups,
                            conv_gemm.WEIGHT_GRAD)
     taps = weight_shape[2] * weight_shape[3]
-    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, taps, launch))
+    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, taps, launch,
+                   _plain(weight_shape, stride, padding, groups)))
     return out
 
 

@@ -43,7 +43,11 @@ FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
 _FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
 MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
-WEIGHT_GRAD_SPLIT: tuple[int, int] | None = None  # the weight gradient's rule; None: `splits`'
+# The weight gradient's K-split rule, (workgroups, shortest slice), for kernels of several
+# taps and for 1x1: on the H100 (conv_layers_h100_s5_a.json, the 64x64 tile) the 1x1 weight
+# gradients of SqueezeNet's fire6-fire9 ran 70-107 us with (2048, 64) against 143-168 with
+# (256, 512); 3x3 ones moved less than the noise between the rules, (1024, 128) the best sum.
+WEIGHT_GRAD_SPLIT = ((1024, 128), (2048, 64))
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -88,7 +92,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
         dilation: Pair, groups: int, mode: int,
         epilogue: DenseEpilogue | None = None, gather: bool = False,
-        split: tuple[int, int] | None = None) -> None:
+        split: tuple[int, int] | None = None, copy_weight: bool = False) -> None:
     """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
     gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
     gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
@@ -96,7 +100,39 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     At stride 1 the input gradient runs as the forward conv of the output gradient with the
     flipped weight (MODE 3: on the H100 the forward ran the same FLOPs 2.8-3.7x faster than
     the gather); `gather` keeps the gather (MODE 1), which the benchmark times beside it.
-    `split` replaces `splits`' rule for this launch (the benchmark's sweep)."""
+    `split` replaces `splits`' rule for this launch (the benchmark's sweep). `copy_weight`:
+    the stride-1 input gradient copies the flipped weight dense first and runs the forward
+    GEMM itself (MODE 0) on it."""
+    if mode == INPUT_GRAD and copy_weight and not gather:
+        flipped = flipped_padding(weight.shape, stride, padding, dilation)
+        if flipped is not None:
+            _run(k, cfg, out, x, flipped_weight(k, weight, groups), None, x.shape, stride,
+                 flipped, dilation, groups, FORWARD, epilogue, False, split, True)
+            return
+    _run(k, cfg, out, x, weight, bias, x_shape, stride, padding, dilation, groups, mode,
+         epilogue, gather, split, False)
+
+
+def flipped_weight(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
+    """(C_out, cg, KH, KW) -> (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
+    that convolves conv2d's output gradient back onto its input. With one group a view of the
+    weight (readers that take strides read it in place); with several a dense copy (the group
+    and channel dims of the view do not merge into one)."""
+    c_out, cg, kh, kw = weight.shape
+    if groups == 1:
+        return weight.permuted((1, 0, 2, 3)).flipped((2, 3))
+    per_group = weight.reshaped((groups, c_out // groups, cg, kh, kw)) if \
+        weight.is_contiguous else k.copy(weight).reshaped((groups, c_out // groups, cg, kh, kw))
+    view = per_group.permuted((0, 2, 1, 3, 4)).flipped((3, 4))
+    return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
+
+
+def _run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
+         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
+         dilation: Pair, groups: int, mode: int, epilogue: DenseEpilogue | None,
+         gather: bool, split: tuple[int, int] | None, split_forward: bool) -> None:
+    if mode == FORWARD:
+        weight = k.contiguous(weight)
     if mode == WEIGHT_GRAD:
         w_shape, dy = out.shape, weight
         out_hw = (dy.shape[2], dy.shape[3])
@@ -109,16 +145,20 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     cog = c_out // groups
     plane = out_hw[0] * out_hw[1]
     count, length = 1, kdim
-    if mode == INPUT_GRAD:  # per group: cog weight rows, cog dy channels, cg dx channels
-        strides = (cog * cg * kh * kw, cog * plane, cg * h * w)
-        if groups == 1 and epilogue is None:
+    if mode == INPUT_GRAD or split_forward:
+        # per group: cog weight rows, cog dy channels, cg dx channels (forward: cog weight
+        # rows, cg x channels, cog out channels)
+        strides = (cog * cg * kh * kw, cog * plane, cg * h * w) if mode == INPUT_GRAD else \
+            (cog * kdim, cg * h * w, cog * plane)
+        if groups == 1 and epilogue is None and bias is None:
             # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
             # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
             # written whole at s * numel (the batch stride), then added
             count, length = splits(cfg, m, n, kdim, groups, split)
             strides = (strides[0], strides[1], out.numel)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
-        count, length = splits(cfg, m, n, kdim, groups, split or WEIGHT_GRAD_SPLIT)
+        count, length = splits(cfg, m, n, kdim, groups,
+                               split or WEIGHT_GRAD_SPLIT[kh * kw == 1])
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)

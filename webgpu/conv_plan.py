@@ -14,14 +14,16 @@ replay the plan: allocate the output and any temporaries, bind the call's buffer
 
 This module owns the cache and the recording, not the kernels or the choice between them. The
 ordinary path runs instead while a step is captured (`pyrite.compile`'s recorder must see
-every metadata buffer), and a call whose path launches work the recorder cannot attribute (a
-copy of a non-contiguous input, of a grouped weight) is never cached. `clear` empties the
-cache; a change to the rule that `conv.py` follows (a test forcing a kernel) must call it.
+every metadata buffer). Copies (a non-contiguous input, a grouped or flipped weight) are
+recorded like any launch; a call that binds a buffer the recorder cannot place is never
+cached. `clear` empties the cache; a change to the rule that `conv.py` follows (a test
+forcing a kernel) must call it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from types import FunctionType, MethodType
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
@@ -74,7 +76,21 @@ class _Recorder:
         self.events: list[Buffer | tuple[Pipeline, list[Buffer], tuple[int, int, int]]] = []
 
     def __getattr__(self, name: str) -> Any:
+        # Kernels' methods run on this recorder (a copy's allocation and launch are seen);
+        # everything else (the runtime, autotune, the caches) is the inner object's
+        method = getattr(Kernels, name, None)
+        if isinstance(method, FunctionType):
+            return MethodType(method, self)
         return getattr(self._inner, name)
+
+    @property
+    def copies(self) -> int:
+        return self._inner.copies
+
+    @copies.setter
+    def copies(self, value: int) -> None:
+        self._inner.copies = value
+
 
     def empty(self, shape: tuple[int, ...], dtype: DType, op: str) -> GpuTensor:
         out = self._inner.empty(shape, dtype, op)

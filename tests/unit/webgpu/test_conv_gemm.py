@@ -263,9 +263,34 @@ def test_stride_one_input_gradient_as_a_flipped_forward(gpu, ref, down, xs, ws, 
     assert (conv_gemm.flipped_padding(ws, (1, 1), pads, dil) is None) == (ws[2] == 1)
     gg, gw = _up(gpu, g), _up(gpu, w)
     for name in _variants(gpu, xs, ws, g.shape[2:], groups, conv_gemm.INPUT_GRAD):
-        for gather in (False, True):
+        for form in ({}, {"gather": True}, {"copy_weight": True}):
+            # copy_weight: the flipped weight copied dense, then the forward GEMM (K split)
             out = gpu.kernels.empty(xs, gg.dtype, "test")
             conv_gemm.run(gpu.kernels, CONFIGS[name], out, gg, gw, None, xs, *args,
-                          conv_gemm.INPUT_GRAD, gather=gather)
+                          conv_gemm.INPUT_GRAD, **form)
             np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4,
-                                       err_msg=f"{name} gather={gather}")
+                                       err_msg=f"{name} {form}")
+
+
+def test_wide_1x1_gradients_run_as_plain_matmuls(gpu, ref, down, monkeypatch) -> None:
+    # 1024 x 256 weights (conv.MATMUL_MIN_WEIGHTS): dx = W^T @ dy and dw = sum dy @ x^T per
+    # image through linalg's batched matmul; padded, the same layer keeps the conv GEMM
+    monkeypatch.setattr(gpu.kernels.autotune, "mode", "off")
+    k = gpu.kernels
+    for pads, want_name in ((((0, 0), (0, 0)), "matmul"), (((1, 1), (0, 0)), "gemm/")):
+        xs, ws = (2, 256, 3, 4), (1024, 256, 1, 1)
+        args = ((1, 1), pads, (1, 1), 1)
+        rng = np.random.default_rng(17)
+        x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
+        g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
+        plain = conv._plain(ws, (1, 1), pads, 1)
+        for family, mode in (("conv2d_input_grad_kernel", conv_gemm.INPUT_GRAD),
+                             ("conv2d_weight_grad_kernel", conv_gemm.WEIGHT_GRAD)):
+            gemm = conv_gemm.sizes(xs, ws, g.shape[2:], 1, mode)
+            assert conv._choose(k, family, gemm, 1, 1, print, plain).startswith(want_name)
+        gx, gw, gg = _up(gpu, x), _up(gpu, w), _up(gpu, g)
+        np.testing.assert_allclose(down(gpu.conv2d_input_grad(gg, gw, xs, *args)),
+                                   ref.conv2d_input_grad(g, w, xs, *args), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(down(gpu.conv2d_weight_grad(gx, gg, ws, *args)),
+                                   ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args),
+                                   rtol=1e-4, atol=1e-3)

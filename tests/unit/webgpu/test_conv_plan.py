@@ -88,11 +88,10 @@ def test_a_split_weight_gradient_replays_its_partial_sums(gpu, ref, down, monkey
         conv._heuristic.cache_clear()
 
 
-def test_work_outside_the_recorder_is_never_planned(gpu, ref, down) -> None:
-    # a transposed weight view: the GEMM copies it dense with a kernel the plan cannot see,
-    # so that description keeps the ordinary path (and its right answer)
+def test_a_weight_views_copy_is_replayed_with_the_conv(gpu, ref, down) -> None:
+    # a transposed weight view: the GEMM copies it dense first, and the plan replays the copy
     xs, ws, args = (2, 40, 8, 8), (48, 40, 1, 1), ((1, 1), ((0, 0), (0, 0)), (1, 1), 1)
-    for seed in range(3):
+    for seed in range(4):
         r = np.random.default_rng(seed)
         x = r.normal(size=xs).astype(np.float32)
         wt = r.normal(size=(ws[1], ws[0], 1, 1)).astype(np.float32)
@@ -101,5 +100,17 @@ def test_work_outside_the_recorder_is_never_planned(gpu, ref, down) -> None:
         want = ModuleOps.conv2d(ref, x, np.ascontiguousarray(wt.transpose(1, 0, 2, 3)), None,
                                 *args)
         np.testing.assert_allclose(got, ref.to_data(want).to_numpy(), rtol=1e-4, atol=1e-3)
-    plans = conv_plan._PLANS[gpu.kernels]
-    assert list(plans.values()) == [conv_plan._NEVER]
+    (plan,) = conv_plan._PLANS[gpu.kernels].values()
+    assert isinstance(plan, conv_plan.Plan) and len(plan.steps) == 2  # copy, GEMM
+
+
+def test_work_launched_past_the_recorder_is_never_planned(gpu, down) -> None:
+    # a call that allocates and launches through another Kernels than the one it is given:
+    # its result is no buffer the recorder saw, so the description keeps the ordinary path
+    k = gpu.kernels
+    x = _up(gpu, np.arange(6.0).reshape(2, 3)).permuted((1, 0))
+    for _ in range(3):
+        got = conv_plan.planned(k, ("test",), [x.block.buffer], lambda kk: k.copy(x))
+        assert got is not None
+        np.testing.assert_array_equal(down(got), np.arange(6.0).reshape(2, 3).T)
+    assert conv_plan._PLANS[k][("test",)] is conv_plan._NEVER
