@@ -323,7 +323,8 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
 SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u16",
                "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16")
 # the weight gradient's K-split rules timed beside the default: (workgroups, shortest slice)
-SWEEP_SPLITS = ((512, 256), (1024, 128), (2048, 64))
+SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512))
+DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
@@ -332,9 +333,8 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     into preallocated outputs (ms per op in the JSON's `sweep`): the data the autotune-off
     rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to. Also the input
     gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
-    default) and the flipped weight copied dense before the forward GEMM (`copyw/<tile>`),
-    the weight gradient with other K splits (`gemm/<tile>/s<wg>x<len>`), on the
-    heuristic's two tiles."""
+    default), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's
+    on the 64x64 tile, the weight gradient's on the heuristic's two tiles."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
@@ -368,13 +368,15 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops["input_grad"][f"gather/{tile}"] = (
                 lambda cfg=cfg: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv, cg.INPUT_GRAD,
                                        gather=True))
-            ops["input_grad"][f"copyw/{tile}"] = (
-                lambda cfg=cfg: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv, cg.INPUT_GRAD,
-                                       copy_weight=True))
         for rule in SWEEP_SPLITS:
-            ops["weight_grad"][f"gemm/{tile}/s{rule[0]}x{rule[1]}"] = (
+            ops["weight_grad"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
                 lambda cfg=cfg, rule=rule: cg.run(k, cfg, dw, gx, gdy, None, xs, *conv,
                                                   cg.WEIGHT_GRAD, split=rule))
+    for rule in DGRAD_SPLITS:
+        cfg = CONFIGS[cg.WIDE]
+        ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (
+            lambda cfg=cfg, rule=rule: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv,
+                                              cg.INPUT_GRAD, split=rule))
     return ops
 
 

@@ -65,14 +65,14 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
 
 
 def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int,
-           rule: tuple[int, int] | None = None) -> tuple[int, int]:
+           rule: tuple[int, ...] | None = None) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
     gradient, an input gradient of few channels and pixels) still fills the GPU; (1, K) when it
-    already does (`matmul_config.split_k`). `rule`: (workgroups to reach, shortest slice), by
-    default (matmul_config.MIN_WORKGROUPS, MIN_SPLIT)."""
-    target, shortest = rule or (matmul_config.MIN_WORKGROUPS, MIN_SPLIT)
-    return matmul_config.split_k(cfg, m, n, kdim, groups, target=target, most=MAX_SPLITS,
-                                 min_split=shortest)
+    already does (`matmul_config.split_k`). `rule`: (workgroups to reach, shortest slice[,
+    most slices]), by default (matmul_config.MIN_WORKGROUPS, MIN_SPLIT, MAX_SPLITS)."""
+    target, shortest, *most = rule or (matmul_config.MIN_WORKGROUPS, MIN_SPLIT)
+    return matmul_config.split_k(cfg, m, n, kdim, groups, target=target,
+                                 most=most[0] if most else MAX_SPLITS, min_split=shortest)
 
 
 def flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
@@ -86,31 +86,6 @@ def flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
         return None
     return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
             (reach[1] - padding[1][0], reach[1] - padding[1][1]))
-
-
-def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
-        bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
-        dilation: Pair, groups: int, mode: int,
-        epilogue: DenseEpilogue | None = None, gather: bool = False,
-        split: tuple[int, int] | None = None, copy_weight: bool = False) -> None:
-    """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
-    gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
-    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
-
-    At stride 1 the input gradient runs as the forward conv of the output gradient with the
-    flipped weight (MODE 3: on the H100 the forward ran the same FLOPs 2.8-3.7x faster than
-    the gather); `gather` keeps the gather (MODE 1), which the benchmark times beside it.
-    `split` replaces `splits`' rule for this launch (the benchmark's sweep). `copy_weight`:
-    the stride-1 input gradient copies the flipped weight dense first and runs the forward
-    GEMM itself (MODE 0) on it."""
-    if mode == INPUT_GRAD and copy_weight and not gather:
-        flipped = flipped_padding(weight.shape, stride, padding, dilation)
-        if flipped is not None:
-            _run(k, cfg, out, x, flipped_weight(k, weight, groups), None, x.shape, stride,
-                 flipped, dilation, groups, FORWARD, epilogue, False, split, True)
-            return
-    _run(k, cfg, out, x, weight, bias, x_shape, stride, padding, dilation, groups, mode,
-         epilogue, gather, split, False)
 
 
 def flipped_weight(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
@@ -127,12 +102,21 @@ def flipped_weight(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
     return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
 
 
-def _run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
-         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
-         dilation: Pair, groups: int, mode: int, epilogue: DenseEpilogue | None,
-         gather: bool, split: tuple[int, int] | None, split_forward: bool) -> None:
-    if mode == FORWARD:
-        weight = k.contiguous(weight)
+def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
+        bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
+        dilation: Pair, groups: int, mode: int,
+        epilogue: DenseEpilogue | None = None, gather: bool = False,
+        split: tuple[int, ...] | None = None) -> None:
+    """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
+    gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
+    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
+
+    At stride 1 the input gradient runs as the forward conv of the output gradient with the
+    flipped weight (MODE 3, no division by the stride per element): on the H100 it ran SqueezeNet's
+    3x3 input gradients 1.01-1.36x faster than the gather on the 64x64 tile
+    (conv_layers_h100_s5_b.json). `gather` keeps the gather (MODE 1), which the benchmark
+    times beside it.
+    `split` replaces `splits`' rule for this launch (the benchmark's sweep)."""
     if mode == WEIGHT_GRAD:
         w_shape, dy = out.shape, weight
         out_hw = (dy.shape[2], dy.shape[3])
@@ -145,12 +129,9 @@ def _run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuT
     cog = c_out // groups
     plane = out_hw[0] * out_hw[1]
     count, length = 1, kdim
-    if mode == INPUT_GRAD or split_forward:
-        # per group: cog weight rows, cog dy channels, cg dx channels (forward: cog weight
-        # rows, cg x channels, cog out channels)
-        strides = (cog * cg * kh * kw, cog * plane, cg * h * w) if mode == INPUT_GRAD else \
-            (cog * kdim, cg * h * w, cog * plane)
-        if groups == 1 and epilogue is None and bias is None:
+    if mode == INPUT_GRAD:  # per group: cog weight rows, cog dy channels, cg dx channels
+        strides = (cog * cg * kh * kw, cog * plane, cg * h * w)
+        if groups == 1 and epilogue is None:
             # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
             # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
             # written whole at s * numel (the batch stride), then added

@@ -22,6 +22,7 @@ forcing a kernel) must call it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Sequence
 from types import FunctionType, MethodType
 from typing import Any, cast
@@ -40,18 +41,20 @@ _NEVER = object()  # a description whose call could not be planned: always the o
 class Plan:
     """What one call of a description launches. `temps` are the tensors the call allocates,
     in order (shape, dtype, op name); each step's `slots` index the call's buffers: operands
-    first, then temporaries, then `constants`. `result` is the temporary returned, or None
-    where the call returns None (an epilogue declined)."""
+    first, then temporaries, then `constants`. `result` is the temporary returned (as
+    `shape`: a reshaped view of it), or None where the call returns None (an epilogue
+    declined)."""
 
-    __slots__ = ("constants", "result", "steps", "temps")
+    __slots__ = ("constants", "result", "shape", "steps", "temps")
 
     def __init__(self, temps: tuple[tuple[tuple[int, ...], DType, str], ...],
                  steps: tuple[tuple[Pipeline, tuple[int, ...], tuple[int, int, int]], ...],
-                 constants: list[Buffer], result: int | None) -> None:
+                 constants: list[Buffer], result: int | None, shape: tuple[int, ...]) -> None:
         self.temps = temps
         self.steps = steps
         self.constants = constants
         self.result = result
+        self.shape = shape
 
     def replay(self, k: Kernels, operands: list[Buffer]) -> GpuTensor | None:
         if self.result is None:
@@ -60,7 +63,8 @@ class Plan:
         bufs = operands + [t.block.buffer for t in blocks] + self.constants
         for pipeline, slots, workgroups in self.steps:
             k.launch(pipeline, [bufs[i] for i in slots], workgroups)
-        return blocks[self.result]
+        out = blocks[self.result]
+        return out if out.shape == self.shape else out.reshaped(self.shape)
 
 
 class _Recorder:
@@ -147,10 +151,11 @@ class _Recorder:
         if result is not None:
             found = live.get(id(result.block.buffer))
             if found is None or result.offset != 0 or not result.is_contiguous or \
-                    result.shape != self.temps[found - len(operands)][0]:
+                    result.numel != math.prod(self.temps[found - len(operands)][0]):
                 return None
             result_slot = found - len(operands)
-        return Plan(tuple(self.temps), tuple(steps), constants, result_slot)
+        return Plan(tuple(self.temps), tuple(steps), constants, result_slot,
+                    result.shape if result is not None else ())
 
 
 _PLANS: WeakKeyDictionary[Kernels, dict[Hashable, object]] = WeakKeyDictionary()

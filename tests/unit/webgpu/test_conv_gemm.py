@@ -263,8 +263,7 @@ def test_stride_one_input_gradient_as_a_flipped_forward(gpu, ref, down, xs, ws, 
     assert (conv_gemm.flipped_padding(ws, (1, 1), pads, dil) is None) == (ws[2] == 1)
     gg, gw = _up(gpu, g), _up(gpu, w)
     for name in _variants(gpu, xs, ws, g.shape[2:], groups, conv_gemm.INPUT_GRAD):
-        for form in ({}, {"gather": True}, {"copy_weight": True}):
-            # copy_weight: the flipped weight copied dense, then the forward GEMM (K split)
+        for form in ({}, {"gather": True}):
             out = gpu.kernels.empty(xs, gg.dtype, "test")
             conv_gemm.run(gpu.kernels, CONFIGS[name], out, gg, gw, None, xs, *args,
                           conv_gemm.INPUT_GRAD, **form)
