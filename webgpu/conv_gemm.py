@@ -43,11 +43,24 @@ FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
 _FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
 MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
-# The weight gradient's K-split rule, (workgroups, shortest slice), for kernels of several
-# taps and for 1x1: on the H100 (conv_layers_h100_s5_a.json, the 64x64 tile) the 1x1 weight
-# gradients of SqueezeNet's fire6-fire9 ran 70-107 us with (2048, 64) against 143-168 with
-# (256, 512); 3x3 ones moved less than the noise between the rules, (1024, 128) the best sum.
+# K-split rules, (workgroups to reach, shortest slice[, most slices]), of native adapters
+# (a page's software adapter keeps `splits`' default, as software.py wants), fitted on the H100
+# to SqueezeNet's and MNIST's layers (conv_layers_h100_s5_a/_b/_c.json, the 64x64 tile):
+# - weight gradient, several taps: (1024, 128), the best sum over the layers (the 3x3 layers
+#   moved less than the noise between rules);
+# - weight gradient, 1x1: (2048, 64): fire6-fire9's ran 70-107 us against 143-168 with
+#   (256, 512);
+# - weight gradient of at most SMALL_WEIGHTS weights: up to 256 slices (4096, 64, 256):
+#   SqueezeNet's conv1 (64 x 27 weights over 204,304 pixels) took 385 us against 953 with 64
+#   slices, fire2's 1x1s 142-146 against 208-241. With more weights the sum kernel, which
+#   reads an output's slices in turn, made 196 slices slower than 64 (fire4's 1x1s: 154 us
+#   against 109);
+# - input gradient of a kernel of several taps on the 64x64 tile (48 or more channels):
+#   (1024, 128): fire6/7/9's 3x3 ran 165-173 us against 201-211.
 WEIGHT_GRAD_SPLIT = ((1024, 128), (2048, 64))
+SMALL_WEIGHTS = 2048
+SMALL_WEIGHTS_SPLIT = (4096, 64, 256)
+INPUT_GRAD_SPLIT = (1024, 128)
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -102,6 +115,19 @@ def flipped_weight(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
     return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
 
 
+def split_rule(mode: int, m: int, n: int, taps: int, tile: str,
+               soft: bool = False) -> tuple[int, ...] | None:
+    """The K-split rule (`splits`' `rule`) of a gradient GEMM of M x N outputs per group on
+    `tile`; None: the default (a page's software adapter always)."""
+    if soft:
+        return None
+    if mode == WEIGHT_GRAD:
+        return SMALL_WEIGHTS_SPLIT if m * n <= SMALL_WEIGHTS else WEIGHT_GRAD_SPLIT[taps == 1]
+    if mode == INPUT_GRAD and taps > 1 and tile == WIDE:
+        return INPUT_GRAD_SPLIT
+    return None
+
+
 def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
         dilation: Pair, groups: int, mode: int,
@@ -112,7 +138,8 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
 
     At stride 1 the input gradient runs as the forward conv of the output gradient with the
-    flipped weight (MODE 3, no division by the stride per element): on the H100 it ran SqueezeNet's
+    flipped weight (MODE 3, no division by the stride per element; not on a page's software
+    adapter, whose kernels stay those software.py chose): on the H100 it ran SqueezeNet's
     3x3 input gradients 1.01-1.36x faster than the gather on the 64x64 tile
     (conv_layers_h100_s5_b.json). `gather` keeps the gather (MODE 1), which the benchmark
     times beside it.
@@ -124,6 +151,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         w_shape = weight.shape
         out_hw = (out.shape[2], out.shape[3]) if mode == FORWARD else (x.shape[2], x.shape[3])
     m, n, kdim = sizes(x_shape, w_shape, out_hw, groups, mode)
+    soft = software.software(k.runtime.adapter)  # a page's software adapter: its own choices
     _, c_in, h, w = x_shape
     c_out, cg, kh, kw = w_shape
     cog = c_out // groups
@@ -135,11 +163,12 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
             # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
             # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
             # written whole at s * numel (the batch stride), then added
-            count, length = splits(cfg, m, n, kdim, groups, split)
+            count, length = splits(cfg, m, n, kdim, groups,
+                                   split or split_rule(mode, m, n, kh * kw, cfg.name, soft))
             strides = (strides[0], strides[1], out.numel)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
         count, length = splits(cfg, m, n, kdim, groups,
-                               split or WEIGHT_GRAD_SPLIT[kh * kw == 1])
+                               split or split_rule(mode, m, n, kh * kw, cfg.name, soft))
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)
@@ -148,7 +177,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
                       bias is not None)
     flipped = flipped_padding(w_shape, stride, padding, dilation) \
-        if mode == INPUT_GRAD and not gather else None
+        if mode == INPUT_GRAD and not gather and not soft else None
     if flipped is not None:  # the forward conv dy (N, C_out, OH, OW) -> dx (N, C_in, H, W)
         words = _geometry(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
                           groups, False)
@@ -225,4 +254,5 @@ def default_tile(k: Kernels, gemm: tuple[int, int, int], groups: int, mode: int)
 
 
 __all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "WEIGHT_GRAD",
-           "WIDE", "choose_tile", "default_tile", "run", "sizes", "splits", "tiles"]
+           "WIDE", "choose_tile", "default_tile", "flipped_padding", "flipped_weight", "run",
+           "sizes", "split_rule", "splits", "tiles"]

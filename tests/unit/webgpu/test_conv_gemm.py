@@ -293,3 +293,22 @@ def test_wide_1x1_gradients_run_as_plain_matmuls(gpu, ref, down, monkeypatch) ->
         np.testing.assert_allclose(down(gpu.conv2d_weight_grad(gx, gg, ws, *args)),
                                    ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args),
                                    rtol=1e-4, atol=1e-3)
+
+
+def test_split_rules_follow_the_measured_layers() -> None:
+    # (M, N) per group and taps -> the K split measured best on the H100 (conv_gemm.py)
+    wide, narrow = conv_gemm.WIDE, conv_gemm.NARROW
+    wg, dg = conv_gemm.WEIGHT_GRAD, conv_gemm.INPUT_GRAD
+    assert conv_gemm.split_rule(wg, 64, 27, 9, wide) == conv_gemm.SMALL_WEIGHTS_SPLIT  # conv1
+    assert conv_gemm.split_rule(wg, 192, 48, 1, wide) == conv_gemm.WEIGHT_GRAD_SPLIT[1]
+    assert conv_gemm.split_rule(wg, 256, 576, 9, wide) == conv_gemm.WEIGHT_GRAD_SPLIT[0]
+    assert conv_gemm.split_rule(dg, 64, 3136, 9, wide) == conv_gemm.INPUT_GRAD_SPLIT
+    assert conv_gemm.split_rule(dg, 32, 12544, 9, narrow) is None
+    assert conv_gemm.split_rule(dg, 64, 3136, 1, wide) is None
+    # a page's software adapter keeps the default everywhere
+    assert conv_gemm.split_rule(wg, 64, 27, 9, wide, soft=True) is None
+    cfg = CONFIGS[wide]
+    # SqueezeNet's conv1: K = 16 x 113 x 113 in 246 slices (64 before), each a multiple of
+    # 64 terms long
+    assert conv_gemm.splits(cfg, 64, 27, 204304, 1, conv_gemm.SMALL_WEIGHTS_SPLIT) == (246, 832)
+    assert conv_gemm.splits(cfg, 64, 27, 204304, 1)[0] == conv_gemm.MAX_SPLITS
