@@ -41,7 +41,7 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
 _FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
-MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
+MAX_SPLITS = 64  # slices of K at most unless a rule says otherwise (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
 # K-split rules, (workgroups to reach, shortest slice[, most slices]), of native adapters
 # (a page's software adapter keeps `splits`' default, as software.py wants), fitted on the H100
