@@ -95,7 +95,6 @@ class _Recorder:
     def copies(self, value: int) -> None:
         self._inner.copies = value
 
-
     def empty(self, shape: tuple[int, ...], dtype: DType, op: str) -> GpuTensor:
         out = self._inner.empty(shape, dtype, op)
         self.temps.append((tuple(shape), dtype, op))
