@@ -15,7 +15,14 @@ with the heuristic's tile (`webgpu/conv_gemm.py`), the two variants autotune cho
 
 Timing: a block is `reps` back-to-back ops then one sync (pyrite: a 4-byte readback; torch:
 `torch.cuda.synchronize()`), `reps` grown until a block lasts >= `--min-ms`; the median of
-`--iters` blocks after a warm-up. Every pyrite result is checked against torch (or numpy without
+`--iters` blocks after a warm-up. The three ops as dispatched are timed against cuDNN in
+`--pair-iters` alternating pairs of blocks (a slow moment of the machine falls on both): each
+op's `ratio_<op>` is the ratio of the medians, `ratio_<op>_range` the lowest and highest ratio
+of one pair, and each timing records its spread ((max - min) / median over the blocks) and
+`host_ms`, the time to issue one op (before the sync waits for the device). The summary
+counts the layer-ops at half of cuDNN's speed by the medians, in every pair and in some pair,
+and (`--sweep`) the dispatcher's cost: as dispatched against its own pick launched by hand.
+Every pyrite result is checked against torch (or numpy without
 CUDA) once before timing (relative error < 1e-4); a failure is reported and exits 1. GFLOP/s
 count 2 * multiply-adds of the direct convolution (the same for all three).
 
@@ -102,8 +109,8 @@ def flop(layer: Layer) -> int:
     return 2 * n * c_out * oh * ow * cg * kh * kw
 
 
-def _blocks(run: Any, sync: Any, min_ms: float, iters: int) -> dict[str, Any]:
-    """Median seconds per op over `iters` blocks of `reps` ops then one sync."""
+def _calibrate(run: Any, sync: Any, min_ms: float) -> int:
+    """Ops per block: grown until a block lasts >= `min_ms` (after a warm-up)."""
     run(2)
     sync()
     reps = 1
@@ -113,16 +120,47 @@ def _blocks(run: Any, sync: Any, min_ms: float, iters: int) -> dict[str, Any]:
         sync()
         took = time.perf_counter() - t0
         if took * 1e3 >= min_ms or reps >= 4096:
-            break
+            return reps
         reps = min(4096, max(reps * 2, int(reps * min_ms / 1e3 / max(took, 1e-6))))
-    times = []
+
+
+def _block(run: Any, sync: Any, reps: int) -> tuple[float, float]:
+    """(seconds per op, host seconds per op): the whole block, and until the last op was
+    issued (before the sync waits for the device)."""
+    t0 = time.perf_counter()
+    run(reps)
+    t1 = time.perf_counter()
+    sync()
+    return (time.perf_counter() - t0) / reps, (t1 - t0) / reps
+
+
+def _stats(times: list[tuple[float, float]], reps: int) -> dict[str, Any]:
+    wall = sorted(t for t, _ in times)
+    med = statistics.median(wall)
+    return {"median_ms": med * 1e3, "reps": reps, "blocks": len(wall),
+            "min_ms": wall[0] * 1e3, "max_ms": wall[-1] * 1e3,
+            "spread": (wall[-1] - wall[0]) / med if med > 0 else 0.0,
+            "host_ms": statistics.median(h for _, h in times) * 1e3,
+            "times_ms": [round(t * 1e3, 4) for t, _ in times]}
+
+
+def _blocks(run: Any, sync: Any, min_ms: float, iters: int) -> dict[str, Any]:
+    """Median seconds per op over `iters` blocks of `reps` ops then one sync."""
+    reps = _calibrate(run, sync, min_ms)
+    return _stats([_block(run, sync, reps) for _ in range(iters)], reps)
+
+
+def _paired(mine: tuple[Any, Any], theirs: tuple[Any, Any], min_ms: float,
+            iters: int) -> tuple[dict[str, Any], dict[str, Any], list[float]]:
+    """pyrite's and torch's op timed in alternating blocks (so a slow moment of the machine
+    falls on both): their stats, and torch / pyrite of each pair of blocks."""
+    reps = [_calibrate(*mine, min_ms), _calibrate(*theirs, min_ms)]
+    a, b = [], []
     for _ in range(iters):
-        t0 = time.perf_counter()
-        run(reps)
-        sync()
-        times.append((time.perf_counter() - t0) / reps)
-    return {"median_ms": statistics.median(times) * 1e3, "reps": reps,
-            "times_ms": [round(t * 1e3, 4) for t in times]}
+        a.append(_block(*mine, reps[0]))
+        b.append(_block(*theirs, reps[1]))
+    ratios = [tb[0] / ta[0] for ta, tb in zip(a, b, strict=True)]
+    return _stats(a, reps[0]), _stats(b, reps[1]), ratios
 
 
 class Pyrite:
@@ -193,24 +231,25 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
     row["ok"] = all(e < 1e-4 for e in row["rel_err"].values())
 
     def timed(make: Any, hold: list[Any]) -> dict[str, Any]:
-        def run(reps: int) -> None:
-            # Fusion's results are held (a dropped one need not be computed); a raw result is
-            # dropped at once, so the next op gets the same pooled buffer and waits for this
-            # one, as a layer waits for the one before it. Held raw outputs would let
-            # independent ops overlap on the GPU, which cuDNN's one stream never does.
-            hold.clear()
-            for _ in range(reps):
-                r = make()
-                if isinstance(r, pyrite.webgpu.fusion.FusedTensor):
-                    hold.append(r)
-            if hold:
-                fused.sync()
-        return _blocks(run, p.sync, args.min_ms, args.iters)
+        return _blocks(_looped(make, hold, fused), p.sync, args.min_ms, args.iters)
 
     hold: list[Any] = []
-    ops = {"forward": fwd, "input_grad": dgrad, "weight_grad": wgrad,
-           "forward_relu": fwd_relu, "forward_relu_unfused": fwd_relu_unfused,
+    main = {"forward": fwd, "input_grad": dgrad, "weight_grad": wgrad}
+    ops = {"forward_relu": fwd_relu, "forward_relu_unfused": fwd_relu_unfused,
            **_variants(p, layer, gx, gw, gb, gdy)}
+    for name, make in main.items():
+        if pt is None:
+            ops = {name: make, **ops}
+            continue
+        # the three ops against cuDNN in alternating blocks, `--pair-iters` pairs
+        mine = (_looped(make, hold, fused), p.sync)
+        theirs = (pt["ops"][name], torch.cuda.synchronize)
+        r, t, ratios = _paired(mine, theirs, args.min_ms, args.pair_iters)
+        for stats in (r, t):
+            stats["gflops"] = flop(layer) / (stats["median_ms"] * 1e-3) / 1e9
+        row[name], row["torch_" + name] = r, t
+        row[f"ratio_{name}"] = t["median_ms"] / r["median_ms"]
+        row[f"ratio_{name}_range"] = [min(ratios), max(ratios)]
     for name, make in ops.items():
         r = timed(make, hold)
         r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
@@ -222,15 +261,31 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         row["heuristic"] = _heuristic_picks(p, layer)
     hold.clear()
     if pt is not None:
-        for name, make in pt["ops"].items():
-            r = _blocks(make, torch.cuda.synchronize, args.min_ms, args.iters)
-            r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
-            row["torch_" + name] = r
-            for mine in (name, f"{name}_direct", f"{name}_gemm"):
+        r = _blocks(pt["ops"]["forward_relu"], torch.cuda.synchronize, args.min_ms, args.iters)
+        r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
+        row["torch_forward_relu"] = r
+        for name in ("forward", "input_grad", "weight_grad", "forward_relu"):
+            for mine in (f"{name}_direct", f"{name}_gemm", *(() if name in main else (name,))):
                 if mine in row:
                     row[f"ratio_{mine}"] = (row["torch_" + name]["median_ms"]
                                             / row[mine]["median_ms"])
     return row
+
+
+def _looped(make: Any, hold: list[Any], fused: Any) -> Any:
+    """`run(reps)`: `reps` calls of `make`. Fusion's results are held (a dropped one need not
+    be computed); a raw result is dropped at once, so the next op gets the same pooled buffer
+    and waits for this one, as a layer waits for the one before it. Held raw outputs would let
+    independent ops overlap on the GPU, which cuDNN's one stream never does."""
+    def run(reps: int) -> None:
+        hold.clear()
+        for _ in range(reps):
+            r = make()
+            if isinstance(r, pyrite.webgpu.fusion.FusedTensor):
+                hold.append(r)
+        if hold:
+            fused.sync()
+    return run
 
 
 def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
@@ -266,15 +321,20 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
 
 
 SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u16",
-               "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16",
-               "t64x64x16_4x4_u16_pp_cr", "t128x128x8_8x8_u4_pp_cr")  # the constant-row twins
+               "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16")
+# the weight gradient's K-split rules timed beside the default: (workgroups, shortest slice)
+SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512))
+DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
            gdy: Any) -> dict[str, dict[str, Any]]:
     """--sweep: each op on the direct kernel and on the GEMM with each tile of SWEEP_TILES,
     into preallocated outputs (ms per op in the JSON's `sweep`): the data the autotune-off
-    rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to."""
+    rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to. Also the input
+    gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
+    default), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's
+    on the 64x64 tile, the weight gradient's on the heuristic's two tiles."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
@@ -290,16 +350,60 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
         "forward": {"direct": lambda: wconv._direct(k, y, gx, gw, gb, *conv)},
         "input_grad": {"direct": lambda: wconv._direct_input_grad(k, dx, gdy, gw, *conv)},
         "weight_grad": {"direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv)}}
-    forms = (("forward", cg.FORWARD, "gemm", y, gx, gw, gb),
-             ("input_grad", cg.INPUT_GRAD, "gemm", dx, gdy, gw, None),
-             ("weight_grad", cg.WEIGHT_GRAD, "gemm", dw, gx, gdy, None))
-    for op, mode, tag, out, a, b, bias in forms:
+    forms = (("forward", cg.FORWARD, y, gx, gw, gb),
+             ("input_grad", cg.INPUT_GRAD, dx, gdy, gw, None),
+             ("weight_grad", cg.WEIGHT_GRAD, dw, gx, gdy, None))
+    for op, mode, out, a, b, bias in forms:
         for tile in SWEEP_TILES:
             cfg = CONFIGS[tile]
-            ops[op][f"{tag}/{tile}"] = (
+            ops[op][f"gemm/{tile}"] = (
                 lambda cfg=cfg, mode=mode, out=out, a=a, b=b, bias=bias:
                 cg.run(k, cfg, out, a, b, bias, xs, *conv, mode))
+    ops_1x1 = _as_matmul(k, layer, gx, gw, gdy, dw)
+    for op, make in ops_1x1.items():
+        ops[op]["matmul"] = make
+    for tile in (cg.WIDE, cg.NARROW):
+        cfg = CONFIGS[tile]
+        if cg.flipped_padding(layer["w"], *conv[:3]) is not None:
+            ops["input_grad"][f"gather/{tile}"] = (
+                lambda cfg=cfg: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv, cg.INPUT_GRAD,
+                                       gather=True))
+        for rule in SWEEP_SPLITS:
+            ops["weight_grad"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
+                lambda cfg=cfg, rule=rule: cg.run(k, cfg, dw, gx, gdy, None, xs, *conv,
+                                                  cg.WEIGHT_GRAD, split=rule))
+    for rule in DGRAD_SPLITS:
+        cfg = CONFIGS[cg.WIDE]
+        ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (
+            lambda cfg=cfg, rule=rule: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv,
+                                              cg.INPUT_GRAD, split=rule))
     return ops
+
+
+def _as_matmul(k: Any, layer: Layer, gx: Any, gw: Any, gdy: Any, dw: Any) -> dict[str, Any]:
+    """A 1x1 conv (stride 1, no padding, one group) as the plain batched matmul of
+    `webgpu/linalg.py` (vec4 loads where aligned, operands read through their strides): the
+    forward W @ x[n] (without the bias), the input gradient W^T @ dy[n], the weight gradient
+    dy[n] @ x[n]^T per image then the images' sum. Empty for other layers."""
+    from pyrite.webgpu import linalg, matmul_variants
+
+    n, ci, h, w = layer["x"]
+    co = layer["w"][0]
+    if layer["w"][2:] != (1, 1) or layer["stride"] != (1, 1) or layer["groups"] != 1 or \
+            layer["padding"] != ((0, 0), (0, 0)):
+        return {}
+    w2 = gw.reshaped((1, co, ci))
+    x3 = gx.reshaped((n, ci, h * w))
+    dy3 = gdy.reshaped((n, co, h * w))
+
+    def wgrad() -> None:
+        parts = linalg.matmul(k, dy3, x3.permuted((0, 2, 1)))  # (n, co, ci)
+        matmul_variants.add_partials(k, parts, dw, 1, n)
+
+    return {"forward": lambda: linalg.matmul(k, w2.expanded((n, co, ci)), x3),
+            "input_grad": lambda: linalg.matmul(
+                k, w2.permuted((0, 2, 1)).expanded((n, ci, co)), dy3),
+            "weight_grad": wgrad}
 
 
 def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
@@ -315,8 +419,9 @@ def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
     families = {"forward": ("conv2d_kernel", cg.FORWARD),
                 "input_grad": ("conv2d_input_grad_kernel", cg.INPUT_GRAD),
                 "weight_grad": ("conv2d_weight_grad_kernel", cg.WEIGHT_GRAD)}
+    plain = wconv._plain(ws, layer["stride"], layer["padding"], groups)
     return {op: wconv._heuristic(family, *cg.sizes(xs, ws, out_hw, groups, mode), groups, taps,
-                                 wb)
+                                 wb, False, plain)
             for op, (family, mode) in families.items()}
 
 
@@ -329,6 +434,14 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not timed:
         return out
     out["dispatched_at_half"] = sum(r[f"ratio_{op}"] >= 0.5 for r, op in timed)
+    ranged = [(r, op) for r, op in timed if f"ratio_{op}_range" in r]
+    if ranged:  # over the alternating pairs of blocks: at half in every pair, in some pair
+        out["dispatched_at_half_every_pair"] = sum(r[f"ratio_{op}_range"][0] >= 0.5
+                                                   for r, op in ranged)
+        out["dispatched_at_half_some_pair"] = sum(r[f"ratio_{op}_range"][1] >= 0.5
+                                                  for r, op in ranged)
+        out["median_spread"] = round(statistics.median(
+            r[op]["spread"] for r, op in ranged), 4)
     swept = [(r, op) for r, op in timed if "sweep" in r]
     if swept:
         out["heuristic_at_half"] = sum(
@@ -337,6 +450,11 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out["best_at_half"] = sum(
             r[f"torch_{op}"]["median_ms"] / min(r["sweep"][op].values()) >= 0.5
             for r, op in swept)
+        # the dispatcher's cost: as dispatched against its own pick launched by hand, us
+        gaps = sorted(1e3 * (r[op]["median_ms"] - r["sweep"][op][r["heuristic"][op]])
+                      for r, op in swept)
+        out["dispatch_gap_us"] = {"median": round(statistics.median(gaps), 2),
+                                  "min": round(gaps[0], 2), "max": round(gaps[-1], 2)}
     return out
 
 
@@ -393,6 +511,8 @@ def main() -> int:
                     help="batch 2 for both models, 2 blocks of >= 5 ms (lavapipe)")
     ap.add_argument("--min-ms", type=float, default=10.0)
     ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--pair-iters", type=int, default=9,
+                    help="alternating pyrite/cuDNN block pairs for the three ops (median)")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--sweep", action="store_true",
                     help="also time every op on the direct kernel and each GEMM form and tile")
@@ -400,6 +520,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.mnist_batch, args.squeeze_batch, args.min_ms, args.iters = 2, 1, 5.0, 2
+        args.pair_iters = 2
     torch = None if args.no_torch else cuda_torch()
     layers = mnist_layers(args.mnist_batch) + squeezenet_layers(args.squeeze_batch)
     if args.only:

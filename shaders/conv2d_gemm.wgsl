@@ -11,6 +11,11 @@
 //   A[ci, k] = w[co, ci, ky, kx], B[k, j] = dy[n, co, oy, ox] for the output pixel whose tap
 //   (ky, kx) reaches input pixel j = (n, iy, ix) (0 where none does: stride, padding),
 //   j runs over N*H*W; C goes to dx[n, ci, iy, ix].
+// input gradient at stride 1 (MODE 3): the forward (MODE 0) of dy with the flipped, transposed
+//   weight, A[ci, k] = w[co, ci, KH-1-ky, KW-1-kx] for k = (co, ky, kx), read from the weight as
+//   it is: `cm` describes that forward conv (H, W = dy's OH, OW; OH, OW = dx's H, W; padding
+//   reach - padding; C_in = C_out of the layer and so on), so B's loads divide by nothing per
+//   element where MODE 1 divides by the stride twice.
 // weight gradient (MODE 2): C[co, k] = sum over j = (n, oy, ox) of A[co, j] * B[j, k] where
 //   A[co, j] = dy[n, co, oy, ox], B[j, k] = x[n, ci, oy*sh - pt + ky*dh, ox*sw - pl + kx*dw],
 //   k = (ci, ky, kx), loaded along j (layout "nt"); C is dense (cog, cg*KH*KW) per group, or a
@@ -23,7 +28,7 @@
 //   4 cm: array<i32> = [H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, C_in, C_out, cg, cog,
 //                       has_bias]
 //   5 bias: array<f32> (C_out; any buffer when has_bias is 0; unused by the input gradient)
-// Placeholders: {{ mode }} (0, 1 or 2, as above), {{ epilogue }} (module-scope WGSL defining
+// Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ epilogue }} (module-scope WGSL defining
 //   `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i).
 
 @group(0) @binding(4) var<storage, read> cm: array<i32>;
@@ -31,6 +36,7 @@
 
 const MODE: u32 = {{ mode }}u;
 const DGRAD: bool = MODE == 1u;
+const FLIPPED: bool = MODE == 3u;
 
 {{ epilogue }}
 
@@ -39,17 +45,24 @@ fn grid_h() -> i32 { if (DGRAD) { return cm[0]; } return cm[2]; }
 fn grid_w() -> i32 { if (DGRAD) { return cm[1]; } return cm[3]; }
 
 // The weight as the forward's A (row co, col k = (ci, ky, kx)) or the input gradient's
-// (row ci, col k = (co, ky, kx)).
+// (row ci, col k = (co, ky, kx); the taps flipped in MODE 3, whose cm counts the layer's cg
+// as cog).
 fn a_at(base: u32, row: u32, col: u32) -> f32 {
     if (row >= p.m || col >= p.k) {
         return 0.0;
     }
-    if (!DGRAD) {
+    if (MODE == 0u) {
         return a[base + row * p.k + col];
     }
     let taps = u32(cm[4] * cm[5]);
     let co = col / taps;
-    return a[base + (co * u32(cm[14]) + row) * taps + (col - co * taps)];
+    var t = col - co * taps;
+    var cg = u32(cm[14]);
+    if (FLIPPED) {
+        t = taps - 1u - t;
+        cg = u32(cm[15]);
+    }
+    return a[base + (co * cg + row) * taps + t];
 }
 
 fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {

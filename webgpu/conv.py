@@ -14,12 +14,13 @@ composites of `pyrite.backend.module_ops`. The Autodiff rule for conv2d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_direct, conv_gemm, matmul_variants, software
+from . import conv_direct, conv_gemm, conv_plan, linalg, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
@@ -92,31 +93,52 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
-            run: Callable[[str], object],
+            run: Callable[[str], object], plain: bool = False,
             blocks: Callable[[], Sequence[Block]] = tuple) -> str:
-    """"direct" or "gemm/<tile>" for a conv of this shape bucket: timed by autotune, else the
-    heuristic (`prefers_gemm`, with `conv_gemm.choose_tile`'s tile, software adapters included).
-    "direct" runs the heuristic's block (`conv_direct.choose_block`); autotune also times the
-    direct kernel with each of `blocks()`, as "direct/<block>"."""
+    """"direct", "gemm/<tile>" or (a `plain` 1x1 layer's gradients) "matmul" for a conv of
+    this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
+    `conv_gemm.choose_tile`'s tile, software adapters included). "direct" runs the heuristic's
+    block (`conv_direct.choose_block`); autotune also times the direct kernel with each of
+    `blocks()`, as "direct/<block>"."""
     m, n, kdim = gemm
     limits = k.runtime.limits
+    soft = software.software(k.runtime.adapter)
     first = _heuristic(family, m, n, kdim, groups, taps,
-                       limits.max_compute_workgroup_storage_size,
-                       software.software(k.runtime.adapter))
+                       limits.max_compute_workgroup_storage_size, soft, plain)
     if k.autotune.mode == "off":
         return first
 
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
         direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
-        return [first] + [c for c in (*direct, *tiled) if c != first]
+        whole = [_MATMUL] if plain and family != "conv2d_kernel" and not soft else []
+        return [first] + [c for c in (*direct, *tiled, *whole) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
 
+_MATMUL = "matmul"
+# C_out * C_in of a 1x1 layer (stride 1, unpadded, one group) from which its gradients run as
+# the plain batched matmul (`linalg.py`: vec4 loads, no gather): on the H100 SqueezeNet's
+# conv10 (1000 x 512) took 204 us for the input gradient and 208 for the weight gradient that
+# way, 390 and 415-449 as conv GEMMs; the fire layers' 1x1s (at most 256 x 64 or 64 x 512)
+# ran 0.6-1.9x slower as matmuls (conv_layers_h100_s5_a.json).
+MATMUL_MIN_WEIGHTS = 1 << 18
+
+
+def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -> bool:
+    """A 1x1 conv that is a matmul per image: stride 1, no padding, one group."""
+    return w_shape[2] == w_shape[3] == 1 and stride == (1, 1) and groups == 1 and \
+        padding == ((0, 0), (0, 0))
+
+
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
-               workgroup_bytes: int, soft: bool = False) -> str:
+               workgroup_bytes: int, soft: bool = False, plain: bool = False) -> str:
+    if plain and not soft and (
+            (family == "conv2d_input_grad_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)
+            or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)):
+        return _MATMUL
     if soft and family == "conv2d_kernel" and kdim < GEMM_MIN_K:
         return _DIRECT  # a page's software adapter (software.py): a first layer's 27 terms
     if not prefers_gemm(family, m, n, kdim, taps):
@@ -127,33 +149,66 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                                          soft).name
 
 
+def _dense(k: Kernels, t: GpuTensor) -> GpuTensor:
+    """`t` as the kernels read their dense operands: row-major from the buffer's start (a
+    contiguous view at an offset, such as a slice of the batch, is copied too)."""
+    return t if t.is_contiguous and t.offset == 0 else k.copy(t)
+
+
+def _view(t: GpuTensor) -> tuple[object, ...]:
+    return t.shape, t.strides, t.offset, t.dtype
+
+
+def _epilogue_key(epilogue: Epilogue | None) -> tuple[object, ...]:
+    """What of fusion's epilogue a launch plan depends on: its kernel and its words."""
+    return () if epilogue is None else (epilogue.key(), tuple(epilogue.words))
+
+
+def _epilogue_buffers(epilogue: Epilogue | None) -> list[object]:
+    return [] if epilogue is None else [v.block.buffer for v in epilogue.views]  # type: ignore[attr-defined]  # views are GpuTensors
+
+
 def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
            padding: Pads, dilation: Pair, groups: int,
            epilogue: Epilogue | None = None) -> GpuTensor:
     """(N, C_in, H, W) * (C_out, C_in/groups, KH, KW) (+ bias) -> dense (N, C_out, OH, OW);
     `epilogue` (fusion's) computes what is stored from each output value. The direct kernel
     or the implicit GEMM (`conv_gemm.py`), whichever autotune timed faster for the shape
-    bucket (`_choose`)."""
-    x = k.contiguous(x)
+    bucket (`_choose`); repeated calls replay their launch plan (`conv_plan.py`)."""
+    x = _dense(k, x)
+    bias = _dense(k, bias) if bias is not None else None
+    key = ("conv2d", _view(x), _view(weight), None if bias is None else _view(bias), stride,
+           padding, dilation, groups, _epilogue_key(epilogue))
+    operands = [x.block.buffer, weight.block.buffer, *_epilogue_buffers(epilogue)]
+    if bias is not None:
+        operands.append(bias.block.buffer)
+    out = conv_plan.planned(k, key, operands, lambda kk: _conv2d(
+        kk, x, weight, bias, stride, padding, dilation, groups, epilogue))
+    assert out is not None
+    return out
+
+
+def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, stride: Pair,
+            padding: Pads, dilation: Pair, groups: int,
+            epilogue: Epilogue | None) -> GpuTensor:
     oh, ow = _out_hw(x.shape, weight.shape, stride, padding, dilation)
     out = k.empty((x.shape[0], weight.shape[0], oh, ow), DType.F32, "conv2d")
     if out.numel == 0:
         return out
-    bias = k.contiguous(bias) if bias is not None else None
 
     def launch(name: str, ep: Epilogue | None = None) -> None:
         if name.startswith(_DIRECT):
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, k.contiguous(weight), bias,
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, _dense(k, weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
     taps = weight.shape[2] * weight.shape[3]
     def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
         return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
-    launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch, blocks), epilogue)
+    launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch, blocks=blocks), epilogue)
     return out
 
 
@@ -202,41 +257,52 @@ def conv2d_input_grad_fused(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     """`conv2d_input_grad` with fusion's `epilogue` computing what is stored from each input
     gradient value (the mask of the activation before the conv, in a backward pass); None
     where the kernel chosen takes no epilogue (the strided direct gather)."""
-    grad = k.contiguous(grad)
-    out = k.empty(tuple(input_shape), DType.F32, "conv2d_input_grad")
-    if out.numel == 0:
-        return out
+    grad = _dense(k, grad)
+    key = ("conv2d_input_grad", _view(grad), _view(weight), tuple(input_shape), stride,
+           padding, dilation, groups, _epilogue_key(epilogue))
+    operands = [grad.block.buffer, weight.block.buffer, *_epilogue_buffers(epilogue)]
+    return conv_plan.planned(k, key, operands, lambda kk: _conv2d_input_grad(
+        kk, grad, weight, input_shape, stride, padding, dilation, groups, epilogue))
 
-    def launch(name: str, ep: Epilogue | None = None) -> None:
+
+def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
+                       input_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                       dilation: Pair, groups: int,
+                       epilogue: Epilogue | None) -> GpuTensor | None:
+    input_shape = tuple(input_shape)
+    if math.prod(input_shape) == 0:
+        return k.empty(input_shape, DType.F32, "conv2d_input_grad")
+    made: list[GpuTensor] = []
+
+    def launch(name: str, ep: Epilogue | None = None) -> GpuTensor:
+        if name == _MATMUL:  # a plain 1x1 layer: dx[n] = W^T @ dy[n]
+            n, c_in, h, w = input_shape
+            c_out = weight.shape[0]
+            wt = k.contiguous(weight).reshaped((1, c_out, c_in)).permuted((0, 2, 1))
+            return linalg.matmul(k, wt.expanded((n, c_in, c_out)),
+                                 grad.reshaped((n, c_out, h * w))).reshaped(input_shape)
+        if not made:
+            made.append(k.empty(input_shape, DType.F32, "conv2d_input_grad"))
+        out = made[0]
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
-            return
-        conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.contiguous(weight), None,
-                      tuple(input_shape), stride, padding, dilation, groups,
-                      conv_gemm.INPUT_GRAD, ep)
+        else:
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, _dense(k, weight), None,
+                          input_shape, stride, padding, dilation, groups, conv_gemm.INPUT_GRAD,
+                          ep)
+        return out
 
-    gemm = conv_gemm.sizes(tuple(input_shape), weight.shape, grad.shape[2:], groups,
+    gemm = conv_gemm.sizes(input_shape, weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
     taps = weight.shape[2] * weight.shape[3]
-    name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch)
+    name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch,
+                   _plain(weight.shape, stride, padding, groups))
+    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
+        name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.INPUT_GRAD).name
     if epilogue is not None and name == _DIRECT and \
-            _flipped_padding(weight.shape, stride, padding, dilation) is None:
+            conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is None:
         return None
-    launch(name, epilogue)
-    return out
-
-
-def _flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
-                     dilation: Pair) -> Pads | None:
-    """The padding of the forward conv that computes a stride-1 conv's input gradient (the
-    gradient convolved with the flipped, transposed kernel); None where that does not apply
-    (a stride, or padding past the kernel's reach)."""
-    reach = (dilation[0] * (w_shape[2] - 1), dilation[1] * (w_shape[3] - 1))
-    if stride != (1, 1) or any(p > r for pads, r in zip(padding, reach, strict=True)
-                               for p in pads):
-        return None
-    return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
-            (reach[1] - padding[1][0], reach[1] - padding[1][1]))
+    return launch(name, epilogue)
 
 
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
@@ -244,15 +310,15 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
                        epilogue: Epilogue | None = None, block: Block | None = None) -> None:
     """The direct input gradient into `out`; `epilogue` and `block` (the forward kernel's,
     None: its heuristic's) only on the stride-1 path."""
-    pads = _flipped_padding(weight.shape, stride, padding, dilation)
+    pads = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation)
     if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
         # transposed kernel: the forward kernel does it faster than the gather below
-        _direct(k, out, grad, _transposed(k, weight, groups), None, (1, 1), pads, dilation,
-                groups, epilogue, block)
+        _direct(k, out, grad, conv_gemm.flipped_weight(k, weight, groups), None, (1, 1), pads,
+                dilation, groups, epilogue, block)
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
-    weight = k.contiguous(weight)
+    weight = _dense(k, weight)
     meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
                                   dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
@@ -260,41 +326,47 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
              k.grid(-(-out.numel // WORKGROUP)))
 
 
-def _transposed(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
-    """(C_out, cg, KH, KW) -> (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
-    that convolves conv2d's output gradient back onto its input. With one group a view of the
-    weight (conv2d reads it through its strides); with several a dense copy (the group and
-    channel dims of the view do not merge into one)."""
-    c_out, cg, kh, kw = weight.shape
-    if groups == 1:
-        return weight.permuted((1, 0, 2, 3)).flipped((2, 3))
-    per_group = weight.reshaped((groups, c_out // groups, cg, kh, kw)) if \
-        weight.is_contiguous else k.copy(weight).reshaped((groups, c_out // groups, cg, kh, kw))
-    view = per_group.permuted((0, 2, 1, 3, 4)).flipped((3, 4))
-    return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
-
-
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
                        weight_shape: tuple[int, ...], stride: Pair, padding: Pads,
                        dilation: Pair, groups: int) -> GpuTensor:
     """d conv2d / d weight: dense (C_out, C_in/groups, KH, KW); the direct kernel or the
     implicit GEMM (K split over the batch's pixels), chosen as `conv2d` chooses."""
-    x, grad = k.contiguous(x), k.contiguous(grad)
-    out = k.empty(tuple(weight_shape), DType.F32, "conv2d_weight_grad")
+    x, grad = _dense(k, x), _dense(k, grad)
+    key = ("conv2d_weight_grad", _view(x), _view(grad), tuple(weight_shape), stride, padding,
+           dilation, groups)
+    out = conv_plan.planned(k, key, [x.block.buffer, grad.block.buffer],
+                            lambda kk: _conv2d_weight_grad(kk, x, grad, weight_shape, stride,
+                                                           padding, dilation, groups))
+    assert out is not None
+    return out
+
+
+def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
+                        weight_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                        dilation: Pair, groups: int) -> GpuTensor:
+    weight_shape = tuple(weight_shape)
+    out = k.empty(weight_shape, DType.F32, "conv2d_weight_grad")
     if out.numel == 0:
         return out
 
     def launch(name: str) -> None:
-        if name == _DIRECT:
+        if name == _MATMUL:  # a plain 1x1 layer: dw = sum over n of dy[n] @ x[n]^T
+            n, c_in, h, w = x.shape
+            c_out = weight_shape[0]
+            parts = linalg.matmul(k, grad.reshaped((n, c_out, h * w)),
+                                  x.reshaped((n, c_in, h * w)).permuted((0, 2, 1)))
+            matmul_variants.add_partials(k, parts, out, 1, n)
+        elif name == _DIRECT:
             _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups)
         else:
             conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, grad, None, x.shape, stride,
                           padding, dilation, groups, conv_gemm.WEIGHT_GRAD)
 
-    gemm = conv_gemm.sizes(x.shape, tuple(weight_shape), grad.shape[2:], groups,
+    gemm = conv_gemm.sizes(x.shape, weight_shape, grad.shape[2:], groups,
                            conv_gemm.WEIGHT_GRAD)
     taps = weight_shape[2] * weight_shape[3]
-    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, taps, launch))
+    launch(_choose(k, "conv2d_weight_grad_kernel", gemm, groups, taps, launch,
+                   _plain(weight_shape, stride, padding, groups)))
     return out
 
 

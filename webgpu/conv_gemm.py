@@ -40,8 +40,27 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
-MAX_SPLITS = 64  # slices of the weight gradient's K at most (any number adds in one kernel)
+_FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
+MAX_SPLITS = 64  # slices of K at most unless a rule says otherwise (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
+# K-split rules, (workgroups to reach, shortest slice[, most slices]), of native adapters
+# (a page's software adapter keeps `splits`' default, as software.py wants), fitted on the H100
+# to SqueezeNet's and MNIST's layers (conv_layers_h100_s5_a/_b/_c.json, the 64x64 tile):
+# - weight gradient, several taps: (1024, 128), the best sum over the layers (the 3x3 layers
+#   moved less than the noise between rules);
+# - weight gradient, 1x1: (2048, 64): fire6-fire9's ran 70-107 us against 143-168 with
+#   (256, 512);
+# - weight gradient of at most SMALL_WEIGHTS weights: up to 256 slices (4096, 64, 256):
+#   SqueezeNet's conv1 (64 x 27 weights over 204,304 pixels) took 385 us against 953 with 64
+#   slices, fire2's 1x1s 142-146 against 208-241. With more weights the sum kernel, which
+#   reads an output's slices in turn, made 196 slices slower than 64 (fire4's 1x1s: 154 us
+#   against 109);
+# - input gradient of a kernel of several taps on the 64x64 tile (48 or more channels):
+#   (1024, 128): fire6/7/9's 3x3 ran 165-173 us against 201-211.
+WEIGHT_GRAD_SPLIT = ((1024, 128), (2048, 64))
+SMALL_WEIGHTS = 2048
+SMALL_WEIGHTS_SPLIT = (4096, 64, 256)
+INPUT_GRAD_SPLIT = (1024, 128)
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -58,20 +77,73 @@ def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, grou
     return cog, n * out_hw[0] * out_hw[1], cg * kh * kw
 
 
-def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int) -> tuple[int, int]:
+def splits(cfg: TileConfig, m: int, n: int, kdim: int, groups: int,
+           rule: tuple[int, ...] | None = None) -> tuple[int, int]:
     """(slices of K, their length) so that a long reduction over few output tiles (a weight
     gradient, an input gradient of few channels and pixels) still fills the GPU; (1, K) when it
-    already does (`matmul_config.split_k`)."""
-    return matmul_config.split_k(cfg, m, n, kdim, groups, most=MAX_SPLITS, min_split=MIN_SPLIT)
+    already does (`matmul_config.split_k`). `rule`: (workgroups to reach, shortest slice[,
+    most slices]), by default (matmul_config.MIN_WORKGROUPS, MIN_SPLIT, MAX_SPLITS)."""
+    target, shortest, *most = rule or (matmul_config.MIN_WORKGROUPS, MIN_SPLIT)
+    return matmul_config.split_k(cfg, m, n, kdim, groups, target=target,
+                                 most=most[0] if most else MAX_SPLITS, min_split=shortest)
+
+
+def flipped_padding(w_shape: tuple[int, ...], stride: Pair, padding: Pads,
+                    dilation: Pair) -> Pads | None:
+    """The padding of the forward conv that computes a stride-1 conv's input gradient (the
+    gradient convolved with the flipped, transposed kernel); None where that does not apply
+    (a stride, or padding past the kernel's reach)."""
+    reach = (dilation[0] * (w_shape[2] - 1), dilation[1] * (w_shape[3] - 1))
+    if stride != (1, 1) or any(p > r for pads, r in zip(padding, reach, strict=True)
+                               for p in pads):
+        return None
+    return ((reach[0] - padding[0][0], reach[0] - padding[0][1]),
+            (reach[1] - padding[1][0], reach[1] - padding[1][1]))
+
+
+def flipped_weight(k: Kernels, weight: GpuTensor, groups: int) -> GpuTensor:
+    """(C_out, cg, KH, KW) -> (C_in, C_out/groups, KH, KW), each tap flipped: the kernel
+    that convolves conv2d's output gradient back onto its input. With one group a view of the
+    weight (readers that take strides read it in place); with several a dense copy (the group
+    and channel dims of the view do not merge into one)."""
+    c_out, cg, kh, kw = weight.shape
+    if groups == 1:
+        return weight.permuted((1, 0, 2, 3)).flipped((2, 3))
+    per_group = weight.reshaped((groups, c_out // groups, cg, kh, kw)) if \
+        weight.is_contiguous else k.copy(weight).reshaped((groups, c_out // groups, cg, kh, kw))
+    view = per_group.permuted((0, 2, 1, 3, 4)).flipped((3, 4))
+    return k.copy(view).reshaped((groups * cg, c_out // groups, kh, kw))
+
+
+def split_rule(mode: int, m: int, n: int, taps: int, tile: str,
+               soft: bool = False) -> tuple[int, ...] | None:
+    """The K-split rule (`splits`' `rule`) of a gradient GEMM of M x N outputs per group on
+    `tile`; None: the default (a page's software adapter always)."""
+    if soft:
+        return None
+    if mode == WEIGHT_GRAD:
+        return SMALL_WEIGHTS_SPLIT if m * n <= SMALL_WEIGHTS else WEIGHT_GRAD_SPLIT[taps == 1]
+    if mode == INPUT_GRAD and taps > 1 and tile == WIDE:
+        return INPUT_GRAD_SPLIT
+    return None
 
 
 def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
         dilation: Pair, groups: int, mode: int,
-        epilogue: DenseEpilogue | None = None) -> None:
+        epilogue: DenseEpilogue | None = None, gather: bool = False,
+        split: tuple[int, ...] | None = None) -> None:
     """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
     gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
-    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands."""
+    gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
+
+    At stride 1 the input gradient runs as the forward conv of the output gradient with the
+    flipped weight (MODE 3, no division by the stride per element; not on a page's software
+    adapter, whose kernels stay those software.py chose): on the H100 it ran SqueezeNet's
+    3x3 input gradients 1.01-1.36x faster than the gather on the 64x64 tile
+    (conv_layers_h100_s5_b.json). `gather` keeps the gather (MODE 1), which the benchmark
+    times beside it.
+    `split` replaces `splits`' rule for this launch (the benchmark's sweep)."""
     if mode == WEIGHT_GRAD:
         w_shape, dy = out.shape, weight
         out_hw = (dy.shape[2], dy.shape[3])
@@ -79,6 +151,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         w_shape = weight.shape
         out_hw = (out.shape[2], out.shape[3]) if mode == FORWARD else (x.shape[2], x.shape[3])
     m, n, kdim = sizes(x_shape, w_shape, out_hw, groups, mode)
+    soft = software.software(k.runtime.adapter)  # a page's software adapter: its own choices
     _, c_in, h, w = x_shape
     c_out, cg, kh, kw = w_shape
     cog = c_out // groups
@@ -90,17 +163,26 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
             # few input channels over few pixels (a late 3x3 layer: 49 tiles of 64x64 on
             # SqueezeNet's 14x14 layers) leave the GPU idle: K in slices, each slice's dx
             # written whole at s * numel (the batch stride), then added
-            count, length = splits(cfg, m, n, kdim, groups)
+            count, length = splits(cfg, m, n, kdim, groups,
+                                   split or split_rule(mode, m, n, kh * kw, cfg.name, soft))
             strides = (strides[0], strides[1], out.numel)
     elif mode == WEIGHT_GRAD:  # per group: cog dy channels, cg x channels, cog dw rows
-        count, length = splits(cfg, m, n, kdim, groups)
+        count, length = splits(cfg, m, n, kdim, groups,
+                               split or split_rule(mode, m, n, kh * kw, cfg.name, soft))
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)
     params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
                                                    k_split=length), uniform=True)
-    geometry = k.meta(_geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
-                                bias is not None))
+    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
+                      bias is not None)
+    flipped = flipped_padding(w_shape, stride, padding, dilation) \
+        if mode == INPUT_GRAD and not gather and not soft else None
+    if flipped is not None:  # the forward conv dy (N, C_out, OH, OW) -> dx (N, C_in, H, W)
+        words = _geometry(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
+                          groups, False)
+        mode = _FLIPPED
+    geometry = k.meta(words)
     target = out if count == 1 else k.empty((groups, count, m * n), DType.F32, "conv2d_gemm")
     a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
     bindings = [a.block.buffer, b.block.buffer, target.block.buffer, params, geometry,
@@ -172,4 +254,5 @@ def default_tile(k: Kernels, gemm: tuple[int, int, int], groups: int, mode: int)
 
 
 __all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "WEIGHT_GRAD",
-           "WIDE", "choose_tile", "default_tile", "run", "sizes", "splits", "tiles"]
+           "WIDE", "choose_tile", "default_tile", "flipped_padding", "flipped_weight", "run",
+           "sizes", "split_rule", "splits", "tiles"]

@@ -58,6 +58,38 @@ def test_conv2d_reads_views_and_goes_without_bias(gpu, ref, down) -> None:
                                rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("ws, stride", [((4, 2, 3, 3), (1, 1)), ((4, 2, 3, 3), (2, 2)),
+                                        ((40, 2, 1, 1), (1, 1))])
+def test_every_operand_may_start_past_its_buffers_start(gpu, ref, down, ws, stride) -> None:
+    # batch (and channel) slices are contiguous views at an offset: each op, on the direct
+    # kernels and the GEMM alike, reads them from there (a bug fixed in session 5: x's offset
+    # was dropped, so a conv of x[1:] read x[0])
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, 2, 6, 6)).astype(np.float32)
+    w = rng.normal(size=(2 * ws[0], *ws[1:])).astype(np.float32)
+    b = rng.normal(size=(2 * ws[0],)).astype(np.float32)
+    args = (stride, ((1, 1), (1, 1)), (1, 1), 1)
+
+    def tail(a: np.ndarray, start: int):  # type: ignore[no-untyped-def]
+        """a[start:] as a webgpu view at an offset into a's buffer."""
+        return gpu.slice(_up(gpu, a), [(start, a.shape[0], 1)] + [(0, n, 1) for n in a.shape[1:]])
+
+    gx, gw, gb = tail(x, 1), tail(w, ws[0]), tail(b, ws[0])
+    xs, wv, bv = x[1:], w[ws[0]:], b[ws[0]:]
+    want = ModuleOps.conv2d(ref, xs, wv, bv, *args)
+    for _ in range(3):  # the ordinary path, the recording one, a replayed plan
+        np.testing.assert_allclose(down(gpu.conv2d(gx, gw, gb, *args)), want, rtol=1e-4,
+                                   atol=1e-4)
+    g = rng.normal(size=(3, *want.shape[1:])).astype(np.float32)
+    gg = tail(g, 1)
+    np.testing.assert_allclose(down(gpu.conv2d_input_grad(gg, gw, xs.shape, *args)),
+                               ref.conv2d_input_grad(g[1:], wv, xs.shape, *args), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(down(gpu.conv2d_weight_grad(gx, gg, wv.shape, *args)),
+                               ModuleOps.conv2d_weight_grad(ref, xs, g[1:], wv.shape, *args),
+                               rtol=1e-4, atol=1e-3)
+
+
 def test_gradients_through_autodiff_match_autodiff_numpy(gpu) -> None:
     rng = np.random.default_rng(2)
     x, w, b = (rng.normal(size=s).astype(np.float32) for s in ((2, 4, 7, 7), (6, 2, 3, 3), (6,)))

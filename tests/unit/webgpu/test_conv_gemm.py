@@ -13,7 +13,7 @@ import pytest
 import pyrite
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
-from pyrite.webgpu import conv, conv_gemm
+from pyrite.webgpu import conv, conv_gemm, conv_plan
 from pyrite.webgpu.matmul_config import CONFIGS
 
 CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
@@ -29,10 +29,19 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
 
 
+@pytest.fixture(autouse=True)
+def _fresh_plans():  # type: ignore[no-untyped-def]
+    """Launch plans (conv_plan.py) recorded under one test's forced rule stay out of the next."""
+    conv_plan.clear()
+    yield
+    conv_plan.clear()
+
+
 def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
     """Make the heuristic answer `gemm` for every conv (a fresh cache, restored afterwards)."""
     monkeypatch.setattr(conv, "prefers_gemm", lambda *args: gemm)
     monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
+    conv_plan.clear()
 
 
 def _variants(gpu, xs, ws, out_hw, groups, mode):  # type: ignore[no-untyped-def]
@@ -235,3 +244,71 @@ def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch, gemm)
     want, got = grads["autodiff<numpy>"], grads["autodiff<fusion<webgpu>>"]
     np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("xs, ws, pads, dil, groups", [
+    ((2, 6, 9, 8), (8, 3, 3, 2), ((1, 2), (0, 1)), (2, 1), 2),  # groups, dilation, asymmetric
+    ((2, 5, 7, 7), (6, 5, 5, 5), ((2, 2), (2, 2)), (1, 1), 1),  # 25 taps
+    ((1, 4, 6, 6), (4, 4, 1, 1), ((1, 1), (1, 1)), (1, 1), 1),  # padding past reach: gather
+])
+def test_stride_one_input_gradient_as_a_flipped_forward(gpu, ref, down, xs, ws, pads, dil,
+                                                        groups) -> None:
+    # MODE 3 (the forward of dy with the flipped weight) and MODE 1 (the gather) agree with
+    # numpy on every candidate tile
+    rng = np.random.default_rng(13)
+    args = ((1, 1), pads, dil, groups)
+    x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
+    g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
+    want = ref.conv2d_input_grad(g, w, xs, *args)
+    assert (conv_gemm.flipped_padding(ws, (1, 1), pads, dil) is None) == (ws[2] == 1)
+    gg, gw = _up(gpu, g), _up(gpu, w)
+    for name in _variants(gpu, xs, ws, g.shape[2:], groups, conv_gemm.INPUT_GRAD):
+        for form in ({}, {"gather": True}):
+            out = gpu.kernels.empty(xs, gg.dtype, "test")
+            conv_gemm.run(gpu.kernels, CONFIGS[name], out, gg, gw, None, xs, *args,
+                          conv_gemm.INPUT_GRAD, **form)
+            np.testing.assert_allclose(down(out), want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{name} {form}")
+
+
+def test_wide_1x1_gradients_run_as_plain_matmuls(gpu, ref, down, monkeypatch) -> None:
+    # 1024 x 256 weights (conv.MATMUL_MIN_WEIGHTS): dx = W^T @ dy and dw = sum dy @ x^T per
+    # image through linalg's batched matmul; padded, the same layer keeps the conv GEMM
+    monkeypatch.setattr(gpu.kernels.autotune, "mode", "off")
+    k = gpu.kernels
+    for pads, want_name in ((((0, 0), (0, 0)), "matmul"), (((1, 1), (0, 0)), "gemm/")):
+        xs, ws = (2, 256, 3, 4), (1024, 256, 1, 1)
+        args = ((1, 1), pads, (1, 1), 1)
+        rng = np.random.default_rng(17)
+        x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
+        g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
+        plain = conv._plain(ws, (1, 1), pads, 1)
+        for family, mode in (("conv2d_input_grad_kernel", conv_gemm.INPUT_GRAD),
+                             ("conv2d_weight_grad_kernel", conv_gemm.WEIGHT_GRAD)):
+            gemm = conv_gemm.sizes(xs, ws, g.shape[2:], 1, mode)
+            assert conv._choose(k, family, gemm, 1, 1, print, plain).startswith(want_name)
+        gx, gw, gg = _up(gpu, x), _up(gpu, w), _up(gpu, g)
+        np.testing.assert_allclose(down(gpu.conv2d_input_grad(gg, gw, xs, *args)),
+                                   ref.conv2d_input_grad(g, w, xs, *args), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(down(gpu.conv2d_weight_grad(gx, gg, ws, *args)),
+                                   ModuleOps.conv2d_weight_grad(ref, x, g, ws, *args),
+                                   rtol=1e-4, atol=1e-3)
+
+
+def test_split_rules_follow_the_measured_layers() -> None:
+    # (M, N) per group and taps -> the K split measured best on the H100 (conv_gemm.py)
+    wide, narrow = conv_gemm.WIDE, conv_gemm.NARROW
+    wg, dg = conv_gemm.WEIGHT_GRAD, conv_gemm.INPUT_GRAD
+    assert conv_gemm.split_rule(wg, 64, 27, 9, wide) == conv_gemm.SMALL_WEIGHTS_SPLIT  # conv1
+    assert conv_gemm.split_rule(wg, 192, 48, 1, wide) == conv_gemm.WEIGHT_GRAD_SPLIT[1]
+    assert conv_gemm.split_rule(wg, 256, 576, 9, wide) == conv_gemm.WEIGHT_GRAD_SPLIT[0]
+    assert conv_gemm.split_rule(dg, 64, 3136, 9, wide) == conv_gemm.INPUT_GRAD_SPLIT
+    assert conv_gemm.split_rule(dg, 32, 12544, 9, narrow) is None
+    assert conv_gemm.split_rule(dg, 64, 3136, 1, wide) is None
+    # a page's software adapter keeps the default everywhere
+    assert conv_gemm.split_rule(wg, 64, 27, 9, wide, soft=True) is None
+    cfg = CONFIGS[wide]
+    # SqueezeNet's conv1: K = 16 x 113 x 113 in 246 slices (64 before), each a multiple of
+    # 64 terms long
+    assert conv_gemm.splits(cfg, 64, 27, 204304, 1, conv_gemm.SMALL_WEIGHTS_SPLIT) == (246, 832)
+    assert conv_gemm.splits(cfg, 64, 27, 204304, 1)[0] == conv_gemm.MAX_SPLITS
