@@ -149,12 +149,6 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                                          soft).name
 
 
-def _dense(k: Kernels, t: GpuTensor) -> GpuTensor:
-    """`t` as the kernels read their dense operands: row-major from the buffer's start (a
-    contiguous view at an offset, such as a slice of the batch, is copied too)."""
-    return t if t.is_contiguous and t.offset == 0 else k.copy(t)
-
-
 def _view(t: GpuTensor) -> tuple[object, ...]:
     return t.shape, t.strides, t.offset, t.dtype
 
@@ -175,8 +169,8 @@ def conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None, 
     `epilogue` (fusion's) computes what is stored from each output value. The direct kernel
     or the implicit GEMM (`conv_gemm.py`), whichever autotune timed faster for the shape
     bucket (`_choose`); repeated calls replay their launch plan (`conv_plan.py`)."""
-    x = _dense(k, x)
-    bias = _dense(k, bias) if bias is not None else None
+    x = k.dense(x)
+    bias = k.dense(bias) if bias is not None else None
     key = ("conv2d", _view(x), _view(weight), None if bias is None else _view(bias), stride,
            padding, dilation, groups, _epilogue_key(epilogue))
     operands = [x.block.buffer, weight.block.buffer, *_epilogue_buffers(epilogue)]
@@ -201,7 +195,7 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, _dense(k, weight), bias,
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, k.dense(weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
@@ -257,7 +251,7 @@ def conv2d_input_grad_fused(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     """`conv2d_input_grad` with fusion's `epilogue` computing what is stored from each input
     gradient value (the mask of the activation before the conv, in a backward pass); None
     where the kernel chosen takes no epilogue (the strided direct gather)."""
-    grad = _dense(k, grad)
+    grad = k.dense(grad)
     key = ("conv2d_input_grad", _view(grad), _view(weight), tuple(input_shape), stride,
            padding, dilation, groups, _epilogue_key(epilogue))
     operands = [grad.block.buffer, weight.block.buffer, *_epilogue_buffers(epilogue)]
@@ -287,7 +281,7 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
         else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, _dense(k, weight), None,
+            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.dense(weight), None,
                           input_shape, stride, padding, dilation, groups, conv_gemm.INPUT_GRAD,
                           ep)
         return out
@@ -318,7 +312,7 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
                 dilation, groups, epilogue, block)
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
-    weight = _dense(k, weight)
+    weight = k.dense(weight)
     meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
                                   dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
@@ -331,7 +325,7 @@ def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
                        dilation: Pair, groups: int) -> GpuTensor:
     """d conv2d / d weight: dense (C_out, C_in/groups, KH, KW); the direct kernel or the
     implicit GEMM (K split over the batch's pixels), chosen as `conv2d` chooses."""
-    x, grad = _dense(k, x), _dense(k, grad)
+    x, grad = k.dense(x), k.dense(grad)
     key = ("conv2d_weight_grad", _view(x), _view(grad), tuple(weight_shape), stride, padding,
            dilation, groups)
     out = conv_plan.planned(k, key, [x.block.buffer, grad.block.buffer],

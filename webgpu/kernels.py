@@ -168,6 +168,11 @@ class Kernels:
     def contiguous(self, x: GpuTensor) -> GpuTensor:
         return x if x.is_contiguous else self.copy(x)
 
+    def dense(self, x: GpuTensor) -> GpuTensor:
+        """`x` as kernels that take no offset read it: row-major from its buffer's start (a
+        contiguous view partway into a buffer, such as `x[1:]`, is copied too)."""
+        return x if x.is_contiguous and x.offset == 0 else self.copy(x)
+
     def unary(self, op: Op, x: GpuTensor) -> GpuTensor:
         expr, prelude = _expression(op, x.dtype, ("{x}",))
         out_dtype = DType.BOOL if op.out_kind is Kind.BOOL else x.dtype

@@ -41,7 +41,7 @@ def _out_size(x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
 def max_pool2d_with_indices(k: Kernels, x: GpuTensor, kernel: Pair, stride: Pair,
                             padding: Pads, dilation: Pair) -> tuple[GpuTensor, GpuTensor]:
     """Max over each window, and its flat index into H*W (i32)."""
-    x = k.contiguous(x)
+    x = k.dense(x)
     n, c, h, w = x.shape
     oh, ow = _out_size(x, kernel, stride, padding, dilation)
     out = k.empty((n, c, oh, ow), DType.F32, "max_pool2d")
@@ -56,7 +56,7 @@ def max_pool2d_grad(k: Kernels, grad: GpuTensor, index: GpuTensor,
                     input_shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pads,
                     dilation: Pair) -> GpuTensor:
     """d max_pool2d / d x: each output's gradient back to the input pixel its index names."""
-    grad, index = k.contiguous(grad), k.contiguous(index)
+    grad, index = k.dense(grad), k.dense(index)
     _, _, h, w = input_shape
     oh, ow = grad.shape[2:]
     out = k.empty(tuple(input_shape), DType.F32, "max_pool2d_grad")
@@ -69,7 +69,7 @@ def max_pool2d_grad(k: Kernels, grad: GpuTensor, index: GpuTensor,
 def avg_pool2d(k: Kernels, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pads,
                count_include_pad: bool) -> GpuTensor:
     """Mean over each window (padded zeros count when `count_include_pad`)."""
-    x = k.contiguous(x)
+    x = k.dense(x)
     n, c, h, w = x.shape
     oh, ow = _out_size(x, kernel, stride, padding, (1, 1))
     out = k.empty((n, c, oh, ow), DType.F32, "avg_pool2d")
@@ -82,7 +82,7 @@ def avg_pool2d(k: Kernels, x: GpuTensor, kernel: Pair, stride: Pair, padding: Pa
 def avg_pool2d_grad(k: Kernels, grad: GpuTensor, input_shape: tuple[int, ...], kernel: Pair,
                     stride: Pair, padding: Pads, count_include_pad: bool) -> GpuTensor:
     """d avg_pool2d / d x: each output's gradient shared by its window's pixels."""
-    grad = k.contiguous(grad)
+    grad = k.dense(grad)
     _, _, h, w = input_shape
     oh, ow = grad.shape[2:]
     out = k.empty(tuple(input_shape), DType.F32, "avg_pool2d_grad")
@@ -95,7 +95,7 @@ def avg_pool2d_grad(k: Kernels, grad: GpuTensor, input_shape: tuple[int, ...], k
 
 def adaptive_avg_pool2d(k: Kernels, x: GpuTensor, output_size: Pair) -> GpuTensor:
     """Mean over PyTorch's adaptive windows."""
-    x = k.contiguous(x)
+    x = k.dense(x)
     n, c, h, w = x.shape
     out = k.empty((n, c, *output_size), DType.F32, "adaptive_avg_pool2d")
     if out.numel:
@@ -107,7 +107,7 @@ def adaptive_avg_pool2d(k: Kernels, x: GpuTensor, output_size: Pair) -> GpuTenso
 def adaptive_avg_pool2d_grad(k: Kernels, grad: GpuTensor,
                              input_shape: tuple[int, ...]) -> GpuTensor:
     """d adaptive_avg_pool2d / d x."""
-    grad = k.contiguous(grad)
+    grad = k.dense(grad)
     _, _, h, w = input_shape
     out = k.empty(tuple(input_shape), DType.F32, "adaptive_avg_pool2d_grad")
     if out.numel:

@@ -152,7 +152,7 @@ class WebGpuIntKernels:
         k, n = w.shape
         packed, scale, offset, block = w.cached("webgpu_weight_only",
                                                 lambda: self._weight_only_operand(w, bits))
-        xg = self.k.contiguous(self._gpu(x))
+        xg = self.k.dense(self._gpu(x))
         m = x.shape[0]
         out = self.k.empty((m, n), DType.F32, "matmul_weight_only")
         key = KernelKey("matmul_weight_only", str(bits), (DType.F32,), 0, ())
@@ -160,8 +160,6 @@ class WebGpuIntKernels:
             "matmul_weight_only.wgsl", bits=bits))
         if m * n:
             meta = self.k.meta([m, n, k, packed.shape[1], block])
-            if xg.offset:
-                xg = self.k.copy(xg)
             self.k.launch(pipeline, [meta, xg.block.buffer, packed.block.buffer,
                                      scale.block.buffer, offset.block.buffer, out.block.buffer],
                           (-(-n // 128), -(-m // 128), 1))
@@ -186,12 +184,8 @@ class WebGpuIntKernels:
         scale = scale.reshape((-1, scale.shape[-1])).expand((rows, n))
         offset = (offset.reshape((-1, offset.shape[-1])).expand((rows, n)) if offset is not None
                   else scale.int().zeros_like())
-        scale_g = self.k.contiguous(self._gpu(scale))
-        offset_g = self.k.contiguous(self._gpu(offset.int()))
-        if scale_g.offset:
-            scale_g = self.k.copy(scale_g)
-        if offset_g.offset:
-            offset_g = self.k.copy(offset_g)
+        scale_g = self.k.dense(self._gpu(scale))
+        offset_g = self.k.dense(self._gpu(offset.int()))
         packed = self._pack(self._gpu(w.values), True, bits)
         return packed, scale_g, offset_g, block
 

@@ -98,3 +98,39 @@ def test_pooling_gradients_through_autodiff_match_autodiff_numpy(gpu) -> None:
         found.append([a.numpy(), b.numpy(), c.numpy(), t.grad(loss.backward()).numpy()])
     for got, want in zip(*found, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_every_pooling_kernel_reads_a_view_from_where_it_starts(gpu, ref, down) -> None:
+    # x[1:] is a contiguous view partway into its buffer: each kernel must read it from its
+    # offset (before session 5 they read the buffer's start, so max_pool2d(x[1:]) pooled x[0])
+    x = np.random.default_rng(6).normal(size=(3, 2, 6, 5)).astype(np.float32)
+
+    def tail(a: np.ndarray):  # type: ignore[no-untyped-def]
+        return gpu.slice(_up(gpu, a), [(1, a.shape[0], 1)] + [(0, n, 1) for n in a.shape[1:]])
+
+    xs = x[1:]
+    window = ((3, 3), (2, 2), ((1, 1), (1, 0)), (1, 1))
+    out, index = ModuleOps.max_pool2d_with_indices(ref, xs, *window)
+    got_out, got_index = gpu.max_pool2d_with_indices(tail(x), *window)
+    np.testing.assert_array_equal(down(got_out), out)
+    np.testing.assert_array_equal(down(got_index), index)
+    g = np.random.default_rng(7).normal(size=(3, *out.shape[1:])).astype(np.float32)
+    i = np.concatenate([index[:1], index]).astype(np.int32)
+    np.testing.assert_allclose(
+        down(gpu.max_pool2d_with_indices_grad(tail(g), tail(i), xs.shape, *window)),
+        ModuleOps.max_pool2d_with_indices_grad(ref, g[1:], index, xs.shape, *window),
+        rtol=1e-5, atol=1e-6)
+    avg = ((2, 2), (1, 2), ((1, 0), (0, 1)), True)
+    want = ModuleOps.avg_pool2d(ref, xs, *avg)
+    np.testing.assert_allclose(down(gpu.avg_pool2d(tail(x), *avg)), want, rtol=1e-5, atol=1e-6)
+    ga = np.random.default_rng(8).normal(size=(3, *want.shape[1:])).astype(np.float32)
+    np.testing.assert_allclose(down(gpu.avg_pool2d_grad(tail(ga), xs.shape, *avg)),
+                               ModuleOps.avg_pool2d_grad(ref, ga[1:], xs.shape, *avg),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(down(gpu.adaptive_avg_pool2d(tail(x), (2, 3))),
+                               ModuleOps.adaptive_avg_pool2d(ref, xs, (2, 3)), rtol=1e-5,
+                               atol=1e-6)
+    gd = np.random.default_rng(9).normal(size=(3, 2, 2, 3)).astype(np.float32)
+    np.testing.assert_allclose(down(gpu.adaptive_avg_pool2d_grad(tail(gd), xs.shape)),
+                               ModuleOps.adaptive_avg_pool2d_grad(ref, gd[1:], xs.shape),
+                               rtol=1e-5, atol=1e-6)
