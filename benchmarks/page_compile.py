@@ -127,7 +127,7 @@ def page_kernels(quick: bool) -> list[dict[str, Any]]:
 
 #: (name, M, N, K): the products the pages run (SqueezeNet's conv GEMMs: M out channels, N
 #: output pixels, K in channels x taps)
-PRODUCTS = (("mnist fc1", 1, 512, 1024),
+PRODUCTS = (("mnist fc1", 1, 512, 1024), ("4 rows", 4, 512, 1024), ("16 rows", 16, 512, 1024),
             ("fire2.squeeze", 16, 3136, 64), ("fire2.expand3x3", 64, 3136, 144),
             ("fire4.expand1x1", 128, 784, 32), ("fire4.expand3x3", 128, 784, 288),
             ("fire6.expand3x3", 192, 169, 432), ("fire9.squeeze", 64, 169, 512),
@@ -135,7 +135,8 @@ PRODUCTS = (("mnist fc1", 1, 512, 1024),
 QUICK = (("mnist fc1", 1, 512, 1024), ("fire4.expand1x1", 128, 784, 32))
 #: the tiles timed for each product (beside the software ladder's pick)
 TILES = ("t128x128x8_8x8_u8_pp", "t64x128x16_4x8", "t32x32x16_4x4_u16", "t64x64x8_8x8_u8",
-         "t64x64x8_8x4_u8", "t32x32x16_4x4")
+         "t32x32x16_4x4")
+GEMV_ROWS = 16  # products of up to this many rows are timed on the GEMV too
 
 
 def _floats(count: int, rng: random.Random) -> str:
@@ -151,9 +152,10 @@ def product_kernels(quick: bool) -> list[dict[str, Any]]:
     out = []
     for name, m, n, k in QUICK if quick else PRODUCTS:
         a, b = _floats(m * k, rng), _floats(k * n, rng)
-        pick = matmul_config.choose_config(m, n, k, software=True).name
+        pick = ("" if m <= gemv.MAX_ROWS
+                else matmul_config.choose_config(m, n, k, software=True).name)
         aligned = matmul_config.is_aligned(n, k)
-        for tile in dict.fromkeys((pick, *TILES)):
+        for tile in dict.fromkeys((pick, *TILES) if pick else TILES):
             cfg = matmul_config.CONFIGS[tile]
             params = base64.b64encode(matmul_config.params_bytes(m, n, k)).decode()
             out.append({
@@ -164,12 +166,12 @@ def product_kernels(quick: bool) -> list[dict[str, Any]]:
                                     {"size": m * n * 4},
                                     {"size": 64, "uniform": True, "data": params}],
                         "grid": list(cfg.dispatch(m, n))}})
-        if m <= gemv.MAX_ROWS:
+        if m <= GEMV_ROWS:
             for layout in ("nn", "nt"):
                 params = base64.b64encode(gemv.params_bytes(m, n, k, layout=layout)).decode()
                 out.append({
                     "label": f"{name}: gemv {layout}", "product": name, "kernel": f"gemv {layout}",
-                    "pick": layout == "nn", "entry": "main",
+                    "pick": layout == "nn" and m <= gemv.MAX_ROWS, "entry": "main",
                     "source": gemv.render(),
                     "run": {"buffers": [{"size": m * k * 4, "data": a},
                                         {"size": k * n * 4, "data": b}, {"size": m * n * 4},

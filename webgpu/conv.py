@@ -24,7 +24,6 @@ from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .matmul_config import CONFIGS
-from .software import GEMM_MIN_K
 from .tensor import GpuTensor
 
 _REDUCE_WORKGROUP = 64  # invocations of a direct weight-gradient workgroup
@@ -109,8 +108,6 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                workgroup_bytes: int, soft: bool = False) -> str:
-    if soft and family == "conv2d_kernel" and kdim < GEMM_MIN_K:
-        return _DIRECT  # a page's software adapter (software.py): a first layer's 27 terms
     if not prefers_gemm(family, m, n, kdim, taps):
         return _DIRECT
     mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,

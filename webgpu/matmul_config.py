@@ -200,14 +200,13 @@ MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it i
 # than 256 of DEFAULT).
 TILE_MIN_WORKGROUPS = {WIDE: 128}
 # A software adapter in a page (SwiftShader, `software.py`): register blocks of 8x8 on 64
-# invocations, and a CPU's few threads are busy with a couple of workgroups; a rung whose tiles
-# would compute SOFTWARE_MAX_PADDING times the product or more (a 64-row tile on 32 channels)
-# is skipped. SwiftShader's compile time grows with the invocations per workgroup more than
-# with the unrolled body (benchmarks/page_compile.py, results/page_compile_*.json): the 64x64
-# 8x8 tile compiled in 1-2.8 s where the 256-invocation 128x128 and 64x128 took 2.3-6.6 s,
-# and it ran SqueezeNet's products as fast or faster; the 32x32 4x4 (64 invocations, not
-# unrolled) is the small rung. Products of a few rows run `gemv.py`'s kernel instead.
-SOFTWARE_LADDER = ("t64x64x8_8x8_u8", "t32x32x16_4x4")  # as measured there
+# invocations. SwiftShader's compile time grows with the invocations per workgroup more than
+# with the unrolled body (benchmarks/page_compile.py, results/page_compile_*.json): this tile
+# compiled in 1-2.8 s where the 256-invocation 128x128 and 64x128 tiles took 2.3-6.6 s, and
+# in the page it ran 12 of SqueezeNet's 14 conv shapes faster than every other tile, padded
+# 64-row tiles on 16 and 32 channels included (`page_predict.py --conv-layers`): one rung, so
+# a page compiles one tiled pipeline. Products of a few rows run `gemv.py`'s kernel instead.
+SOFTWARE_LADDER: tuple[str, ...] = ("t64x64x8_8x8_u8",)  # as measured there
 SOFTWARE_MIN_WORKGROUPS = 2
 SOFTWARE_MAX_PADDING = 2.0
 

@@ -25,40 +25,39 @@ def test_software_is_a_cpu_adapter_in_a_page() -> None:
     assert not software.software(RecordingRuntime(adapter_type="GPU").adapter)
 
 
-def test_software_ladder_takes_big_tiles_and_never_splits() -> None:
+def test_software_ladder_is_one_quick_to_compile_tile_and_never_splits() -> None:
     # SqueezeNet's layers in a page (32 KB of workgroup memory, as SwiftShader offers): the GPU
-    # ladder wants 256 workgroups and takes the 32x32 tile for each; software takes the 8x8
-    # register blocks of 64 invocations (quick to compile), unless its padding doubles the work
-    ladder = matmul_config.SOFTWARE_LADDER
+    # ladder wants 256 workgroups and takes the 32x32 tile for each; software takes the 64x64
+    # tile of 8x8 register blocks on 64 invocations for every one (one pipeline to compile)
+    (tile,) = matmul_config.SOFTWARE_LADDER
+    assert matmul_config.CONFIGS[tile].threads == 64
 
     def pick(m: int, n: int, k: int, software: bool = True) -> str:
         return matmul_config.choose_config(m, n, k, 1, 32768, software=software).name
 
-    for m, n, k, want in ((256, 196, 576, ladder[0]),  # fire9 expand 3x3
-                          (1000, 196, 512, ladder[0]),  # conv10
-                          (64, 3136, 144, ladder[0]),  # fire2 expand 3x3
-                          (48, 196, 256, ladder[0]),  # fire6 squeeze: 1.7x padded
-                          (32, 784, 128, ladder[1]),  # fire4 squeeze: 64 rows pad 2x
-                          (16, 3136, 64, ladder[1])):  # fire2 squeeze
+    for m, n, k in ((256, 196, 576), (1000, 196, 512), (64, 3136, 144), (48, 196, 256),
+                    (32, 784, 128), (16, 3136, 64)):
         assert pick(m, n, k, software=False) == matmul_config.SMALL
-        assert pick(m, n, k) == want, (m, n, k)
+        assert pick(m, n, k) == tile, (m, n, k)
     for m, n, k in ((1024, 1024, 1024), (512, 10, 4096), (64, 64, 8192), (1, 512, 1024)):
         got = matmul_config.choose_config(m, n, k, 1, 32768, software=True)
-        assert got.name in ladder
+        assert got.name == tile
         assert matmul_config.choose_split(m, n, k, 1, 32768, software=True) == (got, 1)
     assert matmul_config.choose_split(1024, 1024, 1024)[1] > 1  # the GPU ladder does split
 
 
-def test_conv_heuristic_takes_the_direct_kernel_for_a_short_reduction() -> None:
-    # SqueezeNet's conv1: 64 channels, 3 x 3 x 3 = 27 terms; fire2's expand 3x3: 144
-    def pick(family: str, m: int, n: int, kdim: int, soft: bool) -> str:
-        return conv._heuristic(family, m, n, kdim, 1, 9, 32768, soft)
+def test_conv_heuristic_on_software_takes_the_gemm_tile_for_short_reductions_too() -> None:
+    # SqueezeNet's conv1: 64 channels, 3 x 3 x 3 = 27 terms; fire2's expand 1x1: 16 terms
+    def pick(family: str, m: int, n: int, kdim: int, soft: bool, taps: int = 9) -> str:
+        return conv._heuristic(family, m, n, kdim, 1, taps, 32768, soft)
 
+    gemm = "gemm/" + matmul_config.SOFTWARE_LADDER[0]
     assert pick("conv2d_kernel", 64, 12769, 27, False).startswith("gemm/")
-    assert pick("conv2d_kernel", 64, 12769, 27, True) == "direct"
-    assert pick("conv2d_kernel", 64, 3136, 144, True) == \
-        "gemm/" + matmul_config.SOFTWARE_LADDER[0]
-    assert pick("conv2d_kernel", 32, 784, 128, True) == "gemm/" + matmul_config.SOFTWARE_LADDER[1]
+    assert pick("conv2d_kernel", 64, 12769, 27, True) == gemm
+    assert pick("conv2d_kernel", 64, 3136, 16, True, taps=1) == gemm
+    assert pick("conv2d_kernel", 64, 3136, 144, True) == gemm
+    # the rest is the GPU's rule: few output channels run direct (MNIST's first conv)
+    assert pick("conv2d_kernel", 8, 784, 9, True) == pick("conv2d_kernel", 8, 784, 9, False)
     # the gradients' rules are the GPU ones (no page trains on these measurements)
     assert pick("conv2d_weight_grad_kernel", 256, 256, 9, True).startswith("gemm/")
 
@@ -105,5 +104,5 @@ def test_conv_layers_choose_by_adapter() -> None:
     cpu = _kernels_of("CPU", layers)
     tile = conv_gemm.choose_tile((256, 17 * 17, 64 * 3 * 3), 1, conv_gemm.FORWARD)
     assert f"conv2d_gemm/{tile.name}" in gpu
-    assert "conv2d/" in cpu  # the 27-term first layer: direct
+    assert not any(n.startswith("conv2d/") for n in cpu)  # the first layer's 27 terms too
     assert f"conv2d_gemm/{matmul_config.SOFTWARE_LADDER[0]}" in cpu
