@@ -10,9 +10,10 @@ much, where one that runs a second costs every prediction. Two parts:
   each compiled `--reps` times, every time on a fresh adapter and device (a device keeps the
   pipelines it made). Their run times in the pages are `page_predict.py --kernels`'.
 - `products`: the products the pages run (MNIST's fc1 and SqueezeNet's conv GEMMs as plain
-  matmuls of the same M, N, K), each on the candidate kernels (tiles of `matmul_config`, and
-  the software adapter's GEMV for products of few rows, `webgpu/gemv.py`): compile ms and run
-  ms side by side, with what `matmul_config.choose_config(software=True)` picks.
+  matmuls of the same M, N, K, and products of 4 and 16 rows), each on the candidate kernels
+  (tiles of `matmul_config`, and the GEMV of `webgpu/gemv.py` up to GEMV_ROWS rows): compile
+  ms and run ms side by side, marked where the software adapter picks it (the GEMV up to
+  `gemv.MAX_ROWS` rows, else `matmul_config.choose_config(software=True)`).
 
 A static server on 127.0.0.1 gives the page its origin (WebGPU needs a secure context); no
 Python runs in the page.
