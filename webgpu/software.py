@@ -9,7 +9,7 @@ for a tile of 64, 2.3-6.6 s for one of 256, 30-60 ms for a kernel without barrie
 (`benchmarks/page_compile.py`). So where `software(adapter)` holds, the heuristics (autotune
 off or cached, a page's default) take:
 
-- products of at most `gemv.MAX_ROWS` rows (a dense layer's batch of one): `gemv.py`'s
+- products of at most `gemv.MAX_ROWS` rows (a dense layer's small batch): `gemv.py`'s
   kernel, no workgroup memory, no barrier, one pipeline for every layout;
 - other products and every conv GEMM: `matmul_config.SOFTWARE_LADDER`, the one 64x64 tile of
   8x8 register blocks, K never split (a split adds work and a kernel, and parallelism the

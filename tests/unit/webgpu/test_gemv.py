@@ -48,7 +48,7 @@ def _gemv_launches(gpu: Any, run: Any) -> tuple[Any, int]:
 _KEY = linalg.KernelKey("matmul_gemv", "", (DType.F32,) * 3, 0, ())
 
 
-@pytest.mark.parametrize("m", [1, 2, 3, 4])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 16])
 @pytest.mark.parametrize("n, k", [(1, 1), (5, 3), (10, 512), (257, 7), (513, 1030)])
 def test_rows_of_a_product(gpu, up, down, soft, m, n, k) -> None:
     a = RNG.normal(size=(m, k)).astype(np.float32)
