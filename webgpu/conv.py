@@ -26,7 +26,6 @@ from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
 from .matmul_config import CONFIGS
-from .software import GEMM_MIN_K
 from .tensor import GpuTensor
 
 _REDUCE_WORKGROUP = 64  # invocations of a direct weight-gradient workgroup
@@ -139,8 +138,6 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
             (family == "conv2d_input_grad_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)
             or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)):
         return _MATMUL
-    if soft and family == "conv2d_kernel" and kdim < GEMM_MIN_K:
-        return _DIRECT  # a page's software adapter (software.py): a first layer's 27 terms
     if not prefers_gemm(family, m, n, kdim, taps):
         return _DIRECT
     mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,

@@ -10,7 +10,8 @@ layer: N = 10; `SPLIT_BELOW`) splits K into slices (`matmul_config.split_k`), an
 `shaders/matmul_split_sum.wgsl` adds the partial sums; its epilogue then runs apart. Autotune
 (or, with autotune off, `matmul_config.choose_split`) may split mid-size products too.
 Everything else (small or integer products) runs `shaders/matmul_naive.wgsl`, which reads any
-strided view directly.
+strided view directly. A page's software adapter (`software.py`) runs f32 products of a few
+rows, whatever their size, on `gemv.py`'s kernel instead of either.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dtype import DType
-from . import matmul_config, matmul_variants, software
+from . import gemv, matmul_config, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, compute_type, header, load, render, storage_type, store
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -46,6 +47,10 @@ def matmul_epilogue(k: Kernels, a: GpuTensor, b: GpuTensor,
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if a.dtype is not DType.F32 or b.dtype is not DType.F32 or m * n * inner == 0:
         return None
+    if gemv.takes(m, a.dtype, software.software(k.runtime.adapter)):
+        done = _gemv(k, a, b, batch, epilogue)
+        if done is not None:
+            return done
     if m * n * inner >= TILED_MIN_WORK:
         done = _tiled(k, a, b, batch, epilogue)
         if done is not None:
@@ -59,6 +64,10 @@ def matmul(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if m * n * inner == 0:
         return k.full(batch + (m, n), 0, a.dtype)
+    if gemv.takes(m, a.dtype, software.software(k.runtime.adapter)) and b.dtype is DType.F32:
+        done = _gemv(k, a, b, batch)
+        if done is not None:
+            return done
     if a.dtype is DType.F32 and m * n * inner >= TILED_MIN_WORK:
         done = _tiled(k, a, b, batch)
         if done is not None:
@@ -99,6 +108,63 @@ def _operand(t: GpuTensor) -> _Operand | None:
     return None
 
 
+def _operands(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...]
+              ) -> tuple[list[GpuTensor], _Operand, _Operand] | None:
+    """The two operands expanded to the batch shape as the tiled and GEMV kernels read them
+    (a copy where the strides allow neither layout), or None where the batch is too long for
+    one dispatch."""
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = 1
+    for size in batch:
+        count *= size
+    views, ops = [], []
+    for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
+        view = t.expanded(shape)
+        op = _operand(view)
+        if op is None:
+            view = k.copy(t).expanded(shape)
+            op = _operand(view)
+        views.append(view)
+        ops.append(op)
+    op_a, op_b = ops
+    most = k.runtime.limits.max_compute_workgroups_per_dimension
+    if op_a is None or op_b is None or count > most:
+        return None
+    return views, op_a, op_b
+
+
+def _gemv(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
+          epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
+    """A product of few rows on `gemv.py`'s kernel (f32), or None where the operands do not
+    fit it (see `_operands`)."""
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if gemv.dispatch(m, n)[0] > k.runtime.limits.max_compute_workgroups_per_dimension:
+        return None
+    found = _operands(k, a, b, batch)
+    if found is None:
+        return None
+    views, op_a, op_b = found
+    count = 1
+    for size in batch:
+        count *= size
+    layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
+    out = k.empty(batch + (m, n), DType.F32, "matmul")
+    params = k.constant(gemv.params_bytes(
+        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
+        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
+    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
+    extra: tuple[object, ...] = ()
+    code = ""
+    if epilogue is not None:
+        bindings += epilogue.bindings(k)
+        extra = epilogue.key()
+        code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
+    key = KernelKey("matmul_gemv", "", (DType.F32,) * 3, 0, extra)
+    pipeline = k.cached(key) or k.pipeline(key, gemv.render(code))
+    k.launch(pipeline, bindings, gemv.dispatch(m, n, count))
+    return out
+
+
 def splits_k(m: int, n: int, inner: int, count: int) -> bool:
     """Whether the tiled product splits K: even the smallest tile gives fewer than
     SPLIT_BELOW workgroups, and K holds two slices."""
@@ -113,19 +179,10 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     for size in batch:
         count *= size
     split = splits_k(m, n, inner, count) and not software.software(k.runtime.adapter)
-    views, ops = [], []
-    for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
-        view = t.expanded(shape)
-        op = _operand(view)
-        if op is None:
-            view = k.copy(t).expanded(shape)
-            op = _operand(view)
-        views.append(view)
-        ops.append(op)
-    op_a, op_b = ops
-    limits = k.runtime.limits
-    if op_a is None or op_b is None or count > limits.max_compute_workgroups_per_dimension:
+    found = _operands(k, a, b, batch)
+    if found is None:
         return None
+    views, op_a, op_b = found
     layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
     out = k.empty(batch + (m, n), DType.F32, "matmul")
 

@@ -221,10 +221,14 @@ MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it i
 # about one workgroup per multiprocessor (H100, 2048^3: 128 workgroups of WIDE ran 9% faster
 # than 256 of DEFAULT).
 TILE_MIN_WORKGROUPS = {WIDE: 128}
-# A software adapter in a page (SwiftShader, `software.py`): the largest register blocks, and
-# a CPU's few threads are busy with a couple of workgroups; a rung whose tiles would compute
-# SOFTWARE_MAX_PADDING times the product or more (a 128-row tile on 64 channels) is skipped
-SOFTWARE_LADDER = ("t128x128x8_8x8_u8_pp", "t64x128x16_4x8", SMALL)  # as measured there
+# A software adapter in a page (SwiftShader, `software.py`): register blocks of 8x8 on 64
+# invocations. SwiftShader's compile time grows with the invocations per workgroup more than
+# with the unrolled body (benchmarks/page_compile.py, results/page_compile_*.json): this tile
+# compiled in 1-2.8 s where the 256-invocation 128x128 and 64x128 tiles took 2.3-6.6 s, and
+# in the page it ran 12 of SqueezeNet's 14 conv shapes faster than every other tile, padded
+# 64-row tiles on 16 and 32 channels included (`page_predict.py --conv-layers`): one rung, so
+# a page compiles one tiled pipeline. Products of a few rows run `gemv.py`'s kernel instead.
+SOFTWARE_LADDER: tuple[str, ...] = ("t64x64x8_8x8_u8",)  # as measured there
 SOFTWARE_MIN_WORKGROUPS = 2
 SOFTWARE_MAX_PADDING = 2.0
 

@@ -2,25 +2,28 @@
 
 SwiftShader runs a workgroup on one CPU thread, its invocations as lanes of SIMD loops, and a
 workgroup barrier switches between those loops. What a GPU wants (hundreds of small workgroups
-to fill its multiprocessors, short K steps between barriers) is what costs most there. Timed in
-the /classify page, 14 SqueezeNet conv layers each alone (`benchmarks/page_predict.py
---conv-layers 5`, medians on 2 shared CPUs): the GPU heuristic's kernels (the 32x32 tile,
-4x4 per invocation, for nearly every GEMM) took 4.52 s in all, these choices 2.27 s (the
-128x128 tile, 8x8 per invocation, 0.22x the 32x32 tile's time on fire4's expand 1x1 and 0.36x
-on conv10; the direct kernel 0.47x on conv1's 27-term reduction). So where
-`software(adapter)` holds, the heuristics (autotune off or cached, a page's default) take:
+to fill its multiprocessors, short K steps between barriers) is what costs most there. A page
+also compiles every kernel it runs while it loads, and SwiftShader's compile time (its SPIR-V
+through LLVM, on the same CPUs) grows with the invocations of a workgroup with barriers: 1-3 s
+for a tile of 64, 2.3-6.6 s for one of 256, 30-60 ms for a kernel without barriers
+(`benchmarks/page_compile.py`). So where `software(adapter)` holds, the heuristics (autotune
+off or cached, a page's default) take:
 
-- matmul and the conv GEMM: `matmul_config.SOFTWARE_LADDER`'s largest tile that still gives
-  `SOFTWARE_MIN_WORKGROUPS` workgroups, K never split (a split adds work and a kernel, and
-  parallelism the CPU's few threads do not need);
-- a conv whose GEMM reduces fewer than `GEMM_MIN_K` terms (a first layer's 3 x 3 x 3): the
-  direct kernel.
+- products of at most `gemv.MAX_ROWS` rows (a dense layer's small batch): `gemv.py`'s
+  kernel, no workgroup memory, no barrier, one pipeline for every layout;
+- other products and every conv GEMM: `matmul_config.SOFTWARE_LADDER`, the one 64x64 tile of
+  8x8 register blocks, K never split (a split adds work and a kernel, and parallelism the
+  CPU's few threads do not need), the conv GEMM even for a first layer's 27-term reduction,
+  where it ran as fast as the direct kernel in the page (one pipeline fewer to compile).
+
+Timed in the /classify page, SqueezeNet's 14 conv shapes each alone (`page_predict.py
+--conv-layers`, medians on 2 shared CPUs at a 1-minute load of 5): the GPU heuristic's kernels
+took 3.9 s in all, session 4's software choices (128x128 and 64x128 tiles of 256 invocations,
+the direct kernel below 32 terms) 1.59 s, these 1.54 s.
 
 Native adapters keep the GPU choices, lavapipe (also a CPU adapter) included: its runs are
 the native test suite's, and these choices were measured on SwiftShader only. The bundle's
-kernel lists (`wasm/build.py: record_kernels`) are recorded for both kinds of adapter. Products
-of one row keep the smallest tile: the naive kernel (no barrier, no padding) took 5x its time
-on MNIST's 1 x 1024 @ 1024 x 512 in the page (it reads the transposed weight a column per lane).
+kernel lists (`wasm/build.py: record_kernels`) are recorded for both kinds of adapter.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from .runtime import AdapterInfo
 #: the `RecordingRuntime`'s, which stands for a page's adapter of the type it is given
 BROWSER_BACKEND = "WebGPU (browser)"
 RECORDER_BACKEND = "none"
-GEMM_MIN_K = 32  # conv GEMM reduction terms below which the direct kernel wins
 
 
 def software(adapter: AdapterInfo) -> bool:
@@ -41,4 +43,4 @@ def software(adapter: AdapterInfo) -> bool:
                                                                  RECORDER_BACKEND)
 
 
-__all__ = ["BROWSER_BACKEND", "GEMM_MIN_K", "RECORDER_BACKEND", "software"]
+__all__ = ["BROWSER_BACKEND", "RECORDER_BACKEND", "software"]

@@ -21,6 +21,7 @@ CASES = [
     ((5,), (5,)),  # two vectors: a rank-0 result
     ((2, 3, 5), (5,)),  # a batch against a vector
     ((7, 33), (33, 17)),  # sizes that are not multiples of a tile
+    ((2, 515), (515, 259)),  # a dense layer's few rows, ragged (a page's software adapter: GEMV)
 ]
 
 
