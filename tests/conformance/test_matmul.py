@@ -26,7 +26,14 @@ CASES = [
 
 
 def _tol(dtype, k):
-    return {"atol": 2e-3 * k} if dtype is F16 else {}
+    """f16: 2e-3 a term; f32: the dtype's tolerance up to 128 terms, then growing with K (a
+    product's summation order depends on the kernel: tiles, split K, the GEMV; a sum of 515
+    terms that cancels to -0.0203 differed by 2.4e-6 between two orders)."""
+    if dtype is F16:
+        return {"atol": 2e-3 * k}
+    if dtype is F32 and k > 128:
+        return {"atol": 2e-6 * k / 128}
+    return {}
 
 
 def test_matmul_example(backend):
