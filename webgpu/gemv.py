@@ -17,6 +17,7 @@ import struct
 
 from ..dtype import DType
 from .codegen import render as render_template
+from .matmul_config import operand_words
 
 #: rows up to which a software adapter's f32 product runs here (page_compile.py, SwiftShader,
 #: x 1024 @ 1024 x 512: 1.8 ms for 1 row, 7.0 for 4, 28.8 for 16, against 69 ms on the software
@@ -47,14 +48,13 @@ def dispatch(m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
 def params_bytes(m: int, n: int, k: int, batch: int = 1, stride_a: int = 0, stride_b: int = 0,
                  stride_c: int = 0, *, layout: str = "nn", lda: int = 0, ldb: int = 0,
                  off_a: int = 0, off_b: int = 0) -> bytes:
-    """The 64-byte uniform (elements; a batch stride of 0 broadcasts that operand; `lda`/`ldb`
-    0: the matrix's own row length by `layout`, "n" row-major or "t" transposed, A then B)."""
-    if stride_c == 0 and batch > 1:
-        stride_c = m * n
-    lda = lda or (k if layout[0] == "n" else m)
-    ldb = ldb or (n if layout[1] == "n" else k)
-    return struct.pack("<16I", m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb, off_a,
-                       off_b, int(layout[0] == "t"), int(layout[1] == "t"), 0, 0, 0)
+    """The 64-byte uniform: the tiled matmul's operand words (`matmul_config.operand_words`:
+    elements; a batch stride of 0 broadcasts that operand; `lda`/`ldb` 0: the matrix's own
+    row length by `layout`, "n" row-major or "t" transposed, A then B), then the layout flags
+    where the tiled kernel has its K split."""
+    words = operand_words(m, n, k, batch, stride_a, stride_b, stride_c, layout=layout,
+                          lda=lda, ldb=ldb, off_a=off_a, off_b=off_b)
+    return struct.pack("<16I", *words, int(layout[0] == "t"), int(layout[1] == "t"), 0, 0, 0)
 
 
 __all__ = ["MAX_ROWS", "THREADS", "dispatch", "params_bytes", "render", "takes"]

@@ -16,6 +16,7 @@ rows, whatever their size, on `gemv.py`'s kernel instead of either.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..dtype import DType
@@ -114,9 +115,6 @@ def _operands(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...]
     (a copy where the strides allow neither layout), or None where the batch is too long for
     one dispatch."""
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    count = 1
-    for size in batch:
-        count *= size
     views, ops = [], []
     for t, shape in ((a, batch + (m, inner)), (b, batch + (inner, n))):
         view = t.expanded(shape)
@@ -128,7 +126,7 @@ def _operands(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...]
         ops.append(op)
     op_a, op_b = ops
     most = k.runtime.limits.max_compute_workgroups_per_dimension
-    if op_a is None or op_b is None or count > most:
+    if op_a is None or op_b is None or math.prod(batch) > most:
         return None
     return views, op_a, op_b
 
@@ -144,9 +142,7 @@ def _gemv(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     if found is None:
         return None
     views, op_a, op_b = found
-    count = 1
-    for size in batch:
-        count *= size
+    count = math.prod(batch)
     layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
     out = k.empty(batch + (m, n), DType.F32, "matmul")
     params = k.constant(gemv.params_bytes(
@@ -154,13 +150,14 @@ def _gemv(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
     bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
     extra: tuple[object, ...] = ()
-    code = ""
     if epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
-        code = BITS_FN + epilogue.source(EPILOGUE_BINDING)
     key = KernelKey("matmul_gemv", "", (DType.F32,) * 3, 0, extra)
-    pipeline = k.cached(key) or k.pipeline(key, gemv.render(code))
+    pipeline = k.cached(key)
+    if pipeline is None:  # the epilogue's source is generated on a miss only
+        code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
+        pipeline = k.pipeline(key, gemv.render(code))
     k.launch(pipeline, bindings, gemv.dispatch(m, n, count))
     return out
 
@@ -175,9 +172,7 @@ def splits_k(m: int, n: int, inner: int, count: int) -> bool:
 def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
            epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
     m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    count = 1
-    for size in batch:
-        count *= size
+    count = math.prod(batch)
     split = splits_k(m, n, inner, count) and not software.software(k.runtime.adapter)
     found = _operands(k, a, b, batch)
     if found is None:

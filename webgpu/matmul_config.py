@@ -406,9 +406,21 @@ def params_bytes(
     batch stride of 0 broadcasts that operand; `lda`/`ldb` 0: the matrix's own row length,
     K or M for A, N or K for B, by `layout`; `splits` slices of K, each `k_split` long, a
     multiple of every BK, batched on the dispatch's z after the products)."""
+    words = operand_words(m, n, k, batch, stride_a, stride_b, stride_c, layout=layout,
+                          lda=lda, ldb=ldb, off_a=off_a, off_b=off_b)
+    return struct.pack("<16I", *words, splits, k_split or max(k, 1), 0, 0, 0)
+
+
+def operand_words(
+    m: int, n: int, k: int, batch: int = 1, stride_a: int = 0, stride_b: int = 0,
+    stride_c: int = 0, *, layout: str = "nn", lda: int = 0, ldb: int = 0, off_a: int = 0,
+    off_b: int = 0,
+) -> list[int]:
+    """The first 11 words of a product's `Params` uniform, shared by the tiled kernel and the
+    GEMV (`gemv.py`): sizes, batch strides, leading dimensions and offsets, the defaults filled
+    in as `params_bytes` documents."""
     if stride_c == 0 and batch > 1:
         stride_c = m * n
     lda = lda or (k if layout[0] == "n" else m)
     ldb = ldb or (n if layout[1] == "n" else k)
-    return struct.pack("<16I", m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb,
-                       off_a, off_b, splits, k_split or max(k, 1), 0, 0, 0)
+    return [m, n, k, batch, stride_a, stride_b, stride_c, lda, ldb, off_a, off_b]
