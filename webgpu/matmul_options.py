@@ -73,10 +73,10 @@ def suffix(cfg: TileConfig) -> str:
     return out + _CHECKS_SUFFIX[cfg.checks]
 
 
-def split_name(name: str) -> tuple[str, dict[str, int | bool]]:
+def split_name(name: str) -> tuple[str, dict[str, int]]:
     """(the tile's name, the `TileConfig` fields its option suffixes set):
     `t..._pp_cr_w8x4_d2` gives ("t..._pp_cr", {"warp_rows": 8, "prefetch": 2})."""
-    options: dict[str, int | bool] = {}
+    options: dict[str, int] = {}
     while found := _SUFFIX.search(name):
         if found.group(2):
             if int(found.group(2)) * int(found.group(3)) != WARP:
