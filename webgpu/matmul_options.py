@@ -24,8 +24,10 @@ fixes what each thread computes; these options change neither that nor the produ
 
 A config with options is named by its tile's name and their suffixes
 (`t64x64x16_4x4_u16_pp_cr_w8x4_d2`: `matmul_config.tile` resolves such names). Measured on the
-H100 with `benchmarks/webgpu_matmul.py --configs` (benchmarks/README.md, session 5): together
-they speed the 64x64 tile up at 1024^3 and slow the 128x256 one down at 2048^3 and 4096^3.
+H100 with `benchmarks/webgpu_matmul.py --configs` (benchmarks/README.md, sessions 5 and 6):
+`_w8x4_d2` speeds the 64x64 tile up at 1024^3 and slows the 128x256 one down at 2048^3 and
+4096^3; `_nb` speeds the 128x256 one up, `_nl` and `_nc` slow it down, `_b1` on 128x256x32
+loses to it. The native ladder takes `_w8x4_d2` and `_nb` (`matmul_config.ladder`).
 Standard library only, like `matmul_config.py` and `matmul_render.py` (the benchmark loads
 them by path).
 """

@@ -1,21 +1,22 @@
-"""Shader modules without naga's run-time checks, for kernels whose every index is in bounds by
-construction (natively, through wgpu-native; a page's WebGPU has no such call).
+"""Shader modules without (some of) naga's run-time checks, for kernels whose every index is in
+bounds by construction (natively, through wgpu-native; a page's WebGPU has no such call).
 
 wgpu translates WGSL to SPIR-V with naga, which by default guards every run-time index: into a
 workgroup or private array it clamps (`min(i, len - 1)`), into a storage array it clamps against
 the buffer's length, and it gives every loop a hidden iteration counter (so that a loop the
-driver could prove infinite stays defined). In the tiled matmul's K loop
-(`shaders/matmul_tiled.wgsl`, 128x256x16 tile) that is 360 of the module's 874 extended
-instructions: each read of a workgroup tile carries a clamp of its k-row and one of the
-thread's row or column, so the driver cannot fold the reads of one iteration into one base
-address plus constants. wgpu-native exports `wgpuDeviceCreateShaderModuleTrusted(device,
-descriptor, runtime_checks)`, which wgpu-py 0.32's ffi declares but does not wrap: with
-`runtime_checks` 0, naga emits the kernel as written.
+driver could prove infinite stays defined). In the tiled matmul (`shaders/matmul_tiled.wgsl`,
+128x256x16 tile) the clamps are 360 of the module's 874 extended instructions (the rest are
+its 512 FMAs and one `min` of its own; `benchmarks/spirv_ops.py` counts them): each read of a
+workgroup tile clamps its k-row and the thread's row or column. wgpu-native exports
+`wgpuDeviceCreateShaderModuleTrusted(device, descriptor, runtime_checks)`, which wgpu-py
+0.32's ffi declares but does not wrap: `runtime_checks` says which checks naga keeps.
 
 That is only sound for a kernel whose indices cannot leave their arrays for any input the host
-may pass: a caller states that by asking for an unchecked module (`matmul_options.py`'s `_nc`
-option, measured in benchmarks/webgpu_matmul.py). Standard library plus wgpu-py, loadable by
-path like `matmul_config.py` (the benchmark does so).
+may pass: a caller states that by asking for fewer checks (`Runtime.pipeline(..., checks=)`;
+the tiled matmul's `_nc` / `_nb` / `_nl` options in `matmul_options.py`, and the native
+ladder's WIDE rung, which drops the clamps and keeps the loop counters: 2-6% faster on the
+H100, where dropping the counters cost 12-22%, benchmarks/README.md). Standard library plus
+wgpu-py, loadable by path like `matmul_config.py` (the benchmark does so).
 """
 
 from __future__ import annotations
