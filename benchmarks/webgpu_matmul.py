@@ -61,6 +61,29 @@ def _load_matmul_config():
 
 mc = _load_matmul_config()
 
+
+def _load_unchecked_module():
+    """webgpu/unchecked_module.py (standard library and wgpu-py only), by path."""
+    spec = importlib.util.spec_from_file_location(
+        "pyrite_matmul.unchecked_module", ROOT / "webgpu" / "unchecked_module.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+unchecked_module = _load_unchecked_module()
+
+
+def shader_module(device, cfg, code: str):
+    """The module of a config: without (some of) naga's run-time checks where the config says
+    so (matmul_options `_nc`, `_nb`, `_nl`; an error if this wgpu-py cannot), else wgpu-py's."""
+    if cfg is not None and cfg.checks != unchecked_module.ALL_CHECKS:
+        module = unchecked_module.create(device, code, cfg.name, cfg.checks)
+        if module is None:
+            raise SystemExit(f"{cfg.name}: this wgpu-py has no unchecked shader modules")
+        return module
+    return device.create_shader_module(code=code)
+
 STORAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
 UNIFORM = wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
 
@@ -111,7 +134,7 @@ class Runner:
             if os.environ.get("PYRITE_DEBUG") == "wgsl":
                 print(f"// {key}\n{code}", file=sys.stderr)
             t0 = time.perf_counter()
-            module = self.device.create_shader_module(code=code)
+            module = shader_module(self.device, cfg, code)
             self.pipelines[key] = self.device.create_compute_pipeline(
                 layout="auto", compute={"module": module, "entry_point": "main"}
             )

@@ -61,7 +61,7 @@ def time_variant(r: wm.Runner, cfg, code: str, n: int, args) -> dict:
     a = rng.standard_normal((n, n), dtype=np.float32)
     b = rng.standard_normal((n, n), dtype=np.float32)
     a_buf, b_buf, c_buf = r.buffer(a), r.buffer(b), r.buffer(nbytes=n * n * 4)
-    module = r.device.create_shader_module(code=code)
+    module = wm.shader_module(r.device, cfg, code)  # unchecked for an `_nc` tile
     pipe = r.device.create_compute_pipeline(layout="auto",
                                             compute={"module": module, "entry_point": "main"})
     ubuf = r.device.create_buffer_with_data(data=mc.params_bytes(n, n, n, 1, 0, 0, n * n),

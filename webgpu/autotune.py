@@ -409,9 +409,9 @@ class Autotuner:
 def _tile(name: str, aligned: bool) -> tuple[TileConfig, bool, int]:
     """A matmul candidate's config, whether it reads vec4s and its slices of K."""
     if name.endswith(_SCALAR):
-        return matmul_config.CONFIGS[name[: -len(_SCALAR)]], False, 1
+        return matmul_config.tile(name[: -len(_SCALAR)]), False, 1
     cfg, _, count = name.partition(_SPLIT)
-    return matmul_config.CONFIGS[cfg], aligned, int(count or 1)
+    return matmul_config.tile(cfg), aligned, int(count or 1)
 
 
 def _describe(adapter: AdapterInfo) -> dict[str, str]:

@@ -39,6 +39,7 @@ from .runtime import (
     Write,
     compile_error,
 )
+from .unchecked_module import ALL_CHECKS
 
 _ARRAYS = 64  # replayed steps' dispatch and write lists kept as JS arrays
 #: one replayed step: its writes ([buffer, offset, start, length] of one Uint8Array), then
@@ -378,7 +379,9 @@ class BrowserRuntime(CommandBatch):
         return data
 
     # ---- pipelines and dispatch ------------------------------------------------------------
-    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main",
+                 checks: int = ALL_CHECKS) -> Pipeline:
+        # a page's WebGPU compiles every module with its run-time checks (`checks` is moot)
         found = self._pipelines.get((key, entry_point))
         if found is not None:
             return found

@@ -25,7 +25,7 @@ from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
 from .kernels import Kernels
-from .matmul_config import CONFIGS
+from .matmul_config import tile
 from .tensor import GpuTensor
 
 _REDUCE_WORKGROUP = 64  # invocations of a direct weight-gradient workgroup
@@ -192,7 +192,7 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, k.dense(weight), bias,
+            conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, k.dense(weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
@@ -278,7 +278,7 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
         else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, grad, k.dense(weight), None,
+            conv_gemm.run(k, tile(name[len(_GEMM):]), out, grad, k.dense(weight), None,
                           input_shape, stride, padding, dilation, groups, conv_gemm.INPUT_GRAD,
                           ep)
         return out
@@ -350,7 +350,7 @@ def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
         elif name == _DIRECT:
             _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups)
         else:
-            conv_gemm.run(k, CONFIGS[name[len(_GEMM):]], out, x, grad, None, x.shape, stride,
+            conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, grad, None, x.shape, stride,
                           padding, dilation, groups, conv_gemm.WEIGHT_GRAD)
 
     gemm = conv_gemm.sizes(x.shape, weight_shape, grad.shape[2:], groups,

@@ -26,6 +26,7 @@ from .runtime import (
     Runtime,
     Write,
 )
+from .unchecked_module import ALL_CHECKS
 
 T = TypeVar("T")
 _LOST_WORDS = ("lost", "destroyed", "device is invalid", "instancedropped")
@@ -112,8 +113,9 @@ class GuardedRuntime:
                 self.lost = err
             raise err from exc
 
-    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
-        return self._call("pipeline", self.inner.pipeline, key, source, entry_point)
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main",
+                 checks: int = ALL_CHECKS) -> Pipeline:
+        return self._call("pipeline", self.inner.pipeline, key, source, entry_point, checks)
 
     def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:
         return self._call("bind_group", self.inner.bind_group, pipeline, bindings)

@@ -203,7 +203,8 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         pipeline = k.cached(key)
         if pipeline is None:  # the epilogue's source is generated on a miss only
             code = "" if ep is None else BITS_FN + ep.source(EPILOGUE_BINDING)
-            pipeline = k.pipeline(key, matmul_config.render(cfg, vec4, code, layout))
+            pipeline = k.pipeline(key, matmul_config.render(cfg, vec4, code, layout),
+                                  checks=cfg.checks)
         if splits == 1:
             k.launch(pipeline, bindings, cfg.dispatch(m, n, count))
             return

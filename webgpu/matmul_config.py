@@ -32,6 +32,7 @@ from .matmul_options import check_options, split_name
 from .matmul_render import LAYOUTS as LAYOUTS
 from .matmul_render import TEMPLATE_PATH as TEMPLATE_PATH
 from .matmul_render import render as render
+from .unchecked_module import ALL_CHECKS
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class TileConfig:
     # the options of `matmul_options.py` (names: the tile's, then their suffixes, `tile(name)`)
     warp_rows: int = 0  # rows of the thread grid per 32-lane warp (0: lanes along a grid row)
     prefetch: int = 1  # K steps between a tile's global load and its multiplication (1 or 2)
+    buffers: int = 2  # workgroup buffers of each tile (1: two barriers per K step)
+    # naga's run-time checks compiled in (unchecked_module.py's bits; < ALL natively only)
+    checks: int = ALL_CHECKS
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -100,8 +104,8 @@ class TileConfig:
 
     @property
     def workgroup_bytes(self) -> int:
-        """Workgroup memory used: two buffers of the transposed A tile and the B tile."""
-        return 2 * self.bk * (self.bm + self.bn) * 4
+        """Workgroup memory used: two buffers (or one) of the transposed A tile and the B tile."""
+        return self.buffers * self.bk * (self.bm + self.bn) * 4
 
     def dispatch(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
         return (-(-n // self.bn), -(-m // self.bm), batch)
@@ -122,6 +126,8 @@ class TileConfig:
             self.const_rows,
             self.warp_rows,
             self.prefetch,
+            self.buffers,
+            self.checks,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -138,6 +144,8 @@ class TileConfig:
             "const_rows": self.const_rows,
             "warp_rows": self.warp_rows,
             "prefetch": self.prefetch,
+            "buffers": self.buffers,
+            "checks": self.checks,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -156,6 +164,9 @@ CONFIGS: dict[str, TileConfig] = {
         TileConfig("t128x256x16_8x16_u4", 128, 256, 16, 8, 16, 4),
         TileConfig("t128x128x8_8x8_u4", 128, 128, 8, 8, 8, 4),
         TileConfig("t128x256x16_8x16_u8", 128, 256, 16, 8, 16, 8),
+        # K steps of 32: 96 KiB double-buffered, 48 KiB with one buffer (matmul_options `_b1`)
+        TileConfig("t128x256x32_8x16_u8", 128, 256, 32, 8, 16, 8),
+        TileConfig("t128x256x32_8x16_u16", 128, 256, 32, 8, 16, 16),
         TileConfig("t64x64x8_8x8_u8", 64, 64, 8, 8, 8, 8),
         TileConfig("t256x128x8_16x8_u8", 256, 128, 8, 16, 8, 8),
         TileConfig("t128x128x8_8x8", 128, 128, 8, 8, 8),
@@ -220,7 +231,16 @@ MIN_WORKGROUPS = 256  # ~2 per multiprocessor of a 132-SM GPU; fewer leaves it i
 # A tile that fills a multiprocessor alone (256 threads of 128 accumulators, 48 KiB) needs only
 # about one workgroup per multiprocessor (H100, 2048^3: 128 workgroups of WIDE ran 9% faster
 # than 256 of DEFAULT).
-TILE_MIN_WORKGROUPS = {WIDE: 128}
+# Natively, where the device gives WIDE's 48 KiB (a page's adapter gives 16 or 32 KiB), two
+# rungs take options of matmul_options.py (benchmarks/README.md, session 6):
+# - WIDE compiled without naga's index clamps (its loop counters kept: dropping those cost
+#   20%): 2-6% faster at 2048^3 and 4096^3 on the H100 (webgpu_matmul_h100_s6_checks.json);
+# - MEDIUM's twin with warps of 8 x 4 threads and loads two K steps ahead: 4-9% faster at
+#   1024^3 in session 5 and 4% in session 6 (webgpu_matmul_h100_s5_call*_1024.json,
+#   webgpu_matmul_h100_s6_call1_1024.json, all in benchmarks/results/).
+NATIVE_WIDE = WIDE + "_nb"
+NATIVE_MEDIUM = MEDIUM + "_w8x4_d2"
+TILE_MIN_WORKGROUPS = {WIDE: 128, NATIVE_WIDE: 128}
 # A software adapter in a page (SwiftShader, `software.py`): register blocks of 8x8 on 64
 # invocations. SwiftShader's compile time grows with the invocations per workgroup more than
 # with the unrolled body (benchmarks/page_compile.py, results/page_compile_*.json): this tile
@@ -231,6 +251,15 @@ TILE_MIN_WORKGROUPS = {WIDE: 128}
 SOFTWARE_LADDER: tuple[str, ...] = ("t64x64x8_8x8_u8",)  # as measured there
 SOFTWARE_MIN_WORKGROUPS = 2
 SOFTWARE_MAX_PADDING = 2.0
+
+
+def ladder(max_workgroup_bytes: int) -> list[TileConfig]:
+    """LADDER's tiles that fit `max_workgroup_bytes`, largest first, with NATIVE_WIDE and
+    NATIVE_MEDIUM for WIDE and MEDIUM where WIDE fits."""
+    native = {WIDE: NATIVE_WIDE, MEDIUM: NATIVE_MEDIUM}
+    wide = CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes
+    return [tile(native.get(name, name) if wide else name) for name in LADDER
+            if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes]
 
 
 def choose_config(
@@ -245,10 +274,10 @@ def choose_config(
     SOFTWARE_LADDER and SOFTWARE_MIN_WORKGROUPS, and no rung padded to SOFTWARE_MAX_PADDING
     times the product.
     """
-    ladder = SOFTWARE_LADDER if software else LADDER
     least = SOFTWARE_MIN_WORKGROUPS if software else MIN_WORKGROUPS
-    fitting = [
-        CONFIGS[name] for name in ladder if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes
+    fitting = ladder(max_workgroup_bytes) if not software else [
+        CONFIGS[name] for name in SOFTWARE_LADDER
+        if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes
     ]
     if not fitting:
         raise ValueError(f"no matmul tile fits {max_workgroup_bytes} bytes of workgroup memory")
@@ -273,8 +302,7 @@ def choose_split(m: int, n: int, k: int, batch: int = 1,
     cfg = choose_config(m, n, k, batch, max_workgroup_bytes, software=software)
     if software:
         return cfg, 1
-    fitting = [CONFIGS[name] for name in LADDER
-               if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes]
+    fitting = ladder(max_workgroup_bytes)
     big = fitting[0]
     if cfg != big:
         count = split_k(big, m, n, k, batch)[0]
@@ -318,8 +346,7 @@ def candidates(
     cols = max(32, 1 << (n - 1).bit_length())
     # the constant-row twins first: they won on most tiles on the H100 (autotune's time budget
     # may end the list early)
-    rest = [CONFIGS[name] for name in LADDER] + sorted(CONFIGS.values(),
-                                                        key=lambda c: not c.const_rows)
+    rest = ladder(max_workgroup_bytes) + sorted(CONFIGS.values(), key=lambda c: not c.const_rows)
     if subgroup:
         rest = [c for cfg in rest if not cfg.subgroup
                 for c in (cfg, CONFIGS.get(cfg.name + SUBGROUP_SUFFIX)) if c is not None]

@@ -11,11 +11,23 @@ fixes what each thread computes; these options change neither that nor the produ
 - `prefetch` (`_d2`, ping-pong tiles only): two sets of staging registers, so a K step's tiles
   are loaded from global memory two steps before they are multiplied (a whole step of
   products between the load and its store into workgroup memory, instead of none).
+- `buffers` (`_b1`): one workgroup buffer of each tile instead of two, so a K step twice as
+  deep fits the same memory (128x256x32 in 48 KiB). The next step's global loads still go to
+  registers during the products; storing them waits for a second barrier, after every thread
+  has read the tile (two barriers per step instead of one, half as many steps).
+- `checks` (`_nc`: no checks; `_nb`: no bounds checks; `_nl`: no loop bounding): the module
+  is compiled without naga's run-time index clamps and/or its hidden loop counters
+  (`unchecked_module.py`), natively only. Every index of the template is in bounds by
+  construction: workgroup indices are the thread's row or column and constants, storage reads
+  and writes are guarded by the matrix's extent, which the host derives from the buffers it
+  binds; every loop runs a count of K steps or a constant.
 
 A config with options is named by its tile's name and their suffixes
 (`t64x64x16_4x4_u16_pp_cr_w8x4_d2`: `matmul_config.tile` resolves such names). Measured on the
-H100 with `benchmarks/webgpu_matmul.py --configs` (benchmarks/README.md, session 5): together
-they speed the 64x64 tile up at 1024^3 and slow the 128x256 one down at 2048^3 and 4096^3.
+H100 with `benchmarks/webgpu_matmul.py --configs` (benchmarks/README.md, sessions 5 and 6):
+`_w8x4_d2` speeds the 64x64 tile up at 1024^3 and slows the 128x256 one down at 2048^3 and
+4096^3; `_nb` speeds the 128x256 one up, `_nl` and `_nc` slow it down, `_b1` on 128x256x32
+loses to it. The native ladder takes `_w8x4_d2` and `_nb` (`matmul_config.ladder`).
 Standard library only, like `matmul_config.py` and `matmul_render.py` (the benchmark loads
 them by path).
 """
@@ -25,11 +37,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .unchecked_module import ALL_CHECKS, BOUNDS_CHECKS, LOOP_BOUNDING
+
 if TYPE_CHECKING:
     from .matmul_config import TileConfig
 
 WARP = 32  # lanes the warp layout is drawn for (NVIDIA's warp; any size stays correct)
-_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+))$")
+# the suffix of each combination of naga's run-time checks (unchecked_module.py)
+_CHECKS_SUFFIX = {ALL_CHECKS: "", 0: "_nc", LOOP_BOUNDING: "_nb", BOUNDS_CHECKS: "_nl"}
+_SUFFIX_CHECKS = {v[1:]: k for k, v in _CHECKS_SUFFIX.items() if v}
+_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl])$")
 
 
 def check_options(cfg: TileConfig) -> None:
@@ -44,12 +61,18 @@ def check_options(cfg: TileConfig) -> None:
             raise ValueError(f"{cfg.name}: the subgroup variant needs lanes along a grid row")
     if cfg.prefetch not in (1, 2) or (cfg.prefetch == 2 and not cfg.pingpong):
         raise ValueError(f"{cfg.name}: prefetch is 1, or 2 with the ping-pong loop (pingpong)")
+    if cfg.checks not in _CHECKS_SUFFIX:
+        raise ValueError(f"{cfg.name}: checks is a combination of unchecked_module's bits")
+    if cfg.buffers not in (1, 2) or (cfg.buffers == 1 and cfg.prefetch != 1):
+        raise ValueError(f"{cfg.name}: buffers is 2, or 1 with prefetch 1 (_b1 without _d2)")
 
 
 def suffix(cfg: TileConfig) -> str:
     """The name suffix of `cfg`'s options (empty: none), in `split_name`'s order."""
     out = f"_w{cfg.warp_rows}x{WARP // cfg.warp_rows}" if cfg.warp_rows else ""
-    return out + (f"_d{cfg.prefetch}" if cfg.prefetch != 1 else "")
+    out += f"_d{cfg.prefetch}" if cfg.prefetch != 1 else ""
+    out += f"_b{cfg.buffers}" if cfg.buffers != 2 else ""
+    return out + _CHECKS_SUFFIX[cfg.checks]
 
 
 def split_name(name: str) -> tuple[str, dict[str, int]]:
@@ -61,8 +84,12 @@ def split_name(name: str) -> tuple[str, dict[str, int]]:
             if int(found.group(2)) * int(found.group(3)) != WARP:
                 raise ValueError(f"matmul tile {name!r}: a warp block _wRxC needs R * C = {WARP}")
             options.setdefault("warp_rows", int(found.group(2)))
-        else:
+        elif found.group(4):
             options.setdefault("prefetch", int(found.group(4)))
+        elif found.group(5):
+            options.setdefault("buffers", int(found.group(5)))
+        else:
+            options.setdefault("checks", _SUFFIX_CHECKS[found.group(1)])
         name = name[:found.start()]
     return name, options
 

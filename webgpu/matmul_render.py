@@ -193,18 +193,20 @@ def _staging(cfg: TileConfig, layout: str, pa: str, pb: str) -> tuple[list[str],
 
 
 def _tiles(cfg: TileConfig) -> str:
-    """The workgroup tiles, two buffers each of the k-major A and B tiles. Flat arrays, or
-    (`cfg.const_rows`) arrays [buffer][k-row][vec4 group of the thread][thread's row or column
-    of the grid], the same memory order: naga's Vulkan backend clamps every run-time index into
-    workgroup memory, so with a flat index each unrolled read costs its own add and clamp, while
-    here only `ty` / `tx` is a run-time index and every read is one base plus a constant."""
+    """The workgroup tiles, two buffers (or `cfg.buffers`) each of the k-major A and B tiles.
+    Flat arrays, or (`cfg.const_rows`) arrays [buffer][k-row][vec4 group of the thread][thread's
+    row or column of the grid], the same memory order: naga's Vulkan backend clamps every
+    run-time index into workgroup memory, so with a flat index each unrolled read costs its own
+    add and clamp, while here only `ty` / `tx` is a run-time index and every read is one base
+    plus a constant."""
+    nb = cfg.buffers  # two, or one (matmul_options.py's `_b1`)
     if not cfg.const_rows:
-        return ("var<workgroup> As: array<vec4<f32>, 2u * AS_BUF>;\n"
-                "var<workgroup> Bs: array<vec4<f32>, 2u * BS_BUF>;")
+        return (f"var<workgroup> As: array<vec4<f32>, {nb}u * AS_BUF>;\n"
+                f"var<workgroup> Bs: array<vec4<f32>, {nb}u * BS_BUF>;")
     a = f"array<array<array<vec4<f32>, WG_Y>, {cfg.tm // 4}u>, BK>"
     b = f"array<array<array<vec4<f32>, WG_X>, {cfg.tn // 4}u>, BK>"
-    return (f"var<workgroup> As: array<{a}, 2u>;\n"
-            f"var<workgroup> Bs: array<{b}, 2u>;")
+    return (f"var<workgroup> As: array<{a}, {nb}u>;\n"
+            f"var<workgroup> Bs: array<{b}, {nb}u>;")
 
 
 def _at(cfg: TileConfig, tile: str, krow: str, col: str) -> str:
@@ -219,7 +221,8 @@ def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores:
             read: str, write: str, ahead: int = 1) -> str:
     """One K step: load step s + `ahead`'s tiles into registers (`loads`), multiply the tiles
     of buffer `read`, store the registers holding step s + 1 (`stores`) into buffer `write`
-    (WGSL expressions), barrier."""
+    (WGSL expressions), barrier. With one buffer (`cfg.buffers`), a barrier before the stores
+    too: every thread has finished reading the tile they overwrite."""
     ind = "\n        "
     if cfg.const_rows and cfg.unroll == cfg.bk:  # the whole step written out: constant k-rows
         inner: list[str] = [products(read).replace(ind + "    ", ind)]
@@ -243,6 +246,7 @@ def _k_step(cfg: TileConfig, products: Callable[[str], str], loads: str, stores:
         "    " + loads.replace("\n    ", "\n            "),
         "}",
         *inner,
+        *(["workgroupBarrier();"] if cfg.buffers == 1 else []),
         "if (more) {",
         f"    {write};",
         "    " + stores.replace("\n    ", "\n            "),
@@ -257,6 +261,9 @@ def _k_loop(cfg: TileConfig, products: Callable[[str], str], sets: list[tuple[st
     of staging registers, two where `cfg.prefetch` is 2 (step s + 2 loaded into the set that
     held step s, while the other set's step s + 1 is stored)."""
     (loads, stores), = sets[:1]
+    if cfg.buffers == 1:  # one buffer, always buffer 0: a constant index in either form
+        body = _k_step(cfg, products, loads, stores, "0u", "buf = 0u")
+        return f"for (var s = 0u; s < steps; s++) {{\n        {body}\n    }}"
     if not cfg.pingpong:
         body = _k_step(cfg, products, loads, stores, "buf", "buf = 1u - buf")
         return f"for (var s = 0u; s < steps; s++) {{\n        {body}\n    }}"

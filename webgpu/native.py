@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import config
 from ..errors import BackendUnavailable
-from . import native_readback
+from . import native_readback, unchecked_module
 from .batch import CommandBatch
 from .runtime import (
     AdapterInfo,
@@ -31,6 +31,7 @@ from .runtime import (
     Write,
     compile_error,
 )
+from .unchecked_module import ALL_CHECKS
 
 _BACKENDS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "gl": "OpenGL",
              "opengl": "OpenGL"}
@@ -247,11 +248,16 @@ class NativeRuntime(CommandBatch):
         return data
 
     # ---- pipelines and dispatch ------------------------------------------------------------
-    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main",
+                 checks: int = ALL_CHECKS) -> Pipeline:
         found = self._pipelines.get((key, entry_point))
         if found is None:
             try:
-                module = self._device.create_shader_module(code=source)
+                module = None
+                if checks != ALL_CHECKS:  # None where this wgpu-py cannot: all checks kept
+                    module = unchecked_module.create(self._device, source, str(key), checks)
+                if module is None:
+                    module = self._device.create_shader_module(code=source)
                 found = self._device.create_compute_pipeline(
                     layout="auto", compute={"module": module, "entry_point": entry_point})
             except Exception as exc:  # wgpu's validation errors carry the WGSL diagnostics

@@ -22,6 +22,7 @@ from .runtime import (
     Pipeline,
     Write,
 )
+from .unchecked_module import ALL_CHECKS
 
 #: the limits a browser's device is assumed to have: WebGPU's defaults, with the workgroup
 #: storage every desktop adapter (and Chrome's SwiftShader) offers
@@ -82,7 +83,8 @@ class RecordingRuntime:
     async def read_buffer_async(self, buffer: Buffer, offset: int, size: int) -> bytes:
         return bytes(size)
 
-    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main",
+                 checks: int = ALL_CHECKS) -> Pipeline:
         kernel = (entry_point, source)
         if kernel not in self._seen:
             self._seen.add(kernel)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..errors import PyriteError
+from .unchecked_module import ALL_CHECKS
 
 Buffer = object  # a runtime's buffer handle (GPUBuffer natively, a JsProxy in the browser)
 Pipeline = object  # a compiled compute pipeline handle
@@ -102,8 +103,12 @@ class Runtime(Protocol):
         """As `read_buffer`, awaiting the map instead of blocking."""
         ...
 
-    def pipeline(self, key: Hashable, source: str, entry_point: str = "main") -> Pipeline:
-        """The compute pipeline of a WGSL source, compiled once per key."""
+    def pipeline(self, key: Hashable, source: str, entry_point: str = "main",
+                 checks: int = ALL_CHECKS) -> Pipeline:
+        """The compute pipeline of a WGSL source, compiled once per key. `checks`: which of
+        naga's run-time checks the module keeps (`unchecked_module.py`'s bits), for a kernel
+        whose indices are in bounds by construction; a runtime that cannot drop them (a page's
+        WebGPU) compiles them all."""
         ...
 
     def bind_group(self, pipeline: Pipeline, bindings: Bindings) -> BindGroup:

@@ -121,10 +121,11 @@ def test_the_heuristic_splits_k_only_where_the_split_fills_the_gpu():
 
 def test_a_long_reduction_the_tiles_cannot_fill_is_split_on_a_smaller_rung():
     # MNIST's 1024 -> 512 layer at batch 256: 128 workgroups of the smallest tile; K is twice
-    # the longer output side, so the 64x64 tile takes it in 8 slices (256 workgroups)
-    medium = CONFIGS[matmul_config.MEDIUM]
-    for wg_bytes in (16384, 49152):
-        assert matmul_config.choose_split(256, 512, 1024, 1, wg_bytes) == (medium, 8)
+    # the longer output side, so the 64x64 tile takes it in 8 slices (256 workgroups); natively
+    # with 48 KiB its twin (NATIVE_MEDIUM)
+    for wg_bytes, rung in ((16384, matmul_config.MEDIUM), (49152, matmul_config.NATIVE_MEDIUM)):
+        assert matmul_config.choose_split(256, 512, 1024, 1, wg_bytes) == (
+            matmul_config.tile(rung), 8)
     # a reduction no longer than the output: no split (256^3, 64 workgroups of 32x32)
     assert matmul_config.choose_split(256, 256, 256)[1] == 1
     assert matmul_config.choose_split(512, 256, 1023)[1] == 1  # K < 2 x 512
@@ -133,12 +134,27 @@ def test_a_long_reduction_the_tiles_cannot_fill_is_split_on_a_smaller_rung():
 
 
 def test_the_ladder_takes_the_wide_tile_only_where_the_device_allows_it():
-    wide = CONFIGS[matmul_config.WIDE]
+    wide = matmul_config.tile(matmul_config.NATIVE_WIDE)  # WIDE without naga's index clamps
     assert wide.workgroup_bytes > 16384  # never on WebGPU's default limits (the page)
+    assert wide.checks == 2 and matmul_config.ladder(49152)[0] == wide
     assert matmul_config.choose_config(2048, 2048, 2048, 1, 16384).name == matmul_config.DEFAULT
     assert matmul_config.choose_config(2048, 2048, 2048, 1, 49152) == wide  # 128 workgroups
-    assert matmul_config.choose_config(1024, 1024, 1024, 1, 49152).name == matmul_config.MEDIUM
     assert matmul_config.choose_split(2048, 2048, 2048, 1, 49152) == (wide, 1)
+
+
+def test_medium_has_its_native_twin_only_where_the_wide_tile_fits():
+    twin = matmul_config.tile(matmul_config.NATIVE_MEDIUM)
+    assert (twin.warp_rows, twin.prefetch) == (8, 2)
+    assert twin.workgroup_bytes == CONFIGS[matmul_config.MEDIUM].workgroup_bytes == 16384
+    assert matmul_config.choose_config(1024, 1024, 1024, 1, 49152) == twin
+    assert matmul_config.choose_split(1024, 1024, 1024, 1, 49152) == (twin, 1)
+    for limit in (16384, 32768):  # the page's adapters, lavapipe: MEDIUM as it was
+        rungs = [c.name for c in matmul_config.ladder(limit)]
+        assert matmul_config.MEDIUM in rungs and matmul_config.NATIVE_MEDIUM not in rungs
+        assert matmul_config.choose_config(1024, 1024, 1024, 1, limit, software=False).name in (
+            matmul_config.MEDIUM, matmul_config.DEFAULT)
+    assert twin in matmul_config.candidates(1024, 1024, 1024, 1, 49152)
+    assert twin not in matmul_config.candidates(1024, 1024, 1024, 1, 32768)
 
 
 # the options on tiles the default limits allow (lavapipe has 32 KiB): warp blocks of both
@@ -153,7 +169,20 @@ def test_options_agree_with_numpy(gpu, up, down, monkeypatch, name):
     _check(gpu, up, down, monkeypatch, name)
 
 
-@pytest.mark.parametrize("name,splits", [(matmul_config.DEFAULT + "_w8x4_d2", 3)])
+# one workgroup buffer (two barriers a step): constant rows with a loop and with the whole
+# step written out, a flat tile, and the 128x256x32 tile where the adapter gives 48 KiB
+@pytest.mark.parametrize("name", [
+    "t128x128x16_8x8_u4_pp_cr_b1", "t64x64x16_4x4_u16_pp_cr_b1", "t128x128x8_8x8_b1",
+    "t128x256x32_8x16_u8_pp_cr_b1",
+])
+def test_one_buffer_agrees_with_numpy(gpu, up, down, monkeypatch, name):
+    cfg = matmul_config.tile(name)
+    assert cfg.buffers == 1 and cfg.workgroup_bytes == cfg.bk * (cfg.bm + cfg.bn) * 4
+    _check(gpu, up, down, monkeypatch, name)
+
+
+@pytest.mark.parametrize("name,splits", [(matmul_config.DEFAULT + "_w8x4_d2", 3),
+                                         ("t64x64x16_4x4_u16_pp_cr_b1", 4)])
 def test_options_with_split_k_agree_with_numpy(gpu, up, down, monkeypatch, name, splits):
     _check(gpu, up, down, monkeypatch, name, splits)
 
@@ -176,6 +205,56 @@ def test_option_names_round_trip_and_bad_ones_are_refused():
         matmul_config.tile("t32x32x16_4x4_u16_d2")
     with pytest.raises(ValueError, match="lanes along a grid row"):
         matmul_config.tile("t64x64x16_4x4_u16_sg_w8x4")
+    with pytest.raises(ValueError, match="_b1 without _d2"):
+        matmul_config.tile(matmul_config.WIDE + "_d2_b1")
+    one = matmul_config.tile("t128x256x32_8x16_u8_pp_cr_nb_b1")
+    assert (one.buffers, one.checks, one.workgroup_bytes) == (1, 2, 49152)
+    assert matmul_options.suffix(one) == "_b1_nb"
+    assert [matmul_config.tile(matmul_config.WIDE + s).checks
+            for s in ("", "_nc", "_nb", "_nl")] == [3, 0, 2, 1]
+    single = matmul_config.render(one, True)
+    assert "var<workgroup> As: array<array<array<array<vec4<f32>, WG_Y>, 2u>, BK>, 1u>;" in single
+    assert single.count("workgroupBarrier();") == 3  # after the prologue, then two per step
     code = matmul_config.render(cfg, True)
     assert "let ty = (warp / 4u) * 8u + lane / 4u;" in code  # a 16 x 16 grid: 4 warps across
     assert "qa0 = load_a4(" in code and "k0 = k_begin + (s + 2u) * BK;" in code
+
+
+# naga's run-time checks dropped (unchecked_module.py): all of them, the index clamps only (the
+# ladder's NATIVE_WIDE rule, here on tiles lavapipe's 32 KiB allow), the loop counters only
+@pytest.mark.parametrize("name,checks", [
+    (matmul_config.MEDIUM + "_nc", 0), (matmul_config.DEFAULT + "_nb", 2),
+    (matmul_config.NATIVE_MEDIUM + "_nb", 2), ("t128x128x8_8x8_pp_nl", 1),
+])
+def test_tiles_without_checks_agree_with_numpy(gpu, up, down, monkeypatch, name, checks):
+    from pyrite.webgpu import native, unchecked_module
+
+    made: list[int] = []
+    real = unchecked_module.create
+
+    def create(device: Any, code: str, label: str = "", checks: int = 0) -> Any:
+        module = real(device, code, label, checks)
+        made.append(checks if module is not None else -1)
+        return module
+
+    monkeypatch.setattr(native, "unchecked_module", type("U", (), {"create": staticmethod(create)}))
+    _check(gpu, up, down, monkeypatch, name)
+    assert made and set(made) == {checks}  # compiled by wgpu-native's unchecked call
+
+
+def test_unchecked_modules_report_bad_wgsl_and_give_way_where_absent(monkeypatch):
+    wgpu = pytest.importorskip("wgpu")
+    from wgpu.backends.wgpu_native import _api
+
+    from pyrite.webgpu import unchecked_module
+
+    try:
+        device = wgpu.gpu.request_adapter_sync().request_device_sync()
+    except Exception as exc:  # no adapter here
+        pytest.skip(f"no wgpu device: {exc}")
+    ok = "@compute @workgroup_size(1) fn main() { var x = array<u32, 4>(); x[0] = 1u; }"
+    assert unchecked_module.create(device, ok, "ok", unchecked_module.LOOP_BOUNDING) is not None
+    with pytest.raises(Exception, match="expected expression"):
+        unchecked_module.create(device, ok.replace("1u;", ";"), "bad")
+    monkeypatch.setattr(_api, "libf", object())  # a wgpu-native without the call
+    assert unchecked_module.create(device, ok) is None

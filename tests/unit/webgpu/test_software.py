@@ -68,9 +68,9 @@ def _kernels_of(kind: str, run: Any) -> list[str]:
     names: list[str] = []
     make = runtime.pipeline
 
-    def pipeline(key: Any, source: str, entry_point: str = "main") -> Any:
+    def pipeline(key: Any, source: str, entry_point: str = "main", checks: int = 3) -> Any:
         names.append(f"{key.kernel}/{key.op}")
-        return make(key, source, entry_point)
+        return make(key, source, entry_point, checks)
 
     runtime.pipeline = pipeline  # type: ignore[method-assign]
     run(WebGpu(runtime=runtime, seed=0))
