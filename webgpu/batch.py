@@ -3,8 +3,13 @@ the same way, written once over a few calls each spells in its own API.
 
 - One pending command encoder; consecutive dispatches share one compute pass (WebGPU makes
   each dispatch its own usage scope, so a dispatch still sees the writes of the ones before);
-  a copy ends the pass (copies are encoder commands); `flush` submits; a batch is submitted
-  automatically after `MAX_PENDING` commands.
+  a copy ends the pass (copies are encoder commands); `flush` submits.
+- The submit policy (`SubmitPolicy`, `POLICY`): besides at a sync, a batch is submitted once it
+  holds `commands` commands, or right after a dispatch that brings the work it holds to `work`
+  (a launch may say what its kernel costs: `dispatch(..., cost=FLOPs)`). Without such a point
+  the GPU idles while the host records many steps (a training loop of few long kernels); with
+  it the GPU runs a long kernel while the host records what follows. A replayed program
+  (`replay`) is one submit, split by the same work rule (`SubmitPolicy.chunks`).
 - Bind groups cached per (pipeline, bindings), least recently used dropped first: training
   repeats the same bindings every step (the pool hands back the same buffers), and a bind
   group costs a driver call to make. Pipelines live as long as the runtime, so their ids key
@@ -17,12 +22,44 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .runtime import BindGroup, Bindings, Buffer, Dispatch, Pipeline, Write
 
 MAX_PENDING = 256  # commands per batch before an automatic submit
 MAX_BIND_GROUPS = 4096  # cached bind groups
+
+
+@dataclass
+class SubmitPolicy:
+    """When a batch is submitted before a sync: after `commands` commands, or after the
+    dispatch that brings the estimated work (FLOPs, each launch's `cost`) of the batch to
+    `work` (`math.inf`: never by work). 1 GFLOP is about 50 us of an H100 at the attention
+    kernels' pace, so the submit (tens of microseconds of host time) is paid only where the GPU
+    has that much to do; on lavapipe it is about a second. Kernels that say nothing cost 0."""
+
+    commands: int = MAX_PENDING
+    work: float = 1e9
+
+    def chunks(self, costs: Sequence[float]) -> list[int]:
+        """Where a program of dispatches costing `costs` is cut into submits: the end index
+        of each part (the last is len(costs)), each part ending with the dispatch that brings
+        its work to `work`, as an eager batch would be submitted."""
+        ends, work = [], 0.0
+        for i, cost in enumerate(costs):
+            work += cost
+            if work >= self.work:
+                ends.append(i + 1)
+                work = 0.0
+        if not ends or ends[-1] != len(costs):
+            ends.append(len(costs))
+        return ends
+
+
+#: the policy every runtime's batch follows (change its fields, not the object: runtimes read it
+#: at each dispatch)
+POLICY = SubmitPolicy()
 
 
 class CommandBatch:
@@ -34,6 +71,7 @@ class CommandBatch:
         self._encoder: Any = None
         self._pass: Any = None
         self._pending = 0
+        self._work = 0.0  # estimated FLOPs of the pending batch (SubmitPolicy)
         self.stats: dict[str, float] = {"dispatches": 0, "submits": 0, "readbacks": 0,
                                         "readback_ms": 0.0}
 
@@ -92,13 +130,18 @@ class CommandBatch:
             self._pass = None
 
     def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
-                 workgroups: tuple[int, int, int]) -> None:
+                 workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
         if self._pass is None:
             self._pass = self._begin_pass(self._batch())
         self._record(self._pass, pipeline, bind_group, workgroups)
         self._pending += 1
         self.stats["dispatches"] += 1
-        if self._pending >= MAX_PENDING:
+        if cost:
+            self._work += cost
+            if self._work >= POLICY.work:
+                self.flush()
+                return
+        if self._pending >= POLICY.commands:
             self.flush()
 
     def replay(self, dispatches: Sequence[Dispatch], writes: Sequence[Write] = ()) -> None:
@@ -133,9 +176,9 @@ class CommandBatch:
         self._before_submit()
         if self._encoder is not None:
             self._end_pass()
-            encoder, self._encoder, self._pending = self._encoder, None, 0
+            encoder, self._encoder, self._pending, self._work = self._encoder, None, 0, 0.0
             self._submit(encoder)
             self.stats["submits"] += 1
 
 
-__all__ = ["MAX_BIND_GROUPS", "MAX_PENDING", "CommandBatch"]
+__all__ = ["MAX_BIND_GROUPS", "MAX_PENDING", "POLICY", "CommandBatch", "SubmitPolicy"]

@@ -144,10 +144,10 @@ def prefetched(qm: int, gx: int, bk: int, rv: int) -> dict[str, int]:
 
 def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
            mask: GpuTensor | None, words: list[int], outputs: list[GpuTensor],
-           budget: int) -> None:
+           budget: int, cost: float = 0.0) -> None:
     """`kernel` (a key of ENTRIES) over workgroups of 64 qm rows: q, k, v, the mask (or a zero
     word) after the metadata, then `outputs` (forward: out, lse; the gradients: dout, stats,
-    grad)."""
+    grad); `cost`: its estimated FLOPs (the submit policy's)."""
     b, h, sq, dk = q.shape
     dv = v.shape[3]
     found = config(budget, kernel, dk, dv)
@@ -167,4 +167,4 @@ def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
                 *(t.block.buffer for t in outputs)]
     seq = key.shape[2] if kernel == "key" else sq
     rows = 4 * GROUPS * qm
-    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)))
+    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)), cost)
