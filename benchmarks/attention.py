@@ -22,10 +22,11 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    `fused_batched`: the same with the submit policy's work rule off (`batch.POLICY.work` =
    inf: the attention kernels wait in the batch until the sync, as kernels that give no cost
    do). `fused_compiled`: the same forward + backward step through `pyrite.compile` (captured
-   twice, then replayed: the policy's parts, one submit each), `fused_compiled_one_submit` with
-   the work rule off (one submit a step). `cpu_ms_per_step`: this process's CPU time a step
-   (near the wall time when the host, not the GPU, sets the pace). `latency_ms`: one step, then
-   a sync (median of --iters x 4), eager and compiled: the time a single step waits for.
+   twice, then replayed: one submit a step), `fused_compiled_split` replayed in the work rule's
+   parts (`POLICY.split_replays`), `fused_compiled_cold` timed from its first call as session 5
+   did (see `steps`). `cpu_ms_per_step`: this process's CPU time a step (near the wall time
+   when the host, not the GPU, sets the pace). `latency_ms`: one step, then a sync (median of
+   --iters x 4): the time a single step waits for.
 3. Causal: forward + backward with the op's causal flag (`F.attention(..., causal=True)`: no
    mask tensor, the tiles past the frontier skipped) against torch's `is_causal=True`.
 
@@ -177,10 +178,11 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
     return both, forward, device.sync
 
 
-def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
+def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int], warm: bool = True
                   ) -> tuple[Callable[[int], None], Callable[[], None]]:
-    """(forward + backward, sync) of `fn` as `pyrite_runs`, the step captured once by
-    `pyrite.compile` and replayed (one submit a step, no Python per op)."""
+    """(forward + backward, sync) of `fn` as `pyrite_runs`, the step through `pyrite.compile`:
+    captured on its first two calls, replayed from the third (no Python per op); `warm`: those
+    calls and one replay made before returning."""
     rng = np.random.default_rng(2)
     device = pyrite.device("autodiff<webgpu>")
     q, k, v = (pyrite.tensor(rng.normal(size=shape).astype(np.float32),
@@ -198,9 +200,10 @@ def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
         for _ in range(reps):
             kept[:] = replayed(q, k, v, w)
 
-    both(3)  # two captures (the second checks the first), then a replay: timing sees replays
-    device.sync()
-    assert replayed.replays == 1, f"the step was not replayed ({replayed.fallbacks} fallbacks)"
+    if warm:  # two captures (the second checks the first), then a replay: timing sees replays
+        both(3)
+        device.sync()
+        assert replayed.replays == 1, f"not replayed ({replayed.fallbacks} fallbacks)"
     return both, device.sync
 
 
@@ -219,15 +222,21 @@ def latency_ms(run: Callable[[int], None], sync: Callable[[], None], iters: int)
 
 def steps(shape: tuple[int, int, int, int], min_ms: float, iters: int,
           timing: dict[str, Any]) -> None:
-    """The forward + backward step eager and compiled, with the submit policy's work rule
-    (`fused`, `fused_compiled`) and without it (`fused_batched`, `fused_compiled_one_submit`),
-    in `timing`; each with its CPU ms a step and its one-step latency."""
-    work = batch.POLICY.work
+    """The forward + backward step in `timing`: eager with the submit policy's work rule
+    (`fused`) and without it (`fused_batched`); compiled, one submit a replay
+    (`fused_compiled`) and in the work rule's parts (`fused_compiled_split`,
+    `POLICY.split_replays`); each with its CPU ms a step, one-step latency, dispatches and
+    submits a step. `fused_compiled_cold`: the compiled step timed as session 5 did, from its
+    first call (the warm-up and the first block are its two captures, so a block is one step
+    and the first replays build their bind groups), to show what that measured."""
+    policy = batch.POLICY
+    saved = policy.work, policy.split_replays
     try:
-        for name, rule, compiled in (("fused", work, False), ("fused_batched", math.inf, False),
-                                     ("fused_compiled", work, True),
-                                     ("fused_compiled_one_submit", math.inf, True)):
-            batch.POLICY.work = rule
+        for name, rule, split, compiled in (
+                ("fused", saved[0], False, False), ("fused_batched", math.inf, False, False),
+                ("fused_compiled", saved[0], False, True),
+                ("fused_compiled_split", saved[0], True, True)):
+            policy.work, policy.split_replays = rule, split
             if compiled:
                 both, sync = compiled_runs(fused, shape)
             else:
@@ -238,8 +247,12 @@ def steps(shape: tuple[int, int, int, int], min_ms: float, iters: int,
             entry["latency_ms"] = latency_ms(both, sync, 4 * iters)
             entry |= per_step(both, sync)
             print(name, entry, flush=True)
+        policy.work, policy.split_replays = saved
+        both, sync = compiled_runs(fused, shape, warm=False)
+        timing["fused_compiled_cold"] = {"forward_backward": timed(both, sync, min_ms, 3)}
+        print("fused_compiled_cold", timing["fused_compiled_cold"], flush=True)
     finally:
-        batch.POLICY.work = work
+        policy.work, policy.split_replays = saved
 
 
 def per_step(run: Callable[[int], None], sync: Callable[[], None], reps: int = 8
@@ -538,7 +551,8 @@ def main() -> int:
     steps(shape, args.min_ms, args.iters, timing)
     for ours, peer in (("fused", "composite"), ("fused", "torch_sdpa"),
                        ("fused_batched", "torch_sdpa"), ("fused_compiled", "torch_sdpa"),
-                       ("fused_compiled_one_submit", "torch_sdpa"), ("fused_compiled", "fused"),
+                       ("fused_compiled_split", "torch_sdpa"), ("fused_compiled", "fused"),
+                       ("fused_compiled_cold", "torch_sdpa"),
                        ("fused_causal", "torch_sdpa_causal"), ("fused_causal", "fused")):
         if peer in timing and ours in timing:
             for part in ("forward_backward", "forward"):

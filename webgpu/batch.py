@@ -9,7 +9,8 @@ the same way, written once over a few calls each spells in its own API.
   (a launch may say what its kernel costs: `dispatch(..., cost=FLOPs)`). Without such a point
   the GPU idles while the host records many steps (a training loop of few long kernels); with
   it the GPU runs a long kernel while the host records what follows. A replayed program
-  (`replay`) is one submit, split by the same work rule (`SubmitPolicy.chunks`).
+  (`replay`) is one submit: the rule is deliberately not applied there unless
+  `split_replays` (see its measurement below).
 - Bind groups cached per (pipeline, bindings), least recently used dropped first: training
   repeats the same bindings every step (the pool hands back the same buffers), and a bind
   group costs a driver call to make. Pipelines live as long as the runtime, so their ids key
@@ -37,10 +38,20 @@ class SubmitPolicy:
     dispatch that brings the estimated work (FLOPs, each launch's `cost`) of the batch to
     `work` (`math.inf`: never by work). 1 GFLOP is about 50 us of an H100 at the attention
     kernels' pace, so the submit (tens of microseconds of host time) is paid only where the GPU
-    has that much to do; on lavapipe it is about a second. Kernels that say nothing cost 0."""
+    has that much to do; on lavapipe it is about a second. Kernels that say nothing cost 0.
+
+    Measured on the H100 (an attention forward + backward at (8, 8, 1024, 64), 9 dispatches,
+    three of them long; benchmarks/results/attention_steps_h100_s6_*.json, two runs): eager,
+    3.40-3.44 ms a step with the work rule, 4.05-4.30 ms without it. A replayed step
+    (pyrite.compile) records in 0.24 ms of host time, so a loop of replays keeps the queue full
+    without it: one submit took 3.32-3.33 ms a step, the replay split by the rule
+    (`split_replays`) 3.36-3.37 ms and waited longer for one step (3.65-3.69 against
+    3.59-3.62 ms). Replays are one submit by default."""
 
     commands: int = MAX_PENDING
     work: float = 1e9
+    #: whether a replayed program (capture.py) is submitted in the parts `chunks` cuts
+    split_replays: bool = False
 
     def chunks(self, costs: Sequence[float]) -> list[int]:
         """Where a program of dispatches costing `costs` is cut into submits: the end index

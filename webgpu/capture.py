@@ -17,10 +17,10 @@ into one of four roles:
 
 A `Program` is those commands over a table of buffers. `replay` fills the table's input and
 output slots, writes the metadata words whose formulas changed, records every dispatch into one
-command encoder and submits once; no module code, autodiff or fusion runs. The submit policy of
-an eager batch (`batch.POLICY`) is honoured: a program whose kernels' estimated work passes
-`POLICY.work` is submitted in parts, each after the long kernel that passes it, as eagerly
-(so the GPU starts the first long kernel while the rest is recorded).
+command encoder and submits once; no module code, autodiff or fusion runs. The eager batch's
+submit policy (`batch.POLICY`: submit after a long kernel) is replaced by one submit a replay
+(measured faster: `SubmitPolicy`'s doc); with `POLICY.split_replays` a program is submitted in
+the parts an eager batch would be (the kernels' costs are recorded for it).
 
 What cannot be captured is refused by name (a readback inside the step, a tensor made inside
 the step that outlives it without being returned), and the caller runs the step eagerly.
@@ -224,7 +224,7 @@ class Program:
             writes.append((buffer, 0, struct.pack(f"<{len(now)}i", *now)))
         # the segments (dispatches between uploads) for these buffers: made once per set of
         # input and output buffers (a training loop alternates between two), then reused
-        key = (POLICY.work, *(id(table[s]) for s in self.varying))
+        key = (POLICY.split_replays and POLICY.work, *(id(table[s]) for s in self.varying))
         segments = self._segments.get(key)
         if segments is None:
             segments = self._segments[key] = self._segment(table)
@@ -252,8 +252,9 @@ class Program:
 
     def _segment(self, table: list[Any]) -> list[tuple[list[Any], Any]]:
         """The commands as runs of dispatches (pipeline, bind group, workgroups), each run
-        after the upload that opens it (None: no upload), each submitted on its own: a run is
-        cut where the submit policy cuts an eager batch (`SubmitPolicy.chunks`)."""
+        after the upload that opens it (None: no upload), each submitted on its own; with
+        `POLICY.split_replays` a run is also cut where the submit policy cuts an eager batch
+        (`SubmitPolicy.chunks`)."""
         bind_group = self.engine.kernels.runtime.bind_group
         runs: list[tuple[list[Any], list[float], Any]] = [([], [], None)]
         for command in self.commands:
@@ -268,7 +269,7 @@ class Program:
         segments: list[tuple[list[Any], Any]] = []
         for items, costs, upload in runs:
             start = 0
-            for end in POLICY.chunks(costs):
+            for end in POLICY.chunks(costs) if POLICY.split_replays else [len(costs)]:
                 segments.append((items[start:end], upload if start == 0 else None))
                 start = end
         return segments
