@@ -173,6 +173,14 @@ def _words(q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None, sca
     return head + views + (_view(grad) if grad is not None else [])
 
 
+def staging() -> str:
+    """attention_stage.wgsl rendered for the d_k-wide rows (dk_tile) and the d_v-wide ones
+    (dv_tile): the row kernels' staging, row reads and dot products, written once."""
+    return "\n".join(render("attention_stage.wgsl", tile=tile, regs=regs, width=width,
+                             count=count) for tile, regs, width, count in
+                      (("dk", "KL", "DKP", "NK"), ("dv", "VL", "DVP", "NV")))
+
+
 def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
             v: GpuTensor, mask: GpuTensor | None, words: list[int],
             buffers: list[GpuTensor], seq: int, part: int = 0, causal: bool = False) -> None:
@@ -202,10 +210,10 @@ def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
     counts = {"KL": kl, "VL": vl, "RPT": rpt, "NK": -(-cols * kl * lanes // threads),
               "NV": -(-cols * vl * lanes // threads)}
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
-        f"{template}.wgsl", enable=header(()), rows=rows, cols=cols, dk4=params[2],
-        dv4=params[3], has_mask="true" if mask is not None else "false", rpt=rpt, lanes=lanes,
-        lane_sum=flash_lanes.lane_sum(lanes),
-        **extra), counts), entry)
+        f"{template}.wgsl", enable=header(()), constants=render(
+            "attention_row_constants.wgsl", rows=rows, cols=cols, dk4=params[2], dv4=params[3],
+            has_mask="true" if mask is not None else "false", rpt=rpt, lanes=lanes),
+        lane_sum=flash_lanes.lane_sum(lanes), staging=staging(), **extra), counts), entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
                 *(t.block.buffer for t in buffers[3:])]

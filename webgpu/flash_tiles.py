@@ -158,8 +158,9 @@ def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
     params = (qm, gx, bk, rv, _vec4s(dk), _vec4s(dv), mask is not None)
     pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
-        f"{template}.wgsl", enable=header(()), qm=qm, gx=gx, bk=bk, rv=rv, dk4=params[4],
-        dv4=params[5], has_mask="true" if mask is not None else "false"),
+        f"{template}.wgsl", enable=header(()), constants=render(
+            "attention_tiled_constants.wgsl", qm=qm, gx=gx, bk=bk, rv=rv, dk4=params[4],
+            dv4=params[5], has_mask="true" if mask is not None else "false")),
         {"QM": qm, "QUAD": 4, "TM": 4 * qm, "TN": 4, "RV": rv, **prefetched(qm, gx, bk, rv)}),
         entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
