@@ -493,6 +493,9 @@ def main() -> int:
                         help="only the check and the kernels alone (`time.fused_kernels`)")
     parser.add_argument("--row-shapes", action="store_true",
                         help="only the check and the row kernels' shapes (`time.row_shapes`)")
+    parser.add_argument("--heads", type=str, default=None,
+                        help="head dims of `fused_kernels`' sweep, comma separated (default "
+                             "16,32,48,64,80,96,128; --quick 16,32,64)")
     parser.add_argument("--steps-only", action="store_true",
                         help="only the check, the memory and the forward + backward steps "
                              "(eager, compiled, with and without the submit policy's work rule)")
@@ -511,6 +514,8 @@ def main() -> int:
 
     shape = (1, 2, 256, 32) if args.quick else (8, 8, 1024, 64)
     heads = (16, 32, 64) if args.quick else (16, 32, 48, 64, 80, 96, 128)
+    if args.heads:
+        heads = tuple(int(x) for x in args.heads.split(","))
     if args.row_shapes:
         result["time"] = {"shape": list(shape),
                           "row_shapes": row_shapes(shape, args.min_ms, args.iters)}
