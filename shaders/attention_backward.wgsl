@@ -21,8 +21,9 @@
 //   array<vec2<f32>> (lse, delta) a query row, 7 grad: array<f32>.
 // Placeholders: {{ enable }} (the header), {{ constants }} (attention_row_constants.wgsl,
 //   rendered: ROWS, COLS rows a tile, DK4, DV4, HAS_MASK, RPT rows a thread, LANES threads a
-//   row), {{ part }} (key_grads: 0 dk and dv, 1 dk, 2 dv), {{ lane_sum }} (the function `lane_sum`, from `flash_lanes.lane_sum`), {{ staging }}
-//   (attention_stage.wgsl for d_k- and d_v-wide rows: `flash_attention.staging`).
+//   row), {{ part }} (key_grads: 0 dk and dv, 1 dk, 2 dv), {{ lane_sum }} (the function
+//   `lane_sum`, from `flash_lanes.lane_sum`), {{ staging }} (attention_stage.wgsl for d_k- and
+//   d_v-wide rows: `flash_attention.staging`).
 // The loops `for (var c = 0u; c < KL; c++)` (and VL, RPT) over register arrays are written out
 // when rendered (`flash_tiles.unrolled`), so the arrays are indexed by constants.
 {{ enable }}
@@ -99,19 +100,26 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
     workgroupBarrier();
     for (var r = 0u; r < COLS; r++) {
-      let scores = dots_dk(&kr, r, lane);
+      var acc: array<vec4<f32>, RPT>;  // zeroed by hand: naga zeroes a var once
+      for (var i = 0u; i < RPT; i++) {
+        acc[i] = vec4<f32>(0.0);
+      }
+      for (var c = 0u; c < KL; c++) {
+        let y = dk_tile[r * DKP + c * LANES + lane];
+        for (var i = 0u; i < RPT; i++) {
+          acc[i] = fma(y, kr[i * KL + c], acc[i]);
+        }
+      }
       let st = stats_tile[r];
       var p: array<f32, RPT>;
       for (var i = 0u; i < RPT; i++) {
-        var s = scores[i];
+        var s = lane_sum(acc[i].x + acc[i].y + acc[i].z + acc[i].w);
         if (HAS_MASK) {
           s += mask[m_at[i] + min(t + i32(r), seq_q - 1) * info[M_VIEW + 3]];
         }
         // a key past this query's causal frontier weighs nothing
         p[i] = select(exp(s - st.x), 0.0, key[i] > t + i32(r) + off);
       }
-      // dv += p dout and dp = dout v in one pass over the staged dout row (not dots_dv and
-      // add_dv: the row is read from workgroup memory once)
       var dacc: array<vec4<f32>, RPT>;  // zeroed by hand: naga zeroes a var once
       for (var i = 0u; i < RPT; i++) {
         dacc[i] = vec4<f32>(0.0);
@@ -132,7 +140,12 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         for (var i = 0u; i < RPT; i++) {
           ds[i] = p[i] * (lane_sum(dacc[i].x + dacc[i].y + dacc[i].z + dacc[i].w) - st.y);
         }
-        add_dk(&gk, ds, r, lane);
+        for (var c = 0u; c < KL; c++) {
+          let y = dk_tile[r * DKP + c * LANES + lane];
+          for (var i = 0u; i < RPT; i++) {
+            gk[i * KL + c] = fma(vec4<f32>(ds[i]), y, gk[i * KL + c]);
+          }
+        }
       }
     }
     workgroupBarrier();
@@ -194,19 +207,42 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     workgroupBarrier();
     for (var j = 0u; j < COLS; j++) {
       let key = t + i32(j);
-      let scores = dots_dk(&qr, j, lane);
-      let dps = dots_dv(&gr, j, lane);
+      var acc: array<vec4<f32>, RPT>;  // zeroed by hand: naga zeroes a var once
+      for (var i = 0u; i < RPT; i++) {
+        acc[i] = vec4<f32>(0.0);
+      }
+      for (var c = 0u; c < KL; c++) {
+        let y = dk_tile[j * DKP + c * LANES + lane];
+        for (var i = 0u; i < RPT; i++) {
+          acc[i] = fma(qr[i * KL + c], y, acc[i]);
+        }
+      }
+      var dacc: array<vec4<f32>, RPT>;  // zeroed by hand: naga zeroes a var once
+      for (var i = 0u; i < RPT; i++) {
+        dacc[i] = vec4<f32>(0.0);
+      }
+      for (var c = 0u; c < VL; c++) {
+        let y = dv_tile[j * DVP + c * LANES + lane];
+        for (var i = 0u; i < RPT; i++) {
+          dacc[i] = fma(gr[i * VL + c], y, dacc[i]);
+        }
+      }
       var ds: array<f32, RPT>;
       for (var i = 0u; i < RPT; i++) {
-        var s = scores[i];
+        var s = lane_sum(acc[i].x + acc[i].y + acc[i].z + acc[i].w);
         if (HAS_MASK) {
           s += mask[m_at[i] + min(key, seq_k - 1) * info[M_VIEW + 4]];
         }
         // a key past the end or this query's causal frontier weighs nothing
         let p = select(0.0, exp(s - st[i].x), key < seq_k && key <= frontier[i]);
-        ds[i] = p * (dps[i] - st[i].y);
+        ds[i] = p * (lane_sum(dacc[i].x + dacc[i].y + dacc[i].z + dacc[i].w) - st[i].y);
       }
-      add_dk(&gq, ds, j, lane);
+      for (var c = 0u; c < KL; c++) {
+        let y = dk_tile[j * DKP + c * LANES + lane];
+        for (var i = 0u; i < RPT; i++) {
+          gq[i * KL + c] = fma(vec4<f32>(ds[i]), y, gq[i * KL + c]);
+        }
+      }
     }
     workgroupBarrier();
   }

@@ -76,10 +76,19 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     workgroupBarrier();
     let n = min(COLS, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {
-      let s = dots_dk(&qr, j, lane);
+      var acc: array<vec4<f32>, RPT>;  // zeroed by hand: naga zeroes a var once
+      for (var i = 0u; i < RPT; i++) {
+        acc[i] = vec4<f32>(0.0);
+      }
+      for (var c = 0u; c < KL; c++) {
+        let y = dk_tile[j * DKP + c * LANES + lane];
+        for (var i = 0u; i < RPT; i++) {
+          acc[i] = fma(qr[i * KL + c], y, acc[i]);
+        }
+      }
       var p: array<f32, RPT>;
       for (var i = 0u; i < RPT; i++) {
-        var x = s[i];
+        var x = lane_sum(acc[i].x + acc[i].y + acc[i].z + acc[i].w);
         if (HAS_MASK) {
           x += mask[m_at[i] + (t + i32(j)) * info[M_VIEW + 4]];
         }
@@ -97,7 +106,12 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         p[i] = exp(x - m[i]);
         l[i] += p[i];
       }
-      add_dv(&o, p, j, lane);
+      for (var c = 0u; c < VL; c++) {
+        let y = dv_tile[j * DVP + c * LANES + lane];
+        for (var i = 0u; i < RPT; i++) {
+          o[i * VL + c] = fma(vec4<f32>(p[i]), y, o[i * VL + c]);
+        }
+      }
     }
     workgroupBarrier();
   }

@@ -1,23 +1,33 @@
 // attention_stage.wgsl: what the row kernels (attention_forward.wgsl, attention_backward.wgsl)
 // do the same way with a d_k-wide and a d_v-wide row, rendered once for each
 // (`flash_attention.staging`) and pasted after attention_reads.wgsl (whose row layout,
-// constants and `read4` it uses): staging a tile of rows into the workgroup's tile, a thread's
-// share of one row into registers, the dot products of a thread's rows with a staged row, and
-// adding a staged row, weighted, to each of a thread's rows.
+// constants and `read4` it uses): staging a tile of rows into the workgroup's tile and a
+// thread's share of one row into registers. (The kernels' inner loops, dot products with a
+// staged row and adding a weighted staged row, stay written out in each kernel: as functions
+// over a pointer to the thread's rows the key gradients took 6% longer on the H100 than in
+// session 5's run, where the unchanged register-blocked kernels agreed within 1%, and a
+// forward + backward step 1.5-2% longer in the same run: benchmarks/results/
+// attention_kernels_h100_s6.json against attention_h100_s5_lead.json,
+// attention_steps_h100_s6_final*.json against attention_steps_before_dedupe_h100_s6.json.)
 // Placeholders: {{ tile }} (dk or dv: the workgroup array {{ tile }}_tile), {{ regs }} (KL or
 //   VL: vec4s of a row a thread holds), {{ width }} (DKP or DVP: vec4s of a staged row),
 //   {{ count }} (NK or NV: vec4s of a tile a thread stages).
 
 // Rows t .. t + COLS - 1 (clamped to `seq`) of `which` (its view block at info[view]), `n`
 // wide, into {{ tile }}_tile: the thread's share, vec4s lid + THREADS u.
+// Every load is issued before the first store.
 fn stage_{{ tile }}(which: u32, view: i32, b: i32, h: i32, t: i32, seq: i32, n: i32, lid: u32) {
+  var x: array<vec4<f32>, {{ count }}>;
   let at = view_base(view, b, h, 0);
   for (var u = 0u; u < {{ count }}; u++) {
     let e = lid + THREADS * u;
     let r = min(t + i32(e / {{ width }}), seq - 1);
-    let x = read4(which, at + r * info[view + 3], info[view + 4], e % {{ width }}, n);
+    x[u] = read4(which, at + r * info[view + 3], info[view + 4], e % {{ width }}, n);
+  }
+  for (var u = 0u; u < {{ count }}; u++) {
+    let e = lid + THREADS * u;
     if (e < COLS * {{ width }}) {
-      {{ tile }}_tile[e] = x;
+      {{ tile }}_tile[e] = x[u];
     }
   }
 }
@@ -32,36 +42,4 @@ fn row_{{ tile }}(which: u32, view: i32, b: i32, h: i32, r: i32, n: i32, lane: u
     x[c] = read4(which, at, info[view + 4], c * LANES + lane, n);
   }
   return x;
-}
-
-// The dot product of each of the thread's RPT rows `x` (row i at x[i * {{ regs }}]) with row j
-// of {{ tile }}_tile, summed over the LANES threads sharing the row.
-fn dots_{{ tile }}(x: ptr<function, array<vec4<f32>, RPT * {{ regs }}>>, j: u32, lane: u32)
-    -> array<f32, RPT> {
-  var acc: array<vec4<f32>, RPT>;  // zeroed by hand: naga zeroes a var once
-  for (var i = 0u; i < RPT; i++) {
-    acc[i] = vec4<f32>(0.0);
-  }
-  for (var c = 0u; c < {{ regs }}; c++) {
-    let y = {{ tile }}_tile[j * {{ width }} + c * LANES + lane];
-    for (var i = 0u; i < RPT; i++) {
-      acc[i] = fma((*x)[i * {{ regs }} + c], y, acc[i]);
-    }
-  }
-  var s: array<f32, RPT>;
-  for (var i = 0u; i < RPT; i++) {
-    s[i] = lane_sum(acc[i].x + acc[i].y + acc[i].z + acc[i].w);
-  }
-  return s;
-}
-
-// Row i of `x` (at x[i * {{ regs }}]) += w[i] * row j of {{ tile }}_tile, for the thread's RPT rows.
-fn add_{{ tile }}(x: ptr<function, array<vec4<f32>, RPT * {{ regs }}>>, w: array<f32, RPT>, j: u32,
-           lane: u32) {
-  for (var c = 0u; c < {{ regs }}; c++) {
-    let y = {{ tile }}_tile[j * {{ width }} + c * LANES + lane];
-    for (var i = 0u; i < RPT; i++) {
-      (*x)[i * {{ regs }} + c] = fma(vec4<f32>(w[i]), y, (*x)[i * {{ regs }} + c]);
-    }
-  }
 }
