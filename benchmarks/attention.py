@@ -19,11 +19,14 @@ none otherwise (lavapipe runs report pyrite's two variants only).
    register-blocked kernels (`tiled`), the row kernels one thread a row (`rows`) and, where
    the device has usable subgroups, with `flash_lanes.SHAPES` (`rows_lanes`) forced: the
    measurement behind `flash_tiles.TILED_HEADS` and `flash_lanes.LANE_HEADS`.
-   `fused_batched`: the same with `flash_attention.SUBMIT_EARLY` off (the attention kernels
-   wait in the batch until the sync, as every other kernel does).
-   `fused_compiled`: the same forward + backward step through `pyrite.compile` (captured once,
-   replayed: one submit a step); `cpu_ms_per_step`: this process's CPU time a step (near the
-   wall time when the host, not the GPU, sets the pace).
+   `fused_batched`: the same with the submit policy's work rule off (`batch.POLICY.work` =
+   inf: the attention kernels wait in the batch until the sync, as kernels that give no cost
+   do). `fused_compiled`: the same forward + backward step through `pyrite.compile` (captured
+   twice, then replayed: one submit a step), `fused_compiled_split` replayed in the work rule's
+   parts (`POLICY.split_replays`), `fused_compiled_cold` timed from its first call as session 5
+   did (see `steps`). `cpu_ms_per_step`: this process's CPU time a step (near the wall time
+   when the host, not the GPU, sets the pace). `latency_ms`: one step, then a sync (median of
+   --iters x 4): the time a single step waits for.
 3. Causal: forward + backward with the op's causal flag (`F.attention(..., causal=True)`: no
    mask tensor, the tiles past the frontier skipped) against torch's `is_causal=True`.
 
@@ -31,7 +34,9 @@ Before timing, the fused op's output and gradients are checked against numpy (fl
 small ragged cases (a causal mask; the causal flag); exit status 1 if they differ.
 --kernels-only: the check and `fused_kernels` only (for comparing two versions of the kernels
 in one GPU session). --row-shapes: the check and `row_shapes` only (the row kernels' rows a
-thread, threads a row, keys a tile and rows a workgroup at the timed shape).
+thread, threads a row, keys a tile and rows a workgroup at the timed shape). --steps-only: the
+check and the forward + backward steps (fused eager and compiled, with and without the work
+rule, and torch), no composite, causal or kernels alone (about 30 s on the H100).
 Timing: wall clock; a block is `reps` evaluations then a sync (`device.sync()`, which waits for
 the GPU; `torch.cuda.synchronize()`), `reps` chosen so a block takes >= --min-ms; after a warm-up
 block, --iters blocks each, the median (and best) per evaluation.
@@ -45,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import os
 import platform
 import sys
@@ -61,7 +67,7 @@ import pyrite.webgpu
 from pyrite.backend.autodiff import Autodiff
 from pyrite.data import TensorData
 from pyrite.nn import functional as F
-from pyrite.webgpu import WebGpu, flash_attention, flash_lanes, flash_tiles
+from pyrite.webgpu import WebGpu, batch, flash_attention, flash_lanes, flash_tiles
 from pyrite.webgpu.fusion import Fusion
 
 MB = 1 << 20
@@ -172,10 +178,11 @@ def pyrite_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
     return both, forward, device.sync
 
 
-def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
+def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int], warm: bool = True
                   ) -> tuple[Callable[[int], None], Callable[[], None]]:
-    """(forward + backward, sync) of `fn` as `pyrite_runs`, the step captured once by
-    `pyrite.compile` and replayed (one submit a step, no Python per op)."""
+    """(forward + backward, sync) of `fn` as `pyrite_runs`, the step through `pyrite.compile`:
+    captured on its first two calls, replayed from the third (no Python per op); `warm`: those
+    calls and one replay made before returning."""
     rng = np.random.default_rng(2)
     device = pyrite.device("autodiff<webgpu>")
     q, k, v = (pyrite.tensor(rng.normal(size=shape).astype(np.float32),
@@ -193,7 +200,72 @@ def compiled_runs(fn: Callable[..., Any], shape: tuple[int, int, int, int]
         for _ in range(reps):
             kept[:] = replayed(q, k, v, w)
 
+    if warm:  # two captures (the second checks the first), then a replay: timing sees replays
+        both(3)
+        device.sync()
+        assert replayed.replays == 1, f"not replayed ({replayed.fallbacks} fallbacks)"
     return both, device.sync
+
+
+def latency_ms(run: Callable[[int], None], sync: Callable[[], None], iters: int) -> float:
+    """Milliseconds from the start of one step to the end of its sync (after a sync): the
+    median of `iters` steps."""
+    per = []
+    for _ in range(iters):
+        sync()
+        start = time.perf_counter()
+        run(1)
+        sync()
+        per.append(time.perf_counter() - start)
+    return round(sorted(per)[len(per) // 2] * 1e3, 3)
+
+
+def steps(shape: tuple[int, int, int, int], min_ms: float, iters: int,
+          timing: dict[str, Any]) -> None:
+    """The forward + backward step in `timing`: eager with the submit policy's work rule
+    (`fused`) and without it (`fused_batched`); compiled, one submit a replay
+    (`fused_compiled`) and in the work rule's parts (`fused_compiled_split`,
+    `POLICY.split_replays`); each with its CPU ms a step, one-step latency, dispatches and
+    submits a step. `fused_compiled_cold`: the compiled step timed as session 5 did, from its
+    first call (the warm-up and the first block are its two captures, so a block is one step
+    and the first replays build their bind groups), to show what that measured."""
+    policy = batch.POLICY
+    saved = policy.work, policy.split_replays
+    try:
+        for name, rule, split, compiled in (
+                ("fused", saved[0], False, False), ("fused_batched", math.inf, False, False),
+                ("fused_compiled", saved[0], False, True),
+                ("fused_compiled_split", saved[0], True, True)):
+            policy.work, policy.split_replays = rule, split
+            if compiled:
+                both, sync = compiled_runs(fused, shape)
+            else:
+                both, _, sync = pyrite_runs(fused, shape)
+            entry = timing.setdefault(name, {})
+            entry["forward_backward"] = timed(both, sync, min_ms, iters)
+            entry["cpu_ms_per_step"] = cpu_ms(both, sync, 16)
+            entry["latency_ms"] = latency_ms(both, sync, 4 * iters)
+            entry |= per_step(both, sync)
+            print(name, entry, flush=True)
+        policy.work, policy.split_replays = saved
+        both, sync = compiled_runs(fused, shape, warm=False)
+        timing["fused_compiled_cold"] = {"forward_backward": timed(both, sync, min_ms, 3)}
+        print("fused_compiled_cold", timing["fused_compiled_cold"], flush=True)
+    finally:
+        policy.work, policy.split_replays = saved
+
+
+def per_step(run: Callable[[int], None], sync: Callable[[], None], reps: int = 8
+             ) -> dict[str, float]:
+    """Dispatches and submits a step (the runtime's counters over `reps` steps and a sync,
+    whose readback adds one submit)."""
+    sync()
+    before = pyrite.webgpu.stats("webgpu")["runtime"]
+    run(reps)
+    sync()
+    after = pyrite.webgpu.stats("webgpu")["runtime"]
+    return {f"{name}_per_step": round((after[name] - before[name]) / reps, 3)
+            for name in ("dispatches", "submits")}
 
 
 def cpu_ms(run: Callable[[int], None], sync: Callable[[], None], reps: int) -> float:
@@ -421,6 +493,12 @@ def main() -> int:
                         help="only the check and the kernels alone (`time.fused_kernels`)")
     parser.add_argument("--row-shapes", action="store_true",
                         help="only the check and the row kernels' shapes (`time.row_shapes`)")
+    parser.add_argument("--heads", type=str, default=None,
+                        help="head dims of `fused_kernels`' sweep, comma separated (default "
+                             "16,32,48,64,80,96,128; --quick 16,32,64)")
+    parser.add_argument("--steps-only", action="store_true",
+                        help="only the check, the memory and the forward + backward steps "
+                             "(eager, compiled, with and without the submit policy's work rule)")
     args = parser.parse_args()
 
     problem = check()
@@ -436,6 +514,8 @@ def main() -> int:
 
     shape = (1, 2, 256, 32) if args.quick else (8, 8, 1024, 64)
     heads = (16, 32, 64) if args.quick else (16, 32, 48, 64, 80, 96, 128)
+    if args.heads:
+        heads = tuple(int(x) for x in args.heads.split(","))
     if args.row_shapes:
         result["time"] = {"shape": list(shape),
                           "row_shapes": row_shapes(shape, args.min_ms, args.iters)}
@@ -459,42 +539,36 @@ def main() -> int:
     print("memory", result["memory"], flush=True)
 
     timing: dict[str, Any] = {"shape": list(shape), "target_ratio": 0.5}
-    runs: dict[str, Any] = {"fused": pyrite_runs(fused, shape),
-                            "composite": pyrite_runs(composite, shape),
-                            "fused_causal": pyrite_runs(fused_causal, shape)}
+    runs: dict[str, Any] = {} if args.steps_only else {
+        "fused": pyrite_runs(fused, shape), "composite": pyrite_runs(composite, shape),
+        "fused_causal": pyrite_runs(fused_causal, shape)}
     torch = None if os.environ.get("PYRITE_BENCH_NO_TORCH") else cuda_torch()
     if torch is not None:
         runs["torch_sdpa"] = torch_runs(torch, shape)
-        runs["torch_sdpa_causal"] = torch_runs(torch, shape, causal=True)
+        if not args.steps_only:
+            runs["torch_sdpa_causal"] = torch_runs(torch, shape, causal=True)
         timing["torch"] = torch.__version__
     for name, (both, forward, sync) in runs.items():
-        timing[name] = {"forward_backward": timed(both, sync, args.min_ms, args.iters),
-                        "forward": timed(forward, sync, args.min_ms, args.iters)}
+        timing[name] = {"forward": timed(forward, sync, args.min_ms, args.iters)}
+        if name != "fused":  # `steps` times it beside the compiled step
+            timing[name]["forward_backward"] = timed(both, sync, args.min_ms, args.iters)
         print(name, timing[name], flush=True)
-    flash_attention.SUBMIT_EARLY = False
-    both, _, sync = pyrite_runs(fused, shape)
-    timing["fused_batched"] = {"forward_backward": timed(both, sync, args.min_ms, args.iters)}
-    flash_attention.SUBMIT_EARLY = True
-    print("fused_batched", timing["fused_batched"], flush=True)
-    both, sync = compiled_runs(fused, shape)
-    timing["fused_compiled"] = {"forward_backward": timed(both, sync, args.min_ms, args.iters),
-                                "cpu_ms_per_step": cpu_ms(both, sync, 16)}
-    timing["fused"]["cpu_ms_per_step"] = cpu_ms(runs["fused"][0], runs["fused"][2], 16)
-    print("fused_compiled", timing["fused_compiled"], "fused cpu ms",
-          timing["fused"]["cpu_ms_per_step"], flush=True)
+    steps(shape, args.min_ms, args.iters, timing)
     for ours, peer in (("fused", "composite"), ("fused", "torch_sdpa"),
-                       ("fused_batched", "torch_sdpa"),
+                       ("fused_batched", "torch_sdpa"), ("fused_compiled", "torch_sdpa"),
+                       ("fused_compiled_split", "torch_sdpa"), ("fused_compiled", "fused"),
+                       ("fused_compiled_cold", "torch_sdpa"),
                        ("fused_causal", "torch_sdpa_causal"), ("fused_causal", "fused")):
-        if peer in timing:
+        if peer in timing and ours in timing:
             for part in ("forward_backward", "forward"):
-                if part not in timing[ours]:
-                    continue
-                timing[f"{ours}_vs_{peer}_{part}"] = round(
-                    timing[peer][part]["median_ms"] / timing[ours][part]["median_ms"], 3)
-    if "torch_sdpa" in timing:
-        timing["fused_compiled_vs_torch_sdpa_forward_backward"] = round(
-            timing["torch_sdpa"]["forward_backward"]["median_ms"]
-            / timing["fused_compiled"]["forward_backward"]["median_ms"], 3)
+                if part in timing[ours] and part in timing[peer]:
+                    timing[f"{ours}_vs_{peer}_{part}"] = round(
+                        timing[peer][part]["median_ms"] / timing[ours][part]["median_ms"], 3)
+    if args.steps_only:
+        result["time"] = timing
+        if args.out:
+            write_results(args.out, result)
+        return 0
     timing["fused_kernels"] = kernel_times(shape, args.min_ms, args.iters, heads)
     print("fused kernels", timing["fused_kernels"], flush=True)
     picked = pick(timing["fused_kernels"], shape[3])

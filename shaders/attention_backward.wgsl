@@ -19,42 +19,27 @@
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a 4-byte
 //   zero when there is none), 5 dout, all array<f32> read through their strides; 6 stats:
 //   array<vec2<f32>> (lse, delta) a query row, 7 grad: array<f32>.
-// Placeholders: {{ enable }} (the header), {{ rows }} (rows a workgroup), {{ cols }} (rows a
-//   tile), {{ dk4 }}, {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }}, {{ part }}
-//   (key_grads: 0 dk and dv, 1 dk, 2 dv), {{ rpt }} (rows a thread), {{ lanes }} (threads a
-//   row), {{ lane_sum }} (the function `lane_sum`, from `flash_lanes.lane_sum`).
+// Placeholders: {{ enable }} (the header), {{ constants }} (attention_row_constants.wgsl,
+//   rendered: ROWS, COLS rows a tile, DK4, DV4, HAS_MASK, RPT rows a thread, LANES threads a
+//   row), {{ part }} (key_grads: 0 dk and dv, 1 dk, 2 dv), {{ lane_sum }} (the function
+//   `lane_sum`, from `flash_lanes.lane_sum`), {{ staging }} (attention_stage.wgsl for d_k- and
+//   d_v-wide rows: `flash_attention.staging`).
 // The loops `for (var c = 0u; c < KL; c++)` (and VL, RPT) over register arrays are written out
 // when rendered (`flash_tiles.unrolled`), so the arrays are indexed by constants.
 {{ enable }}
-#include "index.wgsl"
-@group(0) @binding(0) var<storage, read> info: array<i32>;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> mask: array<f32>;
-@group(0) @binding(5) var<storage, read> dout: array<f32>;
-@group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
-@group(0) @binding(7) var<storage, read_write> grad: array<f32>;
+#include "attention_backward_io.wgsl"
 
-const ROWS: u32 = {{ rows }}u;
-const COLS: u32 = {{ cols }}u;
-const DK4: u32 = {{ dk4 }}u;
-const DV4: u32 = {{ dv4 }}u;
-const HAS_MASK: bool = {{ has_mask }};
+{{ constants }}
 const PART: u32 = {{ part }}u;
-const RPT: u32 = {{ rpt }}u;
-const LANES: u32 = {{ lanes }}u;
 const WITH_DK: bool = PART != 2u;
 const WITH_DV: bool = PART != 1u;
-
-fn read_g(i: i32) -> f32 {
-  return dout[i];
-}
 
 #include "attention_common.wgsl"
 #include "attention_reads.wgsl"
 
 {{ lane_sum }}
+
+{{ staging }}
 
 // a tile of d_k-wide rows (q or k) and one of d_v-wide rows (dout or v)
 var<workgroup> dk_tile: array<vec4<f32>, COLS * DKP>;
@@ -90,14 +75,14 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     // keys past the end compute key seq_k - 1 and store nothing
     let j = min(key[i], seq_k - 1);
     m_at[i] = view_base(M_VIEW, b, h, 0) + j * info[M_VIEW + 4];
-    let k_at = view_base(K_VIEW, b, h, j);
+    let x = row_dk(1u, K_VIEW, b, h, j, dk, lane);
     for (var c = 0u; c < KL; c++) {
-      kr[i * KL + c] = read4(1u, k_at, info[K_VIEW + 4], c * LANES + lane, dk) * scale;
+      kr[i * KL + c] = x[c] * scale;
     }
     if (WITH_DK) {
-      let v_at = view_base(V_VIEW, b, h, j);
+      let y = row_dv(2u, V_VIEW, b, h, j, dv, lane);
       for (var c = 0u; c < VL; c++) {
-        vr[i * VL + c] = read4(2u, v_at, info[V_VIEW + 4], c * LANES + lane, dv);
+        vr[i * VL + c] = y[c];
       }
     }
   }
@@ -106,8 +91,8 @@ fn key_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   // the first query that sees this workgroup's first key (uniform): causal skips those before
   let first = clamp(at.z - off, 0, seq_q);
   for (var t = first; t < seq_q; t += i32(COLS)) {
-    store_dk(fetch_dk(0u, Q_VIEW, b, h, t, seq_q, dk, lid), lid);
-    store_dv(fetch_dv(3u, G_VIEW, b, h, t, seq_q, dv, lid), lid);
+    stage_dk(0u, Q_VIEW, b, h, t, seq_q, dk, lid);
+    stage_dv(3u, G_VIEW, b, h, t, seq_q, dv, lid);
     if (lid < COLS) {  // a query past the end weighs nothing: lse = +inf gives p = 0
       let i = t + i32(lid);
       stats_tile[lid] = select(vec2<f32>(pyrite_bits(0x7f800000u), 0.0),
@@ -205,20 +190,20 @@ fn query_grads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     frontier[i] = r + off;
     m_at[i] = view_base(M_VIEW, b, h, r);
     st[i] = stats[(b * info[1] + h) * seq_q + r];
-    let q_at = view_base(Q_VIEW, b, h, r);
+    let x = row_dk(0u, Q_VIEW, b, h, r, dk, lane);
     for (var c = 0u; c < KL; c++) {
-      qr[i * KL + c] = read4(0u, q_at, info[Q_VIEW + 4], c * LANES + lane, dk) * scale;
+      qr[i * KL + c] = x[c] * scale;
     }
-    let g_at = view_base(G_VIEW, b, h, r);
+    let y = row_dv(3u, G_VIEW, b, h, r, dv, lane);
     for (var c = 0u; c < VL; c++) {
-      gr[i * VL + c] = read4(3u, g_at, info[G_VIEW + 4], c * LANES + lane, dv);
+      gr[i * VL + c] = y[c];
     }
   }
   // the keys any query of this workgroup sees (uniform): causal attention skips the rest
   let last = min(seq_k, min(at.z + i32(ROWS) - 1, seq_q - 1) + off + 1);
   for (var t = 0; t < last; t += i32(COLS)) {
-    store_dk(fetch_dk(1u, K_VIEW, b, h, t, seq_k, dk, lid), lid);
-    store_dv(fetch_dv(2u, V_VIEW, b, h, t, seq_k, dv, lid), lid);
+    stage_dk(1u, K_VIEW, b, h, t, seq_k, dk, lid);
+    stage_dv(2u, V_VIEW, b, h, t, seq_k, dv, lid);
     workgroupBarrier();
     for (var j = 0u; j < COLS; j++) {
       let key = t + i32(j);

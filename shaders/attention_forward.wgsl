@@ -14,38 +14,24 @@
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none: HAS_MASK is false), all array<f32> read through their
 //   strides; 5 out: (batch, heads, seq_q, d_v) dense, 6 lse: (batch, heads, seq_q) dense.
-// Placeholders: {{ enable }} (the header), {{ rows }} (queries a workgroup), {{ cols }} (keys
-//   a tile), {{ dk4 }}, {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }} (true or
-//   false), {{ rpt }} (queries a thread), {{ lanes }} (threads a query), {{ lane_sum }} (the
-//   function `lane_sum`, from `flash_lanes.lane_sum`).
+// Placeholders: {{ enable }} (the header), {{ constants }} (attention_row_constants.wgsl,
+//   rendered: ROWS queries a workgroup, COLS keys a tile, DK4, DV4, HAS_MASK, RPT queries a
+//   thread, LANES threads a query), {{ lane_sum }} (the function `lane_sum`, from
+//   `flash_lanes.lane_sum`), {{ staging }} (attention_stage.wgsl for d_k- and d_v-wide rows:
+//   `flash_attention.staging`).
 // The loops `for (var c = 0u; c < KL; c++)` (and VL, RPT) over register arrays are written out
 // when rendered (`flash_tiles.unrolled`), so the arrays are indexed by constants.
 {{ enable }}
-#include "index.wgsl"
-@group(0) @binding(0) var<storage, read> info: array<i32>;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> mask: array<f32>;
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;
-@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+#include "attention_forward_io.wgsl"
 
-const ROWS: u32 = {{ rows }}u;
-const COLS: u32 = {{ cols }}u;
-const DK4: u32 = {{ dk4 }}u;
-const DV4: u32 = {{ dv4 }}u;
-const HAS_MASK: bool = {{ has_mask }};
-const RPT: u32 = {{ rpt }}u;
-const LANES: u32 = {{ lanes }}u;
-
-fn read_g(i: i32) -> f32 {
-  return 0.0;  // the forward has no output gradient
-}
+{{ constants }}
 
 #include "attention_common.wgsl"
 #include "attention_reads.wgsl"
 
 {{ lane_sum }}
+
+{{ staging }}
 
 // the tile's keys: dk_tile[j * DKP + c] is vec4 c of key j, dv_tile the same for its value
 var<workgroup> dk_tile: array<vec4<f32>, COLS * DKP>;
@@ -75,9 +61,9 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let r = min(row[i], seq_q - 1);
     frontier[i] = r + off;
     m_at[i] = view_base(M_VIEW, b, h, r);
-    let q_at = view_base(Q_VIEW, b, h, r);
+    let x = row_dk(0u, Q_VIEW, b, h, r, dk, lane);
     for (var c = 0u; c < KL; c++) {
-      qr[i * KL + c] = read4(0u, q_at, info[Q_VIEW + 4], c * LANES + lane, dk) * scale;
+      qr[i * KL + c] = x[c] * scale;
     }
     m[i] = select(-3.0e38, 0.0, quiet);
     l[i] = select(0.0, 1.0, quiet);
@@ -85,8 +71,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   // the keys any query of this workgroup sees (uniform): causal attention skips the rest
   let last = min(seq_k, min(at.z + i32(ROWS) - 1, seq_q - 1) + off + 1);
   for (var t = 0; t < last; t += i32(COLS)) {
-    store_dk(fetch_dk(1u, K_VIEW, b, h, t, seq_k, dk, lid), lid);
-    store_dv(fetch_dv(2u, V_VIEW, b, h, t, seq_k, dv, lid), lid);
+    stage_dk(1u, K_VIEW, b, h, t, seq_k, dk, lid);
+    stage_dv(2u, V_VIEW, b, h, t, seq_k, dv, lid);
     workgroupBarrier();
     let n = min(COLS, u32(last - t));  // the last tile may be short (uniform)
     for (var j = 0u; j < n; j++) {

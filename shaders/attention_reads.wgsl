@@ -1,5 +1,6 @@
 // attention_reads.wgsl: what the row kernels (attention_forward.wgsl, attention_backward.wgsl)
-// share: the row layout and strided reads of q, k and v rows as vec4s. The including kernel
+// share: the row layout and strided reads of q, k and v rows as vec4s (what they do alike
+// with d_k- and d_v-wide rows is attention_stage.wgsl, rendered for each). The including kernel
 // declares the storage arrays q, k and v, `fn read_g(i: i32) -> f32` (the output gradient's
 // element i), the workgroup arrays dk_tile and dv_tile (staged rows d_k and d_v wide) and the
 // constants ROWS, COLS, DK4, DV4, RPT, LANES, and includes attention_common.wgsl
@@ -27,55 +28,9 @@ fn read4(which: u32, base: i32, step: i32, c: u32, n: i32) -> vec4<f32> {
                    select(0.0, load(which, base + min(d + 3, n - 1) * step), d + 3 < n));
 }
 
-// Staging a tile: `fetch_*` reads the thread's share of a tile (vec4s lid + THREADS u) from
-// global memory into registers, `store_*` writes them into the workgroup's tile. (Fetching the
-// next tile during the current one's multiply-adds, as the register-blocked kernels do, took
-// 0.93-1.86x the time, median 1.06x, over 72 kernel timings on the H100 at d = 64:
-// benchmarks/results/attention_rows_prefetch_h100_s5.json, `_p1` against `_p0`.)
+// A tile is staged (attention_stage.wgsl's `stage_dk`, `stage_dv`) straight from global memory:
+// fetching the next tile during the current one's multiply-adds, as the register-blocked
+// kernels do, took 0.93-1.86x the time, median 1.06x, over 72 kernel timings on the H100 at
+// d = 64 (benchmarks/results/attention_rows_prefetch_h100_s5.json, `_p1` against `_p0`).
 const NK: u32 = (COLS * DKP + THREADS - 1u) / THREADS;  // dk_tile vec4s a thread stages
 const NV: u32 = (COLS * DVP + THREADS - 1u) / THREADS;  // dv_tile vec4s
-
-// Rows t .. t + COLS - 1 (clamped to `seq`) of `which` (its view block at info[view]),
-// `n` wide, for dk_tile.
-fn fetch_dk(which: u32, view: i32, b: i32, h: i32, t: i32, seq: i32, n: i32, lid: u32)
-    -> array<vec4<f32>, NK> {
-  var x: array<vec4<f32>, NK>;
-  let at = view_base(view, b, h, 0);
-  for (var u = 0u; u < NK; u++) {
-    let e = lid + THREADS * u;
-    let r = min(t + i32(e / DKP), seq - 1);
-    x[u] = read4(which, at + r * info[view + 3], info[view + 4], e % DKP, n);
-  }
-  return x;
-}
-
-fn store_dk(x: array<vec4<f32>, NK>, lid: u32) {
-  for (var u = 0u; u < NK; u++) {
-    let e = lid + THREADS * u;
-    if (e < COLS * DKP) {
-      dk_tile[e] = x[u];
-    }
-  }
-}
-
-// The same for dv_tile.
-fn fetch_dv(which: u32, view: i32, b: i32, h: i32, t: i32, seq: i32, n: i32, lid: u32)
-    -> array<vec4<f32>, NV> {
-  var x: array<vec4<f32>, NV>;
-  let at = view_base(view, b, h, 0);
-  for (var u = 0u; u < NV; u++) {
-    let e = lid + THREADS * u;
-    let r = min(t + i32(e / DVP), seq - 1);
-    x[u] = read4(which, at + r * info[view + 3], info[view + 4], e % DVP, n);
-  }
-  return x;
-}
-
-fn store_dv(x: array<vec4<f32>, NV>, lid: u32) {
-  for (var u = 0u; u < NV; u++) {
-    let e = lid + THREADS * u;
-    if (e < COLS * DVP) {
-      dv_tile[e] = x[u];
-    }
-  }
-}

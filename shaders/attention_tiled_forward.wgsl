@@ -21,35 +21,16 @@
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none), array<f32> read through their strides; 5 out: (batch,
 //   heads, seq_q, d_v) dense, 6 lse: (batch, heads, seq_q) dense.
-// Placeholders: {{ enable }} (the header), {{ qm }} (a thread's rows, in fours), {{ gx }}
-//   (column groups), {{ bk }} (head-dim chunk),
-//   {{ rv }} (vec4 columns of an output row a thread owns, ceil(d_v / 4 / GX)), {{ dk4 }},
-//   {{ dv4 }} (head dims in vec4s, rounded up), {{ has_mask }} (true or false).
+// Placeholders: {{ enable }} (the header), {{ constants }} (attention_tiled_constants.wgsl,
+//   rendered: GX, QM, BK, RV, DK4, DV4, HAS_MASK; RV here is ceil(d_v / 4 / GX)).
 // Loops `for (var i = 0u; i < TM; i++)` (and over jj < TN, u < RV, the staged NA, NB, NR) are
 // written out when rendered (`flash_tiles.unrolled`), so the register arrays have constant
 // indices. The global loads of the next stage (chunk, rows of v, the next tile's first chunk)
 // are issued before the current one's multiply-adds and stored after its barrier.
 {{ enable }}
-#include "index.wgsl"
-@group(0) @binding(0) var<storage, read> info: array<i32>;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> mask: array<f32>;
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;
-@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+#include "attention_forward_io.wgsl"
 
-const GX: u32 = {{ gx }}u;
-const QM: u32 = {{ qm }}u;
-const BK: u32 = {{ bk }}u;
-const RV: u32 = {{ rv }}u;
-const DK4: u32 = {{ dk4 }}u;
-const DV4: u32 = {{ dv4 }}u;
-const HAS_MASK: bool = {{ has_mask }};
-
-fn read_g(i: i32) -> f32 {
-  return 0.0;  // the forward has no output gradient
-}
+{{ constants }}
 
 #include "attention_common.wgsl"
 #include "attention_tiles.wgsl"

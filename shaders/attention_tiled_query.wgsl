@@ -8,35 +8,15 @@
 // Bindings: 0 info: array<i32> (attention_common.wgsl's words), 1 q, 2 k, 3 v, 4 mask (a
 //   4-byte zero when there is none), 5 dout, array<f32> read through their strides; 6 stats:
 //   array<vec2<f32>> (lse, delta) a query row; 7 grad: dq, (batch, heads, seq_q, d_k) dense.
-// Placeholders: {{ enable }} (the header), {{ qm }} (a thread's query rows, in fours), {{ gx }}
-//   (column groups), {{ bk }} (head-dim chunk),
-//   {{ rv }} (vec4 columns of a dq row a thread owns, ceil(d_k / 4 / GX)), {{ dk4 }}, {{ dv4 }},
-//   {{ has_mask }}.
+// Placeholders: {{ enable }} (the header), {{ constants }} (attention_tiled_constants.wgsl,
+//   rendered: GX, QM, BK, RV, DK4, DV4, HAS_MASK; RV here is ceil(d_k / 4 / GX)).
 // Loops over TM, TN, RV, NA, NB and NR are written out when rendered (`flash_tiles.unrolled`).
 // Every stage's global loads are prefetched into registers during the previous stage's
 // multiply-adds (attention_tiles.wgsl).
 {{ enable }}
-#include "index.wgsl"
-@group(0) @binding(0) var<storage, read> info: array<i32>;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> mask: array<f32>;
-@group(0) @binding(5) var<storage, read> dout: array<f32>;
-@group(0) @binding(6) var<storage, read> stats: array<vec2<f32>>;
-@group(0) @binding(7) var<storage, read_write> grad: array<f32>;
+#include "attention_backward_io.wgsl"
 
-const GX: u32 = {{ gx }}u;
-const QM: u32 = {{ qm }}u;
-const BK: u32 = {{ bk }}u;
-const RV: u32 = {{ rv }}u;
-const DK4: u32 = {{ dk4 }}u;
-const DV4: u32 = {{ dv4 }}u;
-const HAS_MASK: bool = {{ has_mask }};
-
-fn read_g(i: i32) -> f32 {
-  return dout[i];
-}
+{{ constants }}
 
 #include "attention_common.wgsl"
 #include "attention_tiles.wgsl"

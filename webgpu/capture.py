@@ -17,7 +17,10 @@ into one of four roles:
 
 A `Program` is those commands over a table of buffers. `replay` fills the table's input and
 output slots, writes the metadata words whose formulas changed, records every dispatch into one
-command encoder and submits once; no module code, autodiff or fusion runs.
+command encoder and submits once; no module code, autodiff or fusion runs. The eager batch's
+submit policy (`batch.POLICY`: submit after a long kernel) is replaced by one submit a replay
+(measured faster: `SubmitPolicy`'s doc); with `POLICY.split_replays` a program is submitted in
+the parts an eager batch would be (the kernels' costs are recorded for it).
 
 What cannot be captured is refused by name (a readback inside the step, a tensor made inside
 the step that outlives it without being returned), and the caller runs the step eagerly.
@@ -37,6 +40,7 @@ from ..backend.base import layers
 from ..capture import traced
 from ..capture.traced import Formulas, Trace
 from ..tensor import Tensor
+from .batch import POLICY
 from .fusion import FusedTensor, Fusion
 from .kernels import Kernels
 from .tensor import GpuTensor
@@ -95,13 +99,14 @@ class Recorder:
         if self.refusal is None:
             self.refusal = Refusal(reason, retry=retry)
 
-    def dispatch(self, pipeline: Any, bindings: Any, workgroups: tuple[int, int, int]) -> None:
+    def dispatch(self, pipeline: Any, bindings: Any, workgroups: tuple[int, int, int],
+                 cost: float = 0.0) -> None:
         tuner = self.kernels.__dict__.get("autotune")
         if tuner is not None and tuner.tuning:
             self.refuse("kernels were being tuned during the capture", retry=True)
             return
         pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
-        self.commands.append(("d", pipeline, pairs, tuple(workgroups)))
+        self.commands.append(("d", pipeline, pairs, tuple(workgroups), cost))
 
     def write(self, buffer: Any, offset: int, data: bytes) -> None:
         self.commands.append(("w", buffer, offset, bytes(data)))
@@ -182,7 +187,7 @@ class Program:
         self.fingerprint = fingerprint
         self.last: dict[int, tuple[Any, Any]] = {}  # fresh slot -> (buffer before, last buffer)
         self.varying = tuple(s for s, _ in inputs) + tuple(s for s, _ in fresh)
-        self._segments: dict[tuple[int, ...], list[tuple[list[Any], Any]]] = {}
+        self._segments: dict[tuple[float, ...], list[tuple[list[Any], Any]]] = {}
 
     def replay(self, tensors: Sequence[Tensor], numbers: Sequence[Any]) -> list[Any] | None:
         """The output leaves (tensors, numbers) for new inputs, or None when a guard of the
@@ -219,14 +224,14 @@ class Program:
             writes.append((buffer, 0, struct.pack(f"<{len(now)}i", *now)))
         # the segments (dispatches between uploads) for these buffers: made once per set of
         # input and output buffers (a training loop alternates between two), then reused
-        key = tuple(id(table[s]) for s in self.varying)
+        key = (POLICY.split_replays and POLICY.work, *(id(table[s]) for s in self.varying))
         segments = self._segments.get(key)
         if segments is None:
             segments = self._segments[key] = self._segment(table)
             if len(self._segments) > _SEGMENT_SETS:
                 self._segments.pop(next(iter(self._segments)))
-        for i, (items, upload) in enumerate(segments):
-            if i:  # an upload between dispatches: what came before runs first
+        for items, upload in segments:
+            if upload is not None:  # an upload between dispatches: what came before runs first
                 _, slot, offset, data = upload
                 writes.append((table[slot], offset, data))
             runtime.replay(items, writes)  # the metadata (and uploads) written, then the kernels
@@ -247,17 +252,26 @@ class Program:
 
     def _segment(self, table: list[Any]) -> list[tuple[list[Any], Any]]:
         """The commands as runs of dispatches (pipeline, bind group, workgroups), each run
-        after the upload that opens it (None for the first)."""
+        after the upload that opens it (None: no upload), each submitted on its own; with
+        `POLICY.split_replays` a run is also cut where the submit policy cuts an eager batch
+        (`SubmitPolicy.chunks`)."""
         bind_group = self.engine.kernels.runtime.bind_group
-        segments: list[tuple[list[Any], Any]] = [([], None)]
+        runs: list[tuple[list[Any], list[float], Any]] = [([], [], None)]
         for command in self.commands:
             if command[0] == "d":
-                _, pipeline, group, slots, workgroups = command
+                _, pipeline, group, slots, workgroups, cost = command
                 if group is None:
                     group = bind_group(pipeline, {b: table[s] for b, s in slots})
-                segments[-1][0].append((pipeline, group, workgroups))
+                runs[-1][0].append((pipeline, group, workgroups))
+                runs[-1][1].append(cost)
             else:
-                segments.append(([], command))
+                runs.append(([], [], command))
+        segments: list[tuple[list[Any], Any]] = []
+        for items, costs, upload in runs:
+            start = 0
+            for end in POLICY.chunks(costs) if POLICY.split_replays else [len(costs)]:
+                segments.append((items[start:end], upload if start == 0 else None))
+                start = end
         return segments
 
     def release(self) -> None:
@@ -379,13 +393,13 @@ class Session:
         print_: list[Any] = []
         for command in rec.commands:
             if command[0] == "d":
-                _, pipeline, pairs, workgroups = command
+                _, pipeline, pairs, workgroups, cost = command
                 bound = tuple((b, slot_of(buf)) for b, buf in pairs)
                 varies = any(s in {i for i, _ in input_slots} or s in {i for i, _ in fresh}
                              for _, s in bound)
                 group = None if varies else engine.kernels.runtime.bind_group(
                     pipeline, {b: table[s] for b, s in bound})
-                commands.append(("d", pipeline, group, bound, workgroups))
+                commands.append(("d", pipeline, group, bound, workgroups, cost))
                 print_.append((id(pipeline), workgroups, tuple(
                     _role(table[s], inputs, allocated, rec) for _, s in bound)))
             else:

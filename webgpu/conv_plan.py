@@ -112,10 +112,10 @@ class _Recorder:
         return found
 
     def launch(self, pipeline: Pipeline, bindings: Bindings,
-               workgroups: tuple[int, int, int]) -> None:
+               workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
         assert not isinstance(bindings, dict), "conv kernels bind in order"
         self.events.append((pipeline, list(bindings), workgroups))
-        self._inner.launch(pipeline, bindings, workgroups)
+        self._inner.launch(pipeline, bindings, workgroups, cost)
 
     def plan(self, result: GpuTensor | None) -> Plan | None:
         """The plan of what was recorded; None where a binding is none of the call's buffers

@@ -49,13 +49,6 @@ MAX_COLS = 32
 #: d_k = d_v = 64 two launches took 1.28x one on the H100 (the recomputed scores cost more than
 #: the registers saved), so only heads twice as wide split; that width is not measured yet.
 SPLIT_KEY_GRADS = 64
-#: whether the attention kernels submit the pending batch once launched (not while a step is
-#: being captured): a batch is otherwise submitted at a sync or after `batch.MAX_PENDING`
-#: commands, so in a training loop the GPU waits while the host records several whole steps
-#: (on the H100 an eager forward + backward at (8, 8, 1024, 64) took 4.41 ms against 3.6 ms of
-#: kernels and 1.2 ms of host time a step: benchmarks/results/attention_h100_s5_final.json).
-#: Submitting after these long kernels lets the GPU run them while the host records the rest
-SUBMIT_EARLY = True
 _LANES_USABLE: MutableMapping[Runtime, bool] = weakref.WeakKeyDictionary()
 
 
@@ -143,10 +136,20 @@ def _lanes_agree(k: Kernels) -> bool:
                for x, y in zip(other, outs[0], strict=True))
 
 
-def _submit(k: Kernels) -> None:
-    """The pending batch submitted (SUBMIT_EARLY), unless a capture is recording."""
-    if SUBMIT_EARLY and k.recorder is None:
-        k.runtime.flush()
+def work(kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor, causal: bool,
+         part: int = 0) -> float:
+    """Estimated FLOPs of one attention kernel (`forward`, `query_grads`, `key_grads` with its
+    `part`: 0 dk and dv, 1 dk, 2 dv), two per multiply-add of the products it computes: the
+    cost each launch gives the submit policy (`batch.POLICY`), which submits the batch after a
+    long kernel so the GPU runs it while the host records the rest of the step (on the H100 an
+    eager forward + backward at (8, 8, 1024, 64) took 3.92 ms without it, 3.38 ms with it:
+    benchmarks/results/attention_h100_s5_lead.json)."""
+    b, h, sq, dk = q.shape
+    pairs = b * h * sq * key.shape[2] / (2 if causal else 1)
+    dv = v.shape[3]
+    products = {"forward": dk + dv, "query_grads": 2 * dk + dv,
+                "key_grads": (2 * dk + 2 * dv, 2 * dk + dv, dk + 2 * dv)[part]}[kernel]
+    return 2.0 * pairs * products
 
 
 def _vec4s(n: int) -> int:
@@ -170,19 +173,27 @@ def _words(q: GpuTensor, k: GpuTensor, v: GpuTensor, mask: GpuTensor | None, sca
     return head + views + (_view(grad) if grad is not None else [])
 
 
+def staging() -> str:
+    """attention_stage.wgsl rendered for the d_k-wide rows (dk_tile) and the d_v-wide ones
+    (dv_tile): the row kernels' staging, row reads and dot products, written once."""
+    return "\n".join(render("attention_stage.wgsl", tile=tile, regs=regs, width=width,
+                             count=count) for tile, regs, width, count in
+                      (("dk", "KL", "DKP", "NK"), ("dv", "VL", "DVP", "NV")))
+
+
 def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
             v: GpuTensor, mask: GpuTensor | None, words: list[int],
-            buffers: list[GpuTensor], seq: int, part: int = 0) -> None:
+            buffers: list[GpuTensor], seq: int, part: int = 0, causal: bool = False) -> None:
     """`entry` of `template` over workgroups that each own `rows` of the `seq` rows of every
     (batch, head); metadata first, the mask (or a zero word) after q, k and v. `rows` is
     autotuned per kernel and shape bucket, ROWS by default (fewer where its threads would pass
     the adapter's limit); the rows a thread and threads a row are `flash_lanes.shape`'s.
-    `part`: the key kernel's gradients (0 dk and dv, 1 dk, 2 dv)."""
+    `part`: the key kernel's gradients (0 dk and dv, 1 dk, 2 dv); `causal` halves its `work`."""
     b, h, _, dk = q.shape
     dv = v.shape[3]
 
     def again() -> None:  # the autotuner times the candidates through this very launch
-        _launch(k, template, entry, q, key, v, mask, words, buffers, seq, part)
+        _launch(k, template, entry, q, key, v, mask, words, buffers, seq, part, causal)
 
     family = f"attention_{entry}" + ("", "_dk", "_dv")[part]
     rows = k.autotune.workgroup(family, (b * h, q.shape[2], key.shape[2], dk + dv),
@@ -199,14 +210,15 @@ def _launch(k: Kernels, template: str, entry: str, q: GpuTensor, key: GpuTensor,
     counts = {"KL": kl, "VL": vl, "RPT": rpt, "NK": -(-cols * kl * lanes // threads),
               "NV": -(-cols * vl * lanes // threads)}
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
-        f"{template}.wgsl", enable=header(()), rows=rows, cols=cols, dk4=params[2],
-        dv4=params[3], has_mask="true" if mask is not None else "false", rpt=rpt, lanes=lanes,
-        lane_sum=flash_lanes.lane_sum(lanes),
-        **extra), counts), entry)
+        f"{template}.wgsl", enable=header(()), constants=render(
+            "attention_row_constants.wgsl", rows=rows, cols=cols, dk4=params[2], dv4=params[3],
+            has_mask="true" if mask is not None else "false", rpt=rpt, lanes=lanes),
+        lane_sum=flash_lanes.lane_sum(lanes), staging=staging(), **extra), counts), entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
     bindings = [k.meta(words), *(t.block.buffer for t in buffers[:3]), mask_buffer,
                 *(t.block.buffer for t in buffers[3:])]
-    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)))
+    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)),
+             work(entry, q, key, v, causal, part))
 
 
 def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTensor | None,
@@ -218,11 +230,11 @@ def forward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTen
     lse = k.empty((b, h, sq), DType.F32, "attention")
     words = _words(q, key, v, mask, scale, quiet, causal)
     if _tiled(k, "forward", q.shape[3], v.shape[3]):
-        flash_tiles.launch(k, "forward", q, key, v, mask, words, [out, lse], _budget(k))
+        flash_tiles.launch(k, "forward", q, key, v, mask, words, [out, lse], _budget(k),
+                           work("forward", q, key, v, causal))
     else:
         _launch(k, "attention_forward", "forward", q, key, v, mask, words, [q, key, v, out, lse],
-                sq)
-    _submit(k)
+                sq, causal=causal)
     return out, lse
 
 
@@ -244,22 +256,23 @@ def backward(k: Kernels, q: GpuTensor, key: GpuTensor, v: GpuTensor, mask: GpuTe
     if needs[1] or needs[2]:
         both = k.empty((b, h, sk, dk + dv), DType.F32, "attention_grad")
         if _tiled(k, "key", dk, dv):
-            flash_tiles.launch(k, "key", q, key, v, mask, words, [grad, stats, both], _budget(k))
+            flash_tiles.launch(k, "key", q, key, v, mask, words, [grad, stats, both], _budget(k),
+                               work("key_grads", q, key, v, causal))
         else:
             split = _vec4s(dk) + _vec4s(dv) >= SPLIT_KEY_GRADS
             for part in ((1, 2) if split else (0,)):
                 if part == 0 or needs[part]:
                     _launch(k, "attention_backward", "key_grads", q, key, v, mask, words,
-                            [q, key, v, grad, stats, both], sk, part)
+                            [q, key, v, grad, stats, both], sk, part, causal)
         whole = [(0, n, 1) for n in (b, h, sk)]
         gk = both.sliced([*whole, (0, dk, 1)]) if needs[1] else None
         gv = both.sliced([*whole, (dk, dk + dv, 1)]) if needs[2] else None
     if needs[0]:
         dq = k.empty((b, h, sq, dk), DType.F32, "attention_grad")
         if _tiled(k, "query", dk, dv):
-            flash_tiles.launch(k, "query", q, key, v, mask, words, [grad, stats, dq], _budget(k))
+            flash_tiles.launch(k, "query", q, key, v, mask, words, [grad, stats, dq], _budget(k),
+                               work("query_grads", q, key, v, causal))
         else:
             _launch(k, "attention_backward", "query_grads", q, key, v, mask, words,
-                    [q, key, v, grad, stats, dq], sq)
-    _submit(k)
+                    [q, key, v, grad, stats, dq], sq, causal=causal)
     return dq, gk, gv

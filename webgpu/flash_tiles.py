@@ -144,10 +144,10 @@ def prefetched(qm: int, gx: int, bk: int, rv: int) -> dict[str, int]:
 
 def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
            mask: GpuTensor | None, words: list[int], outputs: list[GpuTensor],
-           budget: int) -> None:
+           budget: int, cost: float = 0.0) -> None:
     """`kernel` (a key of ENTRIES) over workgroups of 64 qm rows: q, k, v, the mask (or a zero
     word) after the metadata, then `outputs` (forward: out, lse; the gradients: dout, stats,
-    grad)."""
+    grad); `cost`: its estimated FLOPs (the submit policy's)."""
     b, h, sq, dk = q.shape
     dv = v.shape[3]
     found = config(budget, kernel, dk, dv)
@@ -158,8 +158,9 @@ def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
     params = (qm, gx, bk, rv, _vec4s(dk), _vec4s(dv), mask is not None)
     pipeline_key = KernelKey(template, entry, (DType.F32, DType.F32), 0, params)
     pipeline = k.cached(pipeline_key, entry) or k.pipeline(pipeline_key, unrolled(render(
-        f"{template}.wgsl", enable=header(()), qm=qm, gx=gx, bk=bk, rv=rv, dk4=params[4],
-        dv4=params[5], has_mask="true" if mask is not None else "false"),
+        f"{template}.wgsl", enable=header(()), constants=render(
+            "attention_tiled_constants.wgsl", qm=qm, gx=gx, bk=bk, rv=rv, dk4=params[4],
+            dv4=params[5], has_mask="true" if mask is not None else "false")),
         {"QM": qm, "QUAD": 4, "TM": 4 * qm, "TN": 4, "RV": rv, **prefetched(qm, gx, bk, rv)}),
         entry)
     mask_buffer = k.constant(bytes(4)) if mask is None else mask.block.buffer
@@ -167,4 +168,4 @@ def launch(k: Kernels, kernel: str, q: GpuTensor, key: GpuTensor, v: GpuTensor,
                 *(t.block.buffer for t in outputs)]
     seq = key.shape[2] if kernel == "key" else sq
     rows = 4 * GROUPS * qm
-    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)))
+    k.launch(pipeline, bindings, k.grid(b * h * -(-seq // rows)), cost)

@@ -121,8 +121,8 @@ class GuardedRuntime:
         return self._call("bind_group", self.inner.bind_group, pipeline, bindings)
 
     def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
-                 workgroups: tuple[int, int, int]) -> None:
-        self._call("dispatch", self.inner.dispatch, pipeline, bind_group, workgroups)
+                 workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
+        self._call("dispatch", self.inner.dispatch, pipeline, bind_group, workgroups, cost)
 
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
                     size: int) -> None:

@@ -105,10 +105,14 @@ class Kernels:
         return found
 
     def launch(self, pipeline: Pipeline, bindings: Bindings,
-               workgroups: tuple[int, int, int]) -> None:
+               workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
+        """Record a dispatch; `cost`: the kernel's estimated FLOPs, for the submit policy
+        (`batch.POLICY`: a long kernel is submitted at once, so the GPU starts it while the
+        host records what follows), kept by a capture for its replays."""
         if self.recorder is not None:
-            self.recorder.dispatch(pipeline, bindings, workgroups)
-        self.runtime.dispatch(pipeline, self.runtime.bind_group(pipeline, bindings), workgroups)
+            self.recorder.dispatch(pipeline, bindings, workgroups, cost)
+        self.runtime.dispatch(pipeline, self.runtime.bind_group(pipeline, bindings), workgroups,
+                              cost)
 
     def write(self, buffer: Buffer, offset: int, data: bytes) -> None:
         """Upload bytes into a buffer (recorded by a capture, which replays the upload)."""

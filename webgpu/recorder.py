@@ -95,7 +95,7 @@ class RecordingRuntime:
         return None
 
     def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
-                 workgroups: tuple[int, int, int]) -> None:
+                 workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
         pass
 
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,

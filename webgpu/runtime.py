@@ -116,8 +116,9 @@ class Runtime(Protocol):
         ...
 
     def dispatch(self, pipeline: Pipeline, bind_group: BindGroup,
-                 workgroups: tuple[int, int, int]) -> None:
-        """Record one dispatch into the pending batch."""
+                 workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
+        """Record one dispatch into the pending batch; `cost`: its kernel's estimated FLOPs,
+        which the submit policy (`batch.POLICY`) may submit the batch after."""
         ...
 
     def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
