@@ -28,7 +28,7 @@ import struct
 from dataclasses import dataclass, replace
 
 # rendering lives in matmul_render.py; these stay importable from here
-from .matmul_options import check_options, split_name
+from .matmul_options import check_options, fits_interior, split_name, with_interior
 from .matmul_render import LAYOUTS as LAYOUTS
 from .matmul_render import TEMPLATE_PATH as TEMPLATE_PATH
 from .matmul_render import render as render
@@ -59,6 +59,9 @@ class TileConfig:
     buffers: int = 2  # workgroup buffers of each tile (1: two barriers per K step)
     # naga's run-time checks compiled in (unchecked_module.py's bits; < ALL natively only)
     checks: int = ALL_CHECKS
+    interior: bool = False  # no bound compares: only for M, N, K multiples of the tile (`_in`)
+    hoist: bool = False  # global load indices computed once, plus a per-step offset (`_ha`)
+    hoist_stores: bool = False  # workgroup store indices computed once per thread (`_hs`)
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -128,6 +131,9 @@ class TileConfig:
             self.prefetch,
             self.buffers,
             self.checks,
+            self.interior,
+            self.hoist,
+            self.hoist_stores,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -146,6 +152,9 @@ class TileConfig:
             "prefetch": self.prefetch,
             "buffers": self.buffers,
             "checks": self.checks,
+            "interior": self.interior,
+            "hoist": self.hoist,
+            "hoist_stores": self.hoist_stores,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -260,6 +269,23 @@ def ladder(max_workgroup_bytes: int) -> list[TileConfig]:
     wide = CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes
     return [tile(native.get(name, name) if wide else name) for name in LADDER
             if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes]
+
+
+#: Natively (where WIDE fits), a product whose every workgroup is interior runs its tile's
+#: `_in` twin (no bound compares in the loads and stores; matmul_options.py).
+NATIVE_INTERIOR = True
+
+
+def for_shape(cfg: TileConfig, m: int, n: int, k: int, max_workgroup_bytes: int) -> TileConfig:
+    """`cfg` as launched on an M x K @ K x N product: its guarded form where some workgroup
+    reaches an edge (a forced `_in` tile included), its interior twin where none does and
+    the device is native (NATIVE_INTERIOR; WIDE's 48 KiB fit, the ladder's rule), else
+    `cfg` unchanged."""
+    if not fits_interior(cfg, m, n, k):
+        return with_interior(cfg, False)
+    if NATIVE_INTERIOR and CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes:
+        return with_interior(cfg, True)
+    return cfg
 
 
 def choose_config(

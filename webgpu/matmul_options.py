@@ -21,6 +21,16 @@ fixes what each thread computes; these options change neither that nor the produ
   construction: workgroup indices are the thread's row or column and constants, storage reads
   and writes are guarded by the matrix's extent, which the host derives from the buffers it
   binds; every loop runs a count of K steps or a constant.
+- `interior` (`_in`): the global loads and C's stores compare no bound and select no zero.
+  Only for products whose M, N and K are multiples of the tile (`fits_interior`: 4096^3,
+  most model layers), where no workgroup reaches an edge; `matmul_config.for_shape` swaps it
+  for the guarded form on any other shape, so a ragged product never runs it.
+- `hoist` (`_ha`, with `_in`): each global load's index is computed once per thread for the
+  first K step; a step adds one offset (`dk / 4` along a row, `dk * ld / 4` across rows)
+  instead of recomputing row * ld + column for every load.
+- `hoist_stores` (`_hs`, constant-row tiles): the workgroup-memory indices each staging
+  register is stored at (k-row, vec4 group, thread row or column, lane) are computed once per
+  thread instead of in every K step.
 
 A config with options is named by its tile's name and their suffixes
 (`t64x64x16_4x4_u16_pp_cr_w8x4_d2`: `matmul_config.tile` resolves such names). Measured on the
@@ -35,6 +45,7 @@ them by path).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .unchecked_module import ALL_CHECKS, BOUNDS_CHECKS, LOOP_BOUNDING
@@ -46,7 +57,8 @@ WARP = 32  # lanes the warp layout is drawn for (NVIDIA's warp; any size stays c
 # the suffix of each combination of naga's run-time checks (unchecked_module.py)
 _CHECKS_SUFFIX = {ALL_CHECKS: "", 0: "_nc", LOOP_BOUNDING: "_nb", BOUNDS_CHECKS: "_nl"}
 _SUFFIX_CHECKS = {v[1:]: k for k, v in _CHECKS_SUFFIX.items() if v}
-_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl])$")
+_FLAGS = {"in": "interior", "ha": "hoist", "hs": "hoist_stores"}  # the on/off options
+_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl]|in|ha|hs)$")
 
 
 def check_options(cfg: TileConfig) -> None:
@@ -63,6 +75,10 @@ def check_options(cfg: TileConfig) -> None:
         raise ValueError(f"{cfg.name}: prefetch is 1, or 2 with the ping-pong loop (pingpong)")
     if cfg.checks not in _CHECKS_SUFFIX:
         raise ValueError(f"{cfg.name}: checks is a combination of unchecked_module's bits")
+    if cfg.hoist and not cfg.interior:
+        raise ValueError(f"{cfg.name}: hoisted load indices (_ha) need the interior tile (_in)")
+    if cfg.hoist_stores and not cfg.const_rows:
+        raise ValueError(f"{cfg.name}: hoisted store indices (_hs) need a constant-row tile (_cr)")
     if cfg.buffers not in (1, 2) or (cfg.buffers == 1 and cfg.prefetch != 1):
         raise ValueError(f"{cfg.name}: buffers is 2, or 1 with prefetch 1 (_b1 without _d2)")
 
@@ -72,6 +88,9 @@ def suffix(cfg: TileConfig) -> str:
     out = f"_w{cfg.warp_rows}x{WARP // cfg.warp_rows}" if cfg.warp_rows else ""
     out += f"_d{cfg.prefetch}" if cfg.prefetch != 1 else ""
     out += f"_b{cfg.buffers}" if cfg.buffers != 2 else ""
+    out += "_in" if cfg.interior else ""
+    out += "_ha" if cfg.hoist else ""
+    out += "_hs" if cfg.hoist_stores else ""
     return out + _CHECKS_SUFFIX[cfg.checks]
 
 
@@ -88,10 +107,29 @@ def split_name(name: str) -> tuple[str, dict[str, int]]:
             options.setdefault("prefetch", int(found.group(4)))
         elif found.group(5):
             options.setdefault("buffers", int(found.group(5)))
+        elif found.group(1) in _FLAGS:
+            options.setdefault(_FLAGS[found.group(1)], True)
         else:
             options.setdefault("checks", _SUFFIX_CHECKS[found.group(1)])
         name = name[:found.start()]
     return name, options
+
+
+def fits_interior(cfg: TileConfig, m: int, n: int, k: int) -> bool:
+    """Whether every workgroup of `cfg` on an M x K @ K x N product is interior: M, N and K
+    are multiples of the tile and the K step (each K slice of a split is a multiple of 64,
+    so of BK, and ends at a multiple of BK too)."""
+    return m % cfg.bm == 0 and n % cfg.bn == 0 and k % cfg.bk == 0 and min(m, n, k) > 0
+
+
+def with_interior(cfg: TileConfig, interior: bool) -> TileConfig:
+    """`cfg` with (or without) the `_in` option (without it, without `_ha` too), named by its
+    tile and its options."""
+    if cfg.interior == interior:
+        return cfg
+    base = split_name(cfg.name)[0]
+    twin = replace(cfg, name=base, interior=interior, hoist=cfg.hoist and interior)
+    return replace(twin, name=base + suffix(twin))
 
 
 def thread_map(cfg: TileConfig) -> str:
