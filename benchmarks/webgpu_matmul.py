@@ -223,6 +223,8 @@ def check(r: Runner, configs, seed: int = 0) -> list[dict]:
     results = []
     for cfg, splits in configs:
         todo = cases + ([(1, 1, 130, 140, 1100), (2, 2, 64, 68, 700)] if splits > 1 else [])
+        if cfg.clamped:  # clamped loads (`_cl`): K whole steps, M and N ragged
+            todo = [(ba, bb, m, n, -(-k // cfg.bk) * cfg.bk) for ba, bb, m, n, k in todo]
         if cfg.interior:  # no bound compares (`_in`): only shapes whose workgroups are interior
             bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
             todo = [(1, 1, bm, bn, bk), (3, 3, 2 * bm, bn, 5 * bk), (4, 1, bm, 2 * bn, 3 * bk),
@@ -434,7 +436,7 @@ def main() -> int:
         if args.sweep:
             cfgs = [c for c in fitting if args.subgroup != "off" or not c.subgroup]
         elif args.configs:  # an interior config (`_in`) runs guarded where n is ragged
-            return [(c if mc.fits_interior(c, n, n, n) else mc.with_interior(c, False), s)
+            return [(mc.for_shape(c, n, n, n, 0), s)
                     for c, s in map(parse_variant, args.configs.split(","))]
         else:
             cfgs = twins([chosen[n][0]])

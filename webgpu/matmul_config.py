@@ -28,7 +28,14 @@ import struct
 from dataclasses import dataclass, replace
 
 # rendering lives in matmul_render.py; these stay importable from here
-from .matmul_options import check_options, fits_interior, split_name, with_interior
+from .matmul_options import (
+    EDGES,
+    check_options,
+    edges,
+    edges_allowed,
+    split_name,
+    with_edges,
+)
 from .matmul_render import LAYOUTS as LAYOUTS
 from .matmul_render import TEMPLATE_PATH as TEMPLATE_PATH
 from .matmul_render import render as render
@@ -61,6 +68,7 @@ class TileConfig:
     checks: int = ALL_CHECKS
     interior: bool = False  # no bound compares: only for M, N, K multiples of the tile (`_in`)
     hoist: bool = False  # global load indices computed once, plus a per-step offset (`_ha`)
+    clamped: bool = False  # loads clamped, not compared: only for K a multiple of bk (`_cl`)
     hoist_stores: bool = False  # workgroup store indices computed once per thread (`_hs`)
 
     def __post_init__(self) -> None:
@@ -134,6 +142,7 @@ class TileConfig:
             self.interior,
             self.hoist,
             self.hoist_stores,
+            self.clamped,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -155,6 +164,7 @@ class TileConfig:
             "interior": self.interior,
             "hoist": self.hoist,
             "hoist_stores": self.hoist_stores,
+            "clamped": self.clamped,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -272,20 +282,26 @@ def ladder(max_workgroup_bytes: int) -> list[TileConfig]:
 
 
 #: Natively (where WIDE fits), a product whose every workgroup is interior runs its tile's
-#: `_in` twin (no bound compares in the loads and stores; matmul_options.py).
+#: `_in` twin (no bound compares in the loads and stores; matmul_options.py): 11% faster at
+#: 4096^3 on the H100 (benchmarks/results/webgpu_matmul_h100_s6b_call1.json).
 NATIVE_INTERIOR = True
+#: ... and one whose K is whole K steps, M or N ragged, its `_cl` twin (loads clamped).
+NATIVE_CLAMPED = False
 
 
 def for_shape(cfg: TileConfig, m: int, n: int, k: int, max_workgroup_bytes: int) -> TileConfig:
-    """`cfg` as launched on an M x K @ K x N product: its guarded form where some workgroup
-    reaches an edge (a forced `_in` tile included), its interior twin where none does and
-    the device is native (NATIVE_INTERIOR; WIDE's 48 KiB fit, the ladder's rule), else
-    `cfg` unchanged."""
-    if not fits_interior(cfg, m, n, k):
-        return with_interior(cfg, False)
-    if NATIVE_INTERIOR and CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes:
-        return with_interior(cfg, True)
-    return cfg
+    """`cfg` as launched on an M x K @ K x N product. A forced `_in` or `_cl` tile is kept
+    where the shape allows it and otherwise falls back to the guarded loads the shape allows
+    (`matmul_options.edges_allowed`): a ragged product never runs an interior tile. Natively
+    (WIDE's 48 KiB fit, the ladder's rule), the least guarded twin NATIVE_INTERIOR and
+    NATIVE_CLAMPED take; elsewhere (a page, lavapipe; `max_workgroup_bytes` 0: only the
+    fallback) `cfg` is otherwise unchanged."""
+    allowed = EDGES.index(edges_allowed(cfg, m, n, k))
+    mode = min(EDGES.index(edges(cfg)), allowed)
+    if max_workgroup_bytes and CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes:
+        native = [i for i, on in ((2, NATIVE_INTERIOR), (1, NATIVE_CLAMPED)) if on and i <= allowed]
+        mode = max([mode, *native])
+    return with_edges(cfg, EDGES[mode])
 
 
 def choose_config(

@@ -25,6 +25,10 @@ fixes what each thread computes; these options change neither that nor the produ
   Only for products whose M, N and K are multiples of the tile (`fits_interior`: 4096^3,
   most model layers), where no workgroup reaches an edge; `matmul_config.for_shape` swaps it
   for the guarded form on any other shape, so a ragged product never runs it.
+- `clamped` (`_cl`): for products whose K is whole K steps but whose M or N is ragged: the
+  loads compare nothing along K and clamp the row or column along M or N to the operand's
+  last one (one `min`, no branch); what a clamped load reads only reaches rows or columns of
+  C past its edge, which the (guarded) stores skip.
 - `hoist` (`_ha`, with `_in`): each global load's index is computed once per thread for the
   first K step; a step adds one offset (`dk / 4` along a row, `dk * ld / 4` across rows)
   instead of recomputing row * ld + column for every load.
@@ -57,8 +61,9 @@ WARP = 32  # lanes the warp layout is drawn for (NVIDIA's warp; any size stays c
 # the suffix of each combination of naga's run-time checks (unchecked_module.py)
 _CHECKS_SUFFIX = {ALL_CHECKS: "", 0: "_nc", LOOP_BOUNDING: "_nb", BOUNDS_CHECKS: "_nl"}
 _SUFFIX_CHECKS = {v[1:]: k for k, v in _CHECKS_SUFFIX.items() if v}
-_FLAGS = {"in": "interior", "ha": "hoist", "hs": "hoist_stores"}  # the on/off options
-_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl]|in|ha|hs)$")
+# the options without a value
+_FLAGS = {"in": "interior", "cl": "clamped", "ha": "hoist", "hs": "hoist_stores"}
+_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl]|in|cl|ha|hs)$")
 
 
 def check_options(cfg: TileConfig) -> None:
@@ -77,6 +82,8 @@ def check_options(cfg: TileConfig) -> None:
         raise ValueError(f"{cfg.name}: checks is a combination of unchecked_module's bits")
     if cfg.hoist and not cfg.interior:
         raise ValueError(f"{cfg.name}: hoisted load indices (_ha) need the interior tile (_in)")
+    if cfg.clamped and cfg.interior:
+        raise ValueError(f"{cfg.name}: a tile is interior (_in) or clamped (_cl), not both")
     if cfg.hoist_stores and not cfg.const_rows:
         raise ValueError(f"{cfg.name}: hoisted store indices (_hs) need a constant-row tile (_cr)")
     if cfg.buffers not in (1, 2) or (cfg.buffers == 1 and cfg.prefetch != 1):
@@ -89,6 +96,7 @@ def suffix(cfg: TileConfig) -> str:
     out += f"_d{cfg.prefetch}" if cfg.prefetch != 1 else ""
     out += f"_b{cfg.buffers}" if cfg.buffers != 2 else ""
     out += "_in" if cfg.interior else ""
+    out += "_cl" if cfg.clamped else ""
     out += "_ha" if cfg.hoist else ""
     out += "_hs" if cfg.hoist_stores else ""
     return out + _CHECKS_SUFFIX[cfg.checks]
@@ -122,14 +130,36 @@ def fits_interior(cfg: TileConfig, m: int, n: int, k: int) -> bool:
     return m % cfg.bm == 0 and n % cfg.bn == 0 and k % cfg.bk == 0 and min(m, n, k) > 0
 
 
-def with_interior(cfg: TileConfig, interior: bool) -> TileConfig:
-    """`cfg` with (or without) the `_in` option (without it, without `_ha` too), named by its
-    tile and its options."""
-    if cfg.interior == interior:
+EDGES = ("", "cl", "in")  # guarded, clamped, interior: each allowed on fewer shapes
+
+
+def edges_allowed(cfg: TileConfig, m: int, n: int, k: int) -> str:
+    """The least guarded loads `cfg` may run on an M x K @ K x N product (one of EDGES):
+    "in" where every workgroup is interior, "cl" where K is whole K steps, else ""."""
+    if fits_interior(cfg, m, n, k):
+        return "in"
+    return "cl" if k % cfg.bk == 0 and min(m, n, k) > 0 else ""
+
+
+def edges(cfg: TileConfig) -> str:
+    """`cfg`'s loads: "in" (`_in`), "cl" (`_cl`) or "" (guarded)."""
+    return "in" if cfg.interior else "cl" if cfg.clamped else ""
+
+
+def with_edges(cfg: TileConfig, mode: str) -> TileConfig:
+    """`cfg` with the loads of `mode` (one of EDGES; `_ha` only stays with "in"), named by
+    its tile and its options."""
+    if edges(cfg) == mode:
         return cfg
     base = split_name(cfg.name)[0]
-    twin = replace(cfg, name=base, interior=interior, hoist=cfg.hoist and interior)
+    twin = replace(cfg, name=base, interior=mode == "in", clamped=mode == "cl",
+                   hoist=cfg.hoist and mode == "in")
     return replace(twin, name=base + suffix(twin))
+
+
+def with_interior(cfg: TileConfig, interior: bool) -> TileConfig:
+    """`cfg` with (or without) the `_in` option (without it: guarded, without `_ha` too)."""
+    return with_edges(cfg, "in" if interior else "")
 
 
 def thread_map(cfg: TileConfig) -> str:

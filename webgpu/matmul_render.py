@@ -64,6 +64,27 @@ fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
 }}"""
 
 
+def _clamped_load_fn(name: str, buf: str, rows: str, cols: str, ld: str, aligned: bool,
+                     k_rows: bool) -> str:
+    """`_load_fn` for a product whose K is a multiple of the K step (`matmul_options.py`'s
+    `_cl`): the index along K is always inside the operand and is not compared; the one along
+    M or N (the storage column where `k_rows`, else the row) is clamped to the last row or
+    vec4 instead of compared. A clamped load repeats a value of the last row or column, which
+    only reaches rows or columns of C past its edge, and those are not stored."""
+    if aligned:  # cols is a multiple of 4 here
+        row, col = ("row", f"min(col, {cols} - 4u)") if k_rows else (f"min(row, {rows} - 1u)",
+                                                                     "col")
+        return (f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n"
+                f"    return {buf}[(base + {row} * {ld} + {col}) / 4u];\n}}")
+    if k_rows:
+        reads = ", ".join(f"{buf}[i + min(col + {e}u, {cols} - 1u)]" for e in range(4))
+        return (f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n"
+                f"    let i = base + row * {ld};\n    return vec4<f32>({reads});\n}}")
+    return (f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n"
+            f"    let i = base + min(row, {rows} - 1u) * {ld} + col;\n"
+            f"    return vec4<f32>({buf}[i], {buf}[i + 1u], {buf}[i + 2u], {buf}[i + 3u]);\n}}")
+
+
 _STORE_ALIGNED = """\
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     if (row < p.m && col < p.n) {
@@ -99,7 +120,7 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 }"""
 
 
-def _io(aligned: bool, layout: str, guarded: bool = True) -> str:
+def _io(aligned: bool, layout: str, guarded: bool = True, clamped: bool = False) -> str:
     """load_a4 / load_b4 / store_c4 of a plain matmul in `layout` (without bound compares
     where not `guarded`)."""
     a_dims = ("p.m", "p.k") if layout[0] == "n" else ("p.k", "p.m")
@@ -108,6 +129,9 @@ def _io(aligned: bool, layout: str, guarded: bool = True) -> str:
               else (_STORE_ALIGNED_INTERIOR, _STORE_SCALAR_INTERIOR))
     fns = [_load_fn("load_a4", "a", *a_dims, "p.lda", aligned, guarded),
            _load_fn("load_b4", "b", *b_dims, "p.ldb", aligned, guarded)]
+    if clamped:  # K whole steps, M and N ragged (`_cl`): loads clamped, stores guarded
+        fns = [_clamped_load_fn("load_a4", "a", *a_dims, "p.lda", aligned, layout[0] == "t"),
+               _clamped_load_fn("load_b4", "b", *b_dims, "p.ldb", aligned, layout[1] == "n")]
     if not guarded:  # by index (`_ha`): a vec4's index, or its first element's
         fns += [f"const E: u32 = {4 if aligned else 1}u;"]
         fns += [f"fn load_{x}4i(i: u32) -> vec4<f32> {{\n    return {x}[i];\n}}" if aligned else
@@ -467,11 +491,12 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 }"""
 
 
-def _io_fns(aligned: bool, epilogue: str, layout: str = "nn", guarded: bool = True) -> str:
+def _io_fns(aligned: bool, epilogue: str, layout: str = "nn", guarded: bool = True,
+            clamped: bool = False) -> str:
     """The load/store functions; with an `epilogue` (module-scope WGSL defining
     `pyrite_out(v, i) -> f32`, i the element's index in c), every stored value goes through
     it first. Without `guarded`, no bound is compared (an interior tile)."""
-    io = _io(aligned, layout, guarded)
+    io = _io(aligned, layout, guarded, clamped)
     if not epilogue:
         return io
     if guarded:
@@ -496,9 +521,9 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn
         raise ValueError(f"matmul layout {layout!r}: expected one of {LAYOUTS}")
     if cfg.hoist and not cfg.interior:
         raise ValueError(f"{cfg.name}: hoisted load indices (_ha) need an interior tile (_in)")
-    if io and cfg.interior:
-        raise ValueError(f"{cfg.name}: an interior tile (_in) renders the plain matmul's"
-                         " loads and stores; a caller's own `io` keeps its guards")
+    if io and (cfg.interior or cfg.clamped):
+        raise ValueError(f"{cfg.name}: an interior or clamped tile (_in, _cl) renders the plain"
+                         " matmul's loads and stores; a caller's own `io` keeps its guards")
     values: dict[str, object] = {
         "BM": cfg.bm,
         "BN": cfg.bn,
@@ -511,7 +536,7 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn
         "LOADS_A": cfg.loads_a,
         "LOADS_B": cfg.loads_b,
         "ELEM": "vec4<f32>" if aligned else "f32",
-        "IO_FNS": io or _io_fns(aligned, epilogue, layout, not cfg.interior),
+        "IO_FNS": io or _io_fns(aligned, epilogue, layout, not cfg.interior, cfg.clamped),
     }
     values.update(_code_blocks(cfg, layout))
     banner = (

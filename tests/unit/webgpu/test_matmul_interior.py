@@ -1,7 +1,7 @@
-"""The tiled matmul's interior tiles and hoisted indices (`matmul_options.py`'s `_in`, `_ha`,
-`_hs`): against numpy through the backend on shapes whose every workgroup is interior (batched,
+"""The tiled matmul's interior and clamped tiles and hoisted indices (`matmul_options.py`'s
+`_in`, `_cl`, `_ha`, `_hs`): against numpy through the backend on shapes each allows (batched,
 broadcast, transposed, a view whose rows are not whole vec4s, split K, a fused epilogue), and
-the rule that keeps them off every ragged shape (`matmul_config.for_shape`)."""
+the rule that keeps them off every shape they do not fit (`matmul_config.for_shape`)."""
 
 from __future__ import annotations
 
@@ -120,6 +120,44 @@ def test_an_epilogue_is_stored_without_guards_on_an_interior_tile(gpu, up, down,
     assert seen == [cfg]
 
 
+# clamped loads: M and N ragged, K whole K steps (each operand transposed too, split K)
+@pytest.mark.parametrize("name,splits", [(matmul_config.DEFAULT + "_cl", 1),
+                                         (matmul_config.NATIVE_MEDIUM + "_cl_nb", 1),
+                                         ("t128x64x16_8x4_pp_cr_cl_hs", 1),
+                                         (matmul_config.DEFAULT + "_cl", 3)])
+def test_clamped_tiles_agree_with_numpy(gpu, up, down, monkeypatch, name, splits):
+    cfg = _force(gpu, monkeypatch, name, splits)
+    seen = _launched(monkeypatch)
+    for ba, bb, m, k, n in ((1, 1, 70, 128, 45), (3, 1, 130, 1024 if splits > 1 else 96, 132),
+                            (1, 2, 37, 128, 260)):
+        a = RNG.normal(size=(ba, m, k)).astype(np.float32)
+        b = RNG.normal(size=(bb, k, n)).astype(np.float32)
+        want = a @ b
+        np.testing.assert_allclose(down(gpu.matmul(up(a), up(b))), want, rtol=1e-4, atol=1e-4,
+                                   err_msg=name)
+        at = gpu.permute(up(a.transpose(0, 2, 1).copy()), (0, 2, 1))
+        bt = gpu.permute(up(b.transpose(0, 2, 1).copy()), (0, 2, 1))
+        np.testing.assert_allclose(down(gpu.matmul(at, bt)), want, rtol=1e-4, atol=1e-4,
+                                   err_msg=f"{name} transposed")
+    assert len(seen) == 6 and all(c == cfg for c in seen)
+
+
+def test_an_epilogue_after_clamped_loads_skips_the_rows_past_the_edge(gpu, up, down,
+                                                                      monkeypatch):
+    cfg = _force(gpu, monkeypatch, matmul_config.DEFAULT + "_cl")
+    seen = _launched(monkeypatch)
+    m, k, n = 130, 128, 45
+    a = RNG.normal(size=(m, k)).astype(np.float32)
+    b = RNG.normal(size=(k, n)).astype(np.float32)
+    program = Program((Step("binary", "add", DType.F32, ((INPUT, 0), (SCALAR, 0))),),
+                      (DType.F32,), (DType.F32,))
+    out = linalg.matmul_epilogue(gpu.kernels, up(a), up(b), DenseEpilogue(
+        program, 0, 0, 2, (), [m, n, scalar_bits(1.5, DType.F32)]))
+    assert out is not None
+    np.testing.assert_allclose(down(out), a @ b + 1.5, rtol=1e-4, atol=1e-4)
+    assert seen == [cfg]
+
+
 # ragged in M, in N, in K, and a batch of them: never an interior tile, even forced
 @pytest.mark.parametrize("m,k,n", [(130, 64, 128), (128, 64, 132), (128, 60, 128),
                                    (70, 333, 45)])
@@ -130,10 +168,12 @@ def test_an_interior_tile_forced_on_a_ragged_shape_runs_guarded(gpu, up, down, m
     a = RNG.normal(size=(2, m, k)).astype(np.float32)
     b = RNG.normal(size=(2, k, n)).astype(np.float32)
     np.testing.assert_allclose(down(gpu.matmul(up(a), up(b))), a @ b, rtol=1e-4, atol=1e-4)
-    assert [c.name for c in seen] == [matmul_config.DEFAULT + "_hs"]  # guarded, stores hoisted
+    # K whole steps: clamped loads; else guarded (the store indices stay hoisted)
+    form = "_cl_hs" if k % 8 == 0 else "_hs"
+    assert [c.name for c in seen] == [matmul_config.DEFAULT + form]
 
 
-def test_for_shape_never_gives_a_ragged_shape_an_interior_tile():
+def test_for_shape_never_gives_a_ragged_shape_an_interior_tile(monkeypatch):
     ragged = [(4095, 4096, 4096), (4096, 4000, 4096), (4096, 4096, 4100), (1000, 1000, 1000),
               (129, 256, 64), (1, 4096, 4096)]
     for cfg in CONFIGS.values():
@@ -143,7 +183,9 @@ def test_for_shape_never_gives_a_ragged_shape_an_interior_tile():
                 continue
             for limit in (16384, 32768, NATIVE):
                 for c in (cfg, forced):
-                    assert not matmul_config.for_shape(c, m, n, k, limit).interior, (c.name, m)
+                    got = matmul_config.for_shape(c, m, n, k, limit)
+                    assert not got.interior, (c.name, m)
+                    assert not got.clamped or k % cfg.bk == 0, (c.name, k)
     wide = matmul_config.tile(matmul_config.NATIVE_WIDE)
     twin = matmul_config.for_shape(wide, 4096, 4096, 4096, NATIVE)
     assert twin.interior and twin.checks == wide.checks
@@ -156,6 +198,16 @@ def test_for_shape_never_gives_a_ragged_shape_an_interior_tile():
         assert matmul_config.for_shape(medium, 1024, 1024, 1024, limit) is medium
     forced = matmul_config.tile(matmul_config.MEDIUM + "_in")
     assert matmul_config.for_shape(forced, 1024, 1024, 1024, 16384) is forced
+    # ragged M, K whole steps: clamped natively only where NATIVE_CLAMPED says so
+    assert matmul_config.for_shape(wide, 4000, 4096, 4096, NATIVE) == wide
+    assert matmul_config.for_shape(forced, 1000, 1024, 1024, 16384).clamped
+    monkeypatch.setattr(matmul_config, "NATIVE_CLAMPED", True)
+    clamped = matmul_config.for_shape(wide, 4000, 4096, 4096, NATIVE)
+    assert clamped.clamped and not clamped.interior
+    assert clamped.name == matmul_config.WIDE + "_cl_nb"
+    assert matmul_config.for_shape(wide, 4096, 4096, 4096, NATIVE).interior
+    assert matmul_config.for_shape(wide, 4000, 4096, 4100, NATIVE) == wide  # K ragged
+    assert matmul_config.for_shape(medium, 1000, 1024, 1024, 32768) is medium  # not native
 
 
 def test_interior_option_names_and_bad_combinations():
@@ -170,6 +222,11 @@ def test_interior_option_names_and_bad_combinations():
         matmul_config.WIDE + "_hs_nb", False, True)
     with pytest.raises(ValueError, match="_ha.*need"):
         matmul_config.tile(matmul_config.WIDE + "_ha")
+    with pytest.raises(ValueError, match="not both"):
+        matmul_config.tile(matmul_config.WIDE + "_in_cl")
+    clamped = matmul_config.render(matmul_config.tile(matmul_config.WIDE + "_cl"), True)
+    assert "min(row, p.m - 1u)" in clamped and "min(col, p.n - 4u)" in clamped
+    assert "if (row < p.m && col < p.n)" in clamped  # the stores keep their guard
     with pytest.raises(ValueError, match="constant-row"):
         matmul_config.tile("t128x128x8_8x8_u4_pp_hs")
     with pytest.raises(ValueError, match="keeps its guards"):
