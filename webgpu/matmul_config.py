@@ -281,24 +281,29 @@ def ladder(max_workgroup_bytes: int) -> list[TileConfig]:
             if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes]
 
 
-#: Natively (where WIDE fits), a product whose every workgroup is interior runs its tile's
-#: `_in` twin (no bound compares in the loads and stores; matmul_options.py): 11% faster at
-#: 4096^3 on the H100 (benchmarks/results/webgpu_matmul_h100_s6b_call1.json).
+#: Natively (where WIDE fits), WIDE (any of its option twins, NATIVE_WIDE included) runs
+#: without bound compares in its global loads where the shape allows it: its `_in` twin where
+#: every workgroup is interior (NATIVE_INTERIOR), its `_cl` twin (loads clamped) where K is
+#: whole K steps and M or N ragged (NATIVE_CLAMPED). On the H100 (benchmarks/README.md,
+#: session 6b): `_in` 11% faster at 2048^3 and 4096^3 (45.0 against 40.5 TFLOP/s at 4096),
+#: `_cl` 9-11% at 2000^3 and 4000^3. MEDIUM's native twin at 1024^3 gained nothing from `_in`
+#: (25.9 / 25.9 against 26.1 / 27.4), so the other tiles keep their guarded loads.
 NATIVE_INTERIOR = True
-#: ... and one whose K is whole K steps, M or N ragged, its `_cl` twin (loads clamped).
-NATIVE_CLAMPED = False
+NATIVE_CLAMPED = True
+NATIVE_EDGE_TILES = (WIDE,)
 
 
 def for_shape(cfg: TileConfig, m: int, n: int, k: int, max_workgroup_bytes: int) -> TileConfig:
     """`cfg` as launched on an M x K @ K x N product. A forced `_in` or `_cl` tile is kept
     where the shape allows it and otherwise falls back to the guarded loads the shape allows
     (`matmul_options.edges_allowed`): a ragged product never runs an interior tile. Natively
-    (WIDE's 48 KiB fit, the ladder's rule), the least guarded twin NATIVE_INTERIOR and
-    NATIVE_CLAMPED take; elsewhere (a page, lavapipe; `max_workgroup_bytes` 0: only the
-    fallback) `cfg` is otherwise unchanged."""
+    (WIDE's 48 KiB fit, the ladder's rule), a tile of NATIVE_EDGE_TILES takes the least
+    guarded twin NATIVE_INTERIOR and NATIVE_CLAMPED allow; elsewhere (a page, lavapipe;
+    `max_workgroup_bytes` 0: only the fallback) `cfg` is otherwise unchanged."""
     allowed = EDGES.index(edges_allowed(cfg, m, n, k))
     mode = min(EDGES.index(edges(cfg)), allowed)
-    if max_workgroup_bytes and CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes:
+    if (max_workgroup_bytes and CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes
+            and split_name(cfg.name)[0] in NATIVE_EDGE_TILES):
         native = [i for i, on in ((2, NATIVE_INTERIOR), (1, NATIVE_CLAMPED)) if on and i <= allowed]
         mode = max([mode, *native])
     return with_edges(cfg, EDGES[mode])

@@ -198,16 +198,21 @@ def test_for_shape_never_gives_a_ragged_shape_an_interior_tile(monkeypatch):
         assert matmul_config.for_shape(medium, 1024, 1024, 1024, limit) is medium
     forced = matmul_config.tile(matmul_config.MEDIUM + "_in")
     assert matmul_config.for_shape(forced, 1024, 1024, 1024, 16384) is forced
-    # ragged M, K whole steps: clamped natively only where NATIVE_CLAMPED says so
-    assert matmul_config.for_shape(wide, 4000, 4096, 4096, NATIVE) == wide
+    # ragged M, K whole steps: clamped (a forced `_in` anywhere; natively WIDE)
     assert matmul_config.for_shape(forced, 1000, 1024, 1024, 16384).clamped
-    monkeypatch.setattr(matmul_config, "NATIVE_CLAMPED", True)
     clamped = matmul_config.for_shape(wide, 4000, 4096, 4096, NATIVE)
     assert clamped.clamped and not clamped.interior
     assert clamped.name == matmul_config.WIDE + "_cl_nb"
-    assert matmul_config.for_shape(wide, 4096, 4096, 4096, NATIVE).interior
     assert matmul_config.for_shape(wide, 4000, 4096, 4100, NATIVE) == wide  # K ragged
     assert matmul_config.for_shape(medium, 1000, 1024, 1024, 32768) is medium  # not native
+    # natively only WIDE's twins (MEDIUM's gained nothing at 1024), only as the switches say
+    twin = matmul_config.tile(matmul_config.NATIVE_MEDIUM)
+    assert matmul_config.for_shape(twin, 1024, 1024, 1024, NATIVE) is twin
+    monkeypatch.setattr(matmul_config, "NATIVE_CLAMPED", False)
+    assert matmul_config.for_shape(wide, 4000, 4096, 4096, NATIVE) == wide
+    assert matmul_config.for_shape(wide, 4096, 4096, 4096, NATIVE).interior
+    monkeypatch.setattr(matmul_config, "NATIVE_INTERIOR", False)
+    assert matmul_config.for_shape(wide, 4096, 4096, 4096, NATIVE) == wide
 
 
 def test_interior_option_names_and_bad_combinations():
