@@ -41,7 +41,10 @@ A config with options is named by its tile's name and their suffixes
 H100 with `benchmarks/webgpu_matmul.py --configs` (benchmarks/README.md, sessions 5 and 6):
 `_w8x4_d2` speeds the 64x64 tile up at 1024^3 and slows the 128x256 one down at 2048^3 and
 4096^3; `_nb` speeds the 128x256 one up, `_nl` and `_nc` slow it down, `_b1` on 128x256x32
-loses to it. The native ladder takes `_w8x4_d2` and `_nb` (`matmul_config.ladder`).
+loses to it; `_in` speeds it up 11% at 2048^3 and 4096^3, `_cl` 9-11% at 2000^3 and 4000^3,
+`_ha` and `_hs` add nothing beyond the spread, and `_in` gives MEDIUM's twin nothing at
+1024^3 (session 6b). The native ladder takes `_w8x4_d2` and `_nb` (`matmul_config.ladder`),
+and natively WIDE runs `_in` or `_cl` where the shape allows (`matmul_config.for_shape`).
 Standard library only, like `matmul_config.py` and `matmul_render.py` (the benchmark loads
 them by path).
 """
