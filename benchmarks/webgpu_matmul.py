@@ -222,8 +222,14 @@ def check(r: Runner, configs, seed: int = 0) -> list[dict]:
     ]
     results = []
     for cfg, splits in configs:
-        for ba, bb, m, n, k in cases + ([(1, 1, 130, 140, 1100), (2, 2, 64, 68, 700)]
-                                        if splits > 1 else []):
+        todo = cases + ([(1, 1, 130, 140, 1100), (2, 2, 64, 68, 700)] if splits > 1 else [])
+        if cfg.clamped:  # clamped loads (`_cl`): K whole steps, M and N ragged
+            todo = [(ba, bb, m, n, -(-k // cfg.bk) * cfg.bk) for ba, bb, m, n, k in todo]
+        if cfg.interior:  # no bound compares (`_in`): only shapes whose workgroups are interior
+            bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
+            todo = [(1, 1, bm, bn, bk), (3, 3, 2 * bm, bn, 5 * bk), (4, 1, bm, 2 * bn, 3 * bk),
+                    (1, 2, 3 * bm, bn, 2 * bk)] + ([(1, 1, bm, bn, 1024)] if splits > 1 else [])
+        for ba, bb, m, n, k in todo:
             a = rng.standard_normal((ba, m, k), dtype=np.float32)
             b = rng.standard_normal((bb, k, n), dtype=np.float32)
             ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
@@ -410,7 +416,9 @@ def main() -> int:
     fitting = [c for c in mc.CONFIGS.values()
                if c.workgroup_bytes <= r.max_wg_bytes and (r.subgroup or not c.subgroup)]
     # what pyrite runs with autotune off: choose_split's tile and slices of K
-    chosen = {n: mc.choose_split(n, n, n, 1, r.max_wg_bytes) for n in sizes}
+    # (natively, the interior twin where every workgroup is interior: matmul_config.for_shape)
+    chosen = {n: (mc.for_shape(cfg, n, n, n, r.max_wg_bytes), s) for n in sizes
+              for cfg, s in [mc.choose_split(n, n, n, 1, r.max_wg_bytes)]}
 
     def twins(cfgs):
         """cfgs with their subgroup twins, per --subgroup (a twin needs the feature)."""
@@ -427,8 +435,9 @@ def main() -> int:
         """(config, splits) timed at size n."""
         if args.sweep:
             cfgs = [c for c in fitting if args.subgroup != "off" or not c.subgroup]
-        elif args.configs:
-            return [parse_variant(name) for name in args.configs.split(",")]
+        elif args.configs:  # an interior config (`_in`) runs guarded where n is ragged
+            return [(mc.for_shape(c, n, n, n, 0), s)
+                    for c, s in map(parse_variant, args.configs.split(","))]
         else:
             cfgs = twins([chosen[n][0]])
         found = [(c, chosen[n][1] if c == chosen[n][0] else 1) for c in cfgs]

@@ -7,7 +7,8 @@
 // (the layout IO_FNS and the PREFETCH blocks are rendered for), storage rows p.lda / p.ldb
 // elements apart, so transposed and sliced views are read in place. M, N and K are arbitrary:
 // loads outside the matrices read zeros and stores outside C are skipped, so ragged edges and K
-// not a multiple of BK are handled. Split K: with p.splits > 1, batch index z covers product
+// not a multiple of BK are handled (the `_in` and `_cl` forms of IO_FNS, for shapes that are
+// multiples of the tile or of BK only, compare less: webgpu/matmul_options.py). Split K: with p.splits > 1, batch index z covers product
 // z / p.splits and the p.k_split-long slice z % p.splits of K (a multiple of BK), writing its
 // partial sum to C at z * p.stride_c; the caller adds the partials.
 //

@@ -195,7 +195,11 @@ def _tiled(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
 
+    wg_bytes = k.runtime.limits.max_compute_workgroup_storage_size
+
     def launch(cfg: matmul_config.TileConfig, vec4: bool, splits: int) -> None:
+        # no bound compares where every workgroup is interior (natively); never on an edge
+        cfg = matmul_config.for_shape(cfg, m, n, inner, wg_bytes)
         # K split: the partial products take no epilogue; the sum of them runs it
         ep = epilogue if splits == 1 else None
         key = KernelKey("matmul_tiled", cfg.name, (DType.F32,) * 3, 0,

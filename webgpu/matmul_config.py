@@ -28,7 +28,14 @@ import struct
 from dataclasses import dataclass, replace
 
 # rendering lives in matmul_render.py; these stay importable from here
-from .matmul_options import check_options, split_name
+from .matmul_options import (
+    EDGES,
+    check_options,
+    edges,
+    edges_allowed,
+    split_name,
+    with_edges,
+)
 from .matmul_render import LAYOUTS as LAYOUTS
 from .matmul_render import TEMPLATE_PATH as TEMPLATE_PATH
 from .matmul_render import render as render
@@ -59,6 +66,10 @@ class TileConfig:
     buffers: int = 2  # workgroup buffers of each tile (1: two barriers per K step)
     # naga's run-time checks compiled in (unchecked_module.py's bits; < ALL natively only)
     checks: int = ALL_CHECKS
+    interior: bool = False  # no bound compares: only for M, N, K multiples of the tile (`_in`)
+    hoist: bool = False  # global load indices computed once, plus a per-step offset (`_ha`)
+    clamped: bool = False  # loads clamped, not compared: only for K a multiple of bk (`_cl`)
+    hoist_stores: bool = False  # workgroup store indices computed once per thread (`_hs`)
 
     def __post_init__(self) -> None:
         if self.unroll < 1 or self.bk % self.unroll:
@@ -128,6 +139,10 @@ class TileConfig:
             self.prefetch,
             self.buffers,
             self.checks,
+            self.interior,
+            self.hoist,
+            self.hoist_stores,
+            self.clamped,
         )
 
     def as_dict(self) -> dict[str, str | int | list[int]]:
@@ -146,6 +161,10 @@ class TileConfig:
             "prefetch": self.prefetch,
             "buffers": self.buffers,
             "checks": self.checks,
+            "interior": self.interior,
+            "hoist": self.hoist,
+            "hoist_stores": self.hoist_stores,
+            "clamped": self.clamped,
             "workgroup_size": [self.threads, 1, 1],
             "workgroup_bytes": self.workgroup_bytes,
         }
@@ -260,6 +279,34 @@ def ladder(max_workgroup_bytes: int) -> list[TileConfig]:
     wide = CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes
     return [tile(native.get(name, name) if wide else name) for name in LADDER
             if CONFIGS[name].workgroup_bytes <= max_workgroup_bytes]
+
+
+#: Natively (where WIDE fits), WIDE (any of its option twins, NATIVE_WIDE included) runs
+#: without bound compares in its global loads where the shape allows it: its `_in` twin where
+#: every workgroup is interior (NATIVE_INTERIOR), its `_cl` twin (loads clamped) where K is
+#: whole K steps and M or N ragged (NATIVE_CLAMPED). On the H100 (benchmarks/README.md,
+#: session 6b): `_in` 11% faster at 2048^3 and 4096^3 (45.0 against 40.5 TFLOP/s at 4096),
+#: `_cl` 9-11% at 2000^3 and 4000^3. MEDIUM's native twin at 1024^3 gained nothing from `_in`
+#: (25.9 / 25.9 against 26.1 / 27.4), so the other tiles keep their guarded loads.
+NATIVE_INTERIOR = True
+NATIVE_CLAMPED = True
+NATIVE_EDGE_TILES = (WIDE,)
+
+
+def for_shape(cfg: TileConfig, m: int, n: int, k: int, max_workgroup_bytes: int) -> TileConfig:
+    """`cfg` as launched on an M x K @ K x N product. A forced `_in` or `_cl` tile is kept
+    where the shape allows it and otherwise falls back to the guarded loads the shape allows
+    (`matmul_options.edges_allowed`): a ragged product never runs an interior tile. Natively
+    (WIDE's 48 KiB fit, the ladder's rule), a tile of NATIVE_EDGE_TILES takes the least
+    guarded twin NATIVE_INTERIOR and NATIVE_CLAMPED allow; elsewhere (a page, lavapipe;
+    `max_workgroup_bytes` 0: only the fallback) `cfg` is otherwise unchanged."""
+    allowed = EDGES.index(edges_allowed(cfg, m, n, k))
+    mode = min(EDGES.index(edges(cfg)), allowed)
+    if (max_workgroup_bytes and CONFIGS[WIDE].workgroup_bytes <= max_workgroup_bytes
+            and split_name(cfg.name)[0] in NATIVE_EDGE_TILES):
+        native = [i for i, on in ((2, NATIVE_INTERIOR), (1, NATIVE_CLAMPED)) if on and i <= allowed]
+        mode = max([mode, *native])
+    return with_edges(cfg, EDGES[mode])
 
 
 def choose_config(

@@ -21,13 +21,30 @@ fixes what each thread computes; these options change neither that nor the produ
   construction: workgroup indices are the thread's row or column and constants, storage reads
   and writes are guarded by the matrix's extent, which the host derives from the buffers it
   binds; every loop runs a count of K steps or a constant.
+- `interior` (`_in`): the global loads and C's stores compare no bound and select no zero.
+  Only for products whose M, N and K are multiples of the tile (`fits_interior`: 4096^3,
+  most model layers), where no workgroup reaches an edge; `matmul_config.for_shape` swaps it
+  for the guarded form on any other shape, so a ragged product never runs it.
+- `clamped` (`_cl`): for products whose K is whole K steps but whose M or N is ragged: the
+  loads compare nothing along K and clamp the row or column along M or N to the operand's
+  last one (one `min`, no branch); what a clamped load reads only reaches rows or columns of
+  C past its edge, which the (guarded) stores skip.
+- `hoist` (`_ha`, with `_in`): each global load's index is computed once per thread for the
+  first K step; a step adds one offset (`dk / 4` along a row, `dk * ld / 4` across rows)
+  instead of recomputing row * ld + column for every load.
+- `hoist_stores` (`_hs`, constant-row tiles): the workgroup-memory indices each staging
+  register is stored at (k-row, vec4 group, thread row or column, lane) are computed once per
+  thread instead of in every K step.
 
 A config with options is named by its tile's name and their suffixes
 (`t64x64x16_4x4_u16_pp_cr_w8x4_d2`: `matmul_config.tile` resolves such names). Measured on the
 H100 with `benchmarks/webgpu_matmul.py --configs` (benchmarks/README.md, sessions 5 and 6):
 `_w8x4_d2` speeds the 64x64 tile up at 1024^3 and slows the 128x256 one down at 2048^3 and
 4096^3; `_nb` speeds the 128x256 one up, `_nl` and `_nc` slow it down, `_b1` on 128x256x32
-loses to it. The native ladder takes `_w8x4_d2` and `_nb` (`matmul_config.ladder`).
+loses to it; `_in` speeds it up 11% at 2048^3 and 4096^3, `_cl` 9-11% at 2000^3 and 4000^3,
+`_ha` and `_hs` add nothing beyond the spread, and `_in` gives MEDIUM's twin nothing at
+1024^3 (session 6b). The native ladder takes `_w8x4_d2` and `_nb` (`matmul_config.ladder`),
+and natively WIDE runs `_in` or `_cl` where the shape allows (`matmul_config.for_shape`).
 Standard library only, like `matmul_config.py` and `matmul_render.py` (the benchmark loads
 them by path).
 """
@@ -35,6 +52,7 @@ them by path).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .unchecked_module import ALL_CHECKS, BOUNDS_CHECKS, LOOP_BOUNDING
@@ -46,7 +64,9 @@ WARP = 32  # lanes the warp layout is drawn for (NVIDIA's warp; any size stays c
 # the suffix of each combination of naga's run-time checks (unchecked_module.py)
 _CHECKS_SUFFIX = {ALL_CHECKS: "", 0: "_nc", LOOP_BOUNDING: "_nb", BOUNDS_CHECKS: "_nl"}
 _SUFFIX_CHECKS = {v[1:]: k for k, v in _CHECKS_SUFFIX.items() if v}
-_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl])$")
+# the options without a value
+_FLAGS = {"in": "interior", "cl": "clamped", "ha": "hoist", "hs": "hoist_stores"}
+_SUFFIX = re.compile(r"_(w(\d+)x(\d+)|d(\d+)|b(\d+)|n[cbl]|in|cl|ha|hs)$")
 
 
 def check_options(cfg: TileConfig) -> None:
@@ -63,6 +83,12 @@ def check_options(cfg: TileConfig) -> None:
         raise ValueError(f"{cfg.name}: prefetch is 1, or 2 with the ping-pong loop (pingpong)")
     if cfg.checks not in _CHECKS_SUFFIX:
         raise ValueError(f"{cfg.name}: checks is a combination of unchecked_module's bits")
+    if cfg.hoist and not cfg.interior:
+        raise ValueError(f"{cfg.name}: hoisted load indices (_ha) need the interior tile (_in)")
+    if cfg.clamped and cfg.interior:
+        raise ValueError(f"{cfg.name}: a tile is interior (_in) or clamped (_cl), not both")
+    if cfg.hoist_stores and not cfg.const_rows:
+        raise ValueError(f"{cfg.name}: hoisted store indices (_hs) need a constant-row tile (_cr)")
     if cfg.buffers not in (1, 2) or (cfg.buffers == 1 and cfg.prefetch != 1):
         raise ValueError(f"{cfg.name}: buffers is 2, or 1 with prefetch 1 (_b1 without _d2)")
 
@@ -72,6 +98,10 @@ def suffix(cfg: TileConfig) -> str:
     out = f"_w{cfg.warp_rows}x{WARP // cfg.warp_rows}" if cfg.warp_rows else ""
     out += f"_d{cfg.prefetch}" if cfg.prefetch != 1 else ""
     out += f"_b{cfg.buffers}" if cfg.buffers != 2 else ""
+    out += "_in" if cfg.interior else ""
+    out += "_cl" if cfg.clamped else ""
+    out += "_ha" if cfg.hoist else ""
+    out += "_hs" if cfg.hoist_stores else ""
     return out + _CHECKS_SUFFIX[cfg.checks]
 
 
@@ -88,10 +118,51 @@ def split_name(name: str) -> tuple[str, dict[str, int]]:
             options.setdefault("prefetch", int(found.group(4)))
         elif found.group(5):
             options.setdefault("buffers", int(found.group(5)))
+        elif found.group(1) in _FLAGS:
+            options.setdefault(_FLAGS[found.group(1)], True)
         else:
             options.setdefault("checks", _SUFFIX_CHECKS[found.group(1)])
         name = name[:found.start()]
     return name, options
+
+
+def fits_interior(cfg: TileConfig, m: int, n: int, k: int) -> bool:
+    """Whether every workgroup of `cfg` on an M x K @ K x N product is interior: M, N and K
+    are multiples of the tile and the K step (each K slice of a split is a multiple of 64,
+    so of BK, and ends at a multiple of BK too)."""
+    return m % cfg.bm == 0 and n % cfg.bn == 0 and k % cfg.bk == 0 and min(m, n, k) > 0
+
+
+EDGES = ("", "cl", "in")  # guarded, clamped, interior: each allowed on fewer shapes
+
+
+def edges_allowed(cfg: TileConfig, m: int, n: int, k: int) -> str:
+    """The least guarded loads `cfg` may run on an M x K @ K x N product (one of EDGES):
+    "in" where every workgroup is interior, "cl" where K is whole K steps, else ""."""
+    if fits_interior(cfg, m, n, k):
+        return "in"
+    return "cl" if k % cfg.bk == 0 and min(m, n, k) > 0 else ""
+
+
+def edges(cfg: TileConfig) -> str:
+    """`cfg`'s loads: "in" (`_in`), "cl" (`_cl`) or "" (guarded)."""
+    return "in" if cfg.interior else "cl" if cfg.clamped else ""
+
+
+def with_edges(cfg: TileConfig, mode: str) -> TileConfig:
+    """`cfg` with the loads of `mode` (one of EDGES; `_ha` only stays with "in"), named by
+    its tile and its options."""
+    if edges(cfg) == mode:
+        return cfg
+    base = split_name(cfg.name)[0]
+    twin = replace(cfg, name=base, interior=mode == "in", clamped=mode == "cl",
+                   hoist=cfg.hoist and mode == "in")
+    return replace(twin, name=base + suffix(twin))
+
+
+def with_interior(cfg: TileConfig, interior: bool) -> TileConfig:
+    """`cfg` with (or without) the `_in` option (without it: guarded, without `_ha` too)."""
+    return with_edges(cfg, "in" if interior else "")
 
 
 def thread_map(cfg: TileConfig) -> str:

@@ -26,16 +26,28 @@ LAYOUTS = ("nn", "nt", "tn", "tt")  # A then B: "n" row-major, "t" stored transp
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-def _load_fn(name: str, buf: str, rows: str, cols: str, ld: str, aligned: bool) -> str:
+def _load_fn(name: str, buf: str, rows: str, cols: str, ld: str, aligned: bool,
+             guarded: bool = True) -> str:
     """`fn name(base, row, col) -> vec4<f32>`: elements col..col+3 of storage row `row` of an
-    operand (rows x cols in its storage order, rows `ld` apart), zeros outside it."""
+    operand (rows x cols in its storage order, rows `ld` apart), zeros outside it; without
+    `guarded` (an interior tile, `matmul_options.py`'s `_in`) every load is inside it and no
+    bound is compared."""
     if aligned:
+        read = f"return {buf}[(base + row * {ld} + col) / 4u];"
+        if not guarded:
+            return f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n    {read}\n}}"
         return f"""\
 fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
     if (row < {rows} && col < {cols}) {{
-        return {buf}[(base + row * {ld} + col) / 4u];
+        {read}
     }}
     return vec4<f32>(0.0);
+}}"""
+    if not guarded:
+        return f"""\
+fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
+    let i = base + row * {ld} + col;
+    return vec4<f32>({buf}[i], {buf}[i + 1u], {buf}[i + 2u], {buf}[i + 3u]);
 }}"""
     return f"""\
 fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
@@ -50,6 +62,27 @@ fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{
     }}
     return v;
 }}"""
+
+
+def _clamped_load_fn(name: str, buf: str, rows: str, cols: str, ld: str, aligned: bool,
+                     k_rows: bool) -> str:
+    """`_load_fn` for a product whose K is a multiple of the K step (`matmul_options.py`'s
+    `_cl`): the index along K is always inside the operand and is not compared; the one along
+    M or N (the storage column where `k_rows`, else the row) is clamped to the last row or
+    vec4 instead of compared. A clamped load repeats a value of the last row or column, which
+    only reaches rows or columns of C past its edge, and those are not stored."""
+    if aligned:  # cols is a multiple of 4 here
+        row, col = ("row", f"min(col, {cols} - 4u)") if k_rows else (f"min(row, {rows} - 1u)",
+                                                                     "col")
+        return (f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n"
+                f"    return {buf}[(base + {row} * {ld} + {col}) / 4u];\n}}")
+    if k_rows:
+        reads = ", ".join(f"{buf}[i + min(col + {e}u, {cols} - 1u)]" for e in range(4))
+        return (f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n"
+                f"    let i = base + row * {ld};\n    return vec4<f32>({reads});\n}}")
+    return (f"fn {name}(base: u32, row: u32, col: u32) -> vec4<f32> {{\n"
+            f"    let i = base + min(row, {rows} - 1u) * {ld} + col;\n"
+            f"    return vec4<f32>({buf}[i], {buf}[i + 1u], {buf}[i + 2u], {buf}[i + 3u]);\n}}")
 
 
 _STORE_ALIGNED = """\
@@ -71,14 +104,42 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     }
 }"""
 
+# interior tiles (`_in`): every element of C the workgroup writes is inside C
+_STORE_ALIGNED_INTERIOR = """\
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    c[(base + row * p.n + col) / 4u] = v;
+}"""
 
-def _io(aligned: bool, layout: str) -> str:
-    """load_a4 / load_b4 / store_c4 of a plain matmul in `layout`."""
+_STORE_SCALAR_INTERIOR = """\
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    let i = base + row * p.n + col;
+    c[i] = v.x;
+    c[i + 1u] = v.y;
+    c[i + 2u] = v.z;
+    c[i + 3u] = v.w;
+}"""
+
+
+def _io(aligned: bool, layout: str, guarded: bool = True, clamped: bool = False) -> str:
+    """load_a4 / load_b4 / store_c4 of a plain matmul in `layout` (without bound compares
+    where not `guarded`)."""
     a_dims = ("p.m", "p.k") if layout[0] == "n" else ("p.k", "p.m")
     b_dims = ("p.k", "p.n") if layout[1] == "n" else ("p.n", "p.k")
-    return "\n\n".join((_load_fn("load_a4", "a", *a_dims, "p.lda", aligned),
-                         _load_fn("load_b4", "b", *b_dims, "p.ldb", aligned),
-                         _STORE_ALIGNED if aligned else _STORE_SCALAR))
+    stores = ((_STORE_ALIGNED, _STORE_SCALAR) if guarded
+              else (_STORE_ALIGNED_INTERIOR, _STORE_SCALAR_INTERIOR))
+    fns = [_load_fn("load_a4", "a", *a_dims, "p.lda", aligned, guarded),
+           _load_fn("load_b4", "b", *b_dims, "p.ldb", aligned, guarded)]
+    if clamped:  # K whole steps, M and N ragged (`_cl`): loads clamped, stores guarded
+        fns = [_clamped_load_fn("load_a4", "a", *a_dims, "p.lda", aligned, layout[0] == "t"),
+               _clamped_load_fn("load_b4", "b", *b_dims, "p.ldb", aligned, layout[1] == "n")]
+    if not guarded:  # by index (`_ha`): a vec4's index, or its first element's
+        fns += [f"const E: u32 = {4 if aligned else 1}u;"]
+        fns += [f"fn load_{x}4i(i: u32) -> vec4<f32> {{\n    return {x}[i];\n}}" if aligned else
+                f"fn load_{x}4i(i: u32) -> vec4<f32> {{\n"
+                f"    return vec4<f32>({x}[i], {x}[i + 1u], {x}[i + 2u], {x}[i + 3u]);\n}}"
+                for x in "ab"]
+    # the store last: `_io_fns` replaces it with an epilogue's
+    return "\n\n".join([*fns, stores[0] if aligned else stores[1]])
 
 
 def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
@@ -141,6 +202,10 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
         return decl, load, st
 
     decl, load, st = staging("pa", "pb")
+    if cfg.hoist:
+        decl = _hoisted_indices(cfg, layout) + decl
+    if cfg.hoist_stores:
+        decl = _store_indices(cfg, layout) + decl
     sets = [(ind.join(load), ind.join(st))]
     prologue = st
     if cfg.prefetch == 2:  # a second set, loaded a step earlier (matmul_options.py)
@@ -166,30 +231,84 @@ def _code_blocks(cfg: TileConfig, layout: str = "nn") -> dict[str, str]:
 
 def _staging(cfg: TileConfig, layout: str, pa: str, pb: str) -> tuple[list[str], list[str]]:
     """The global loads of one K step's tiles into registers `pa{i}` / `pb{i}` and their stores
-    into workgroup buffer `buf`."""
+    into workgroup buffer `buf`. With `cfg.hoist`, each load reads at its index of the first
+    K step (`_hoisted_indices`) plus the step's offset `da` / `db`."""
     kq = cfg.bk // 4  # vec4s along K of a tile row
     mq = cfg.bm // 4  # vec4s per row of a k-major A tile
     nq = cfg.bn // 4  # vec4s per row of a k-major B tile
     load, st = [], []
+    if cfg.hoist:
+        load = ["let dk = k0 - k_begin;", "let da = " + _step_offset(layout[0] == "t", "p.lda"),
+                "let db = " + _step_offset(layout[1] == "n", "p.ldb")]
     for i in range(cfg.loads_a):
         j = f"(t + {i}u * NT)"
         if layout[0] == "n":  # rows of A along M, vec4s along K: transposed into As
             row, col = f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
             load.append(f"{pa}{i} = load_a4(base_a, m0 + {row}, k0 + {col});")
-            st.append(_scatter(cfg, "As", f"{pa}{i}", row, col))
+            st.append(_scatter(cfg, "As", f"{pa}{i}", row, col, f"sa{i}"))
         else:  # A stored transposed: rows along K, vec4s along M, as As holds them
             load.append(f"{pa}{i} = load_a4(base_a, k0 + {j} / {mq}u, m0 + ({j} % {mq}u) * 4u);")
-            st.append(f"{_at(cfg, 'As', f'{j} / {mq}u', f'{j} % {mq}u')} = {pa}{i};")
+            st.append(f"{_at(cfg, 'As', f'{j} / {mq}u', f'{j} % {mq}u', f'sa{i}')} = {pa}{i};")
+        if cfg.hoist:
+            load[-1] = f"{pa}{i} = load_a4i(ia{i} + da);"
     for i in range(cfg.loads_b):
         j = f"(t + {i}u * NT)"
         if layout[1] == "n":  # rows of B along K, vec4s along N, as Bs holds them
             load.append(f"{pb}{i} = load_b4(base_b, k0 + {j} / {nq}u, n0 + ({j} % {nq}u) * 4u);")
-            st.append(f"{_at(cfg, 'Bs', f'{j} / {nq}u', f'{j} % {nq}u')} = {pb}{i};")
+            st.append(f"{_at(cfg, 'Bs', f'{j} / {nq}u', f'{j} % {nq}u', f'sb{i}')} = {pb}{i};")
         else:  # B stored transposed: rows along N, vec4s along K: transposed into Bs
             row, col = f"{j} / {kq}u", f"({j} % {kq}u) * 4u"
             load.append(f"{pb}{i} = load_b4(base_b, n0 + {row}, k0 + {col});")
-            st.append(_scatter(cfg, "Bs", f"{pb}{i}", row, col))
+            st.append(_scatter(cfg, "Bs", f"{pb}{i}", row, col, f"sb{i}"))
+        if cfg.hoist:
+            load[-1] = f"{pb}{i} = load_b4i(ib{i} + db);"
     return load, st
+
+
+def _store_indices(cfg: TileConfig, layout: str) -> list[str]:
+    """`cfg.hoist_stores` (constant-row tiles): each staging register's workgroup-memory
+    indices, computed once per thread: k-row `s?{i}k`, vec4 group `s?{i}g`, thread row or
+    column `s?{i}t`, and for a transposing store the lane `s?{i}e`."""
+    kq, mq, nq = cfg.bk // 4, cfg.bm // 4, cfg.bn // 4
+    out = []
+    for tile, count, rowq, transposing, grid in (
+            ("sa", cfg.loads_a, mq, layout[0] == "n", "WG_Y"),
+            ("sb", cfg.loads_b, nq, layout[1] == "t", "WG_X")):
+        for i in range(count):
+            j, h = f"(t + {i}u * NT)", f"{tile}{i}"
+            if transposing:  # row j / kq of the operand, k's (j % kq) * 4 .. + 3
+                out += [f"let {h}k = ({j} % {kq}u) * 4u;", f"let {h}e = ({j} / {kq}u) % 4u;",
+                        f"let {h}g = ({j} / {kq}u / 4u) / {grid};",
+                        f"let {h}t = ({j} / {kq}u / 4u) % {grid};"]
+            else:  # k-row j / rowq, vec4 j % rowq
+                out += [f"let {h}k = {j} / {rowq}u;", f"let {h}g = ({j} % {rowq}u) / {grid};",
+                        f"let {h}t = ({j} % {rowq}u) % {grid};"]
+    return out
+
+
+def _step_offset(strided: bool, ld: str) -> str:
+    """WGSL: how far (in storage elements, or vec4s where `ELEM` is one) the loads of K step
+    `k0` are from those of `k_begin` (`dk` terms of K along storage rows when `strided`, along a
+    row otherwise)."""
+    return f"dk * {ld} / E;" if strided else "dk / E;"
+
+
+def _hoisted_indices(cfg: TileConfig, layout: str) -> list[str]:
+    """`cfg.hoist`: each global load's index at the first K step, computed once per thread:
+    `ia{i}` / `ib{i}` in storage elements (or vec4s: `E` is the element's width)."""
+    kq, mq, nq = cfg.bk // 4, cfg.bm // 4, cfg.bn // 4
+    out = []
+    for i in range(cfg.loads_a):
+        j = f"(t + {i}u * NT)"
+        row, col = ((f"m0 + {j} / {kq}u", f"k_begin + ({j} % {kq}u) * 4u") if layout[0] == "n"
+                    else (f"k_begin + {j} / {mq}u", f"m0 + ({j} % {mq}u) * 4u"))
+        out.append(f"let ia{i} = (base_a + ({row}) * p.lda + {col}) / E;")
+    for i in range(cfg.loads_b):
+        j = f"(t + {i}u * NT)"
+        row, col = ((f"k_begin + {j} / {nq}u", f"n0 + ({j} % {nq}u) * 4u") if layout[1] == "n"
+                    else (f"n0 + {j} / {kq}u", f"k_begin + ({j} % {kq}u) * 4u"))
+        out.append(f"let ib{i} = (base_b + ({row}) * p.ldb + {col}) / E;")
+    return out
 
 
 def _tiles(cfg: TileConfig) -> str:
@@ -209,8 +328,12 @@ def _tiles(cfg: TileConfig) -> str:
             f"var<workgroup> Bs: array<{b}, {nb}u>;")
 
 
-def _at(cfg: TileConfig, tile: str, krow: str, col: str) -> str:
-    """Vec4 `col` of k-row `krow` of `tile` ("As" or "Bs") in buffer `buf` (WGSL expressions)."""
+def _at(cfg: TileConfig, tile: str, krow: str, col: str, hoisted: str = "") -> str:
+    """Vec4 `col` of k-row `krow` of `tile` ("As" or "Bs") in buffer `buf` (WGSL expressions).
+    With `cfg.hoist_stores` and a name `hoisted`, the k-row, group and thread indices are the
+    per-thread values `{hoisted}k`, `{hoisted}g`, `{hoisted}t` (`_store_indices`)."""
+    if cfg.hoist_stores and hoisted:
+        return f"{tile}[buf][{hoisted}k][{hoisted}g][{hoisted}t]"
     if not cfg.const_rows:
         return f"{tile}[buf * {tile.upper()}_BUF + ({krow}) * {tile.upper()}_ROW + {col}]"
     grid = "WG_Y" if tile == "As" else "WG_X"
@@ -280,9 +403,14 @@ def _k_loop(cfg: TileConfig, products: Callable[[str], str], sets: list[tuple[st
             + "    }")
 
 
-def _scatter(cfg: TileConfig, tile: str, value: str, r: str, kk: str) -> str:
+def _scatter(cfg: TileConfig, tile: str, value: str, r: str, kk: str, hoisted: str = "") -> str:
     """Store the vec4 `value` (4 consecutive k's of row or column `r` of an operand) into the
-    k-major workgroup tile: element e goes to k-row kk + e, lane r % 4 of vec4 r / 4."""
+    k-major workgroup tile: element e goes to k-row kk + e, lane r % 4 of vec4 r / 4 (indices
+    computed once per thread with `cfg.hoist_stores`: `_store_indices`)."""
+    if cfg.hoist_stores and hoisted:
+        h = hoisted
+        return " ".join(f"{tile}[buf][{h}k + {e}u][{h}g][{h}t][{h}e] = {value}.{c};"
+                        for e, c in enumerate("xyzw"))
     kr = f"{{ let r = {r}; let kr = {kk}; let e = r % 4u; "
     return kr + " ".join(f"{_at(cfg, tile, f'kr + {e}u', 'r / 4u')}[e] = {value}.{c};"
                          for e, c in enumerate("xyzw")) + " }"
@@ -352,14 +480,31 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
 }"""
 
 
-def _io_fns(aligned: bool, epilogue: str, layout: str = "nn") -> str:
+_STORE_EPILOGUE_INTERIOR = """\
+fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+    let i = base + row * p.n + col;
+    var w = v;
+    for (var e = 0u; e < 4u; e++) {
+        w[e] = pyrite_out(v[e], i32(i + e));
+    }
+    STORE_W
+}"""
+
+
+def _io_fns(aligned: bool, epilogue: str, layout: str = "nn", guarded: bool = True,
+            clamped: bool = False) -> str:
     """The load/store functions; with an `epilogue` (module-scope WGSL defining
     `pyrite_out(v, i) -> f32`, i the element's index in c), every stored value goes through
-    it first."""
-    io = _io(aligned, layout)
+    it first. Without `guarded`, no bound is compared (an interior tile)."""
+    io = _io(aligned, layout, guarded, clamped)
     if not epilogue:
         return io
-    store = _STORE_EPILOGUE_ALIGNED if aligned else _STORE_EPILOGUE_SCALAR
+    if guarded:
+        store = _STORE_EPILOGUE_ALIGNED if aligned else _STORE_EPILOGUE_SCALAR
+    else:
+        store = _STORE_EPILOGUE_INTERIOR.replace(
+            "STORE_W", "c[i / 4u] = w;" if aligned
+            else "c[i] = w.x;\n    c[i + 1u] = w.y;\n    c[i + 2u] = w.z;\n    c[i + 3u] = w.w;")
     return io.split("fn store_c4")[0] + store + "\n\n" + epilogue
 
 
@@ -374,6 +519,11 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn
     gathers the operands and scatters C some other way (`conv_gemm.py`'s implicit GEMM)."""
     if layout not in LAYOUTS:
         raise ValueError(f"matmul layout {layout!r}: expected one of {LAYOUTS}")
+    if cfg.hoist and not cfg.interior:
+        raise ValueError(f"{cfg.name}: hoisted load indices (_ha) need an interior tile (_in)")
+    if io and (cfg.interior or cfg.clamped):
+        raise ValueError(f"{cfg.name}: an interior or clamped tile (_in, _cl) renders the plain"
+                         " matmul's loads and stores; a caller's own `io` keeps its guards")
     values: dict[str, object] = {
         "BM": cfg.bm,
         "BN": cfg.bn,
@@ -386,7 +536,7 @@ def render(cfg: TileConfig, aligned: bool, epilogue: str = "", layout: str = "nn
         "LOADS_A": cfg.loads_a,
         "LOADS_B": cfg.loads_b,
         "ELEM": "vec4<f32>" if aligned else "f32",
-        "IO_FNS": io or _io_fns(aligned, epilogue, layout),
+        "IO_FNS": io or _io_fns(aligned, epilogue, layout, not cfg.interior, cfg.clamped),
     }
     values.update(_code_blocks(cfg, layout))
     banner = (
