@@ -39,6 +39,17 @@ function keyOf(url, sha256) {
   return key.href;
 }
 
+/** The cached copy of a file (`url` with its sha256), or null: never the network. */
+export async function cachedResponse(url, sha256 = null) {
+  const cache = await open();
+  if (!cache) return null;
+  try {
+    return (await cache.match(keyOf(url, sha256))) || null;
+  } catch {
+    return null;
+  }
+}
+
 /** fetch(url) answered from the cache when it holds the file (see above). */
 export async function cachedFetch(url, sha256 = null, init = undefined) {
   const cache = await open();
@@ -69,9 +80,21 @@ export async function fetchManifest(url) {
     }
     return await response.json();
   } catch (err) {
-    const hit = cache ? await cache.match(url).catch(() => null) : null;
-    if (hit) return hit.json();
+    const kept = await cachedManifest(url);
+    if (kept) return kept;
     throw new Error(`pyrite: could not fetch the bundle's manifest ${url} (${err.message}); is the bundle URL right and the server up?`);
+  }
+}
+
+/** The copy of the manifest at `url` that fetchManifest kept on a former visit, or null. */
+export async function cachedManifest(url) {
+  const cache = await open();
+  if (!cache) return null;
+  try {
+    const hit = await cache.match(url);
+    return hit ? await hit.json() : null;
+  } catch {
+    return null; // a broken entry: as if there were none
   }
 }
 
@@ -111,7 +134,9 @@ export function snapshotKey(base, manifest) {
   return key.href;
 }
 
-/** A stored snapshot: a promise of its bytes (read while the caller goes on), or null. */
+/** A stored snapshot: {bytes}, the promise of its bytes (read while the caller goes on: it
+ * is known to be there before its 31-38 MB are read), or null. (Wrapped: an async function
+ * that returned the promise itself would resolve only once the bytes were read.) */
 export async function findSnapshot(key) {
   const cache = await open();
   if (!cache) return null;
@@ -120,7 +145,7 @@ export async function findSnapshot(key) {
     if (!hit) return null;
     const bytes = hit.arrayBuffer().then((b) => new Uint8Array(b));
     bytes.catch(() => {}); // the caller sees a failure where it awaits them: never unhandled
-    return bytes;
+    return { bytes };
   } catch {
     return null;
   }

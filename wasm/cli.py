@@ -77,7 +77,16 @@ def report(done: Export, base_url: str | None) -> str:
         lines += ["", "From another origin the host must send CORS headers for the bundle "
                   "(pyrite serve --allow-origin ORIGIN does) and the page's Content-Security-"
                   "Policy must allow it: see docs/web-embeds.md."]
+    lines += ["", CACHING]
     return "\n".join(lines)
+
+
+#: the host's caching that lets a repeat visit request nothing but pyrite's small scripts and
+#: the manifest (what `pyrite serve` sends: pyrite/server/bundle.py)
+CACHING = ("Caching, for repeat visits that request no runtime, wheels or records: "
+           "Cache-Control \"public, max-age=31536000, immutable\" for wheels/, models/, "
+           "kernels/ and snapshot/ (their names carry a content hash), a day (max-age=86400) "
+           "for pyodide/, \"no-cache\" for the rest; see docs/web-embeds.md.")
 
 
 def _add_export_options(parser: argparse.ArgumentParser) -> None:

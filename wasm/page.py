@@ -11,6 +11,7 @@ turns into rejected promises carrying the Python message.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -28,11 +29,26 @@ _records: dict[str, tuple[bytes, dict[str, bytes]]] = {}  # to rebuild them afte
 _state: dict[str, Any] = {"device": None}
 
 
-def _runtime_stats(backend: pyrite.Backend) -> dict[str, float] | None:
+def _runtime(backend: pyrite.Backend) -> Any:
+    """The browser runtime under the page's webgpu device, or None (numpy)."""
     kernels = getattr(backend, "_kernels", None)
-    inner = getattr(getattr(kernels, "runtime", None), "inner", None)
-    stats = getattr(inner, "stats", None)
+    return getattr(getattr(kernels, "runtime", None), "inner", None)
+
+
+def _runtime_stats(backend: pyrite.Backend) -> dict[str, float] | None:
+    stats = getattr(_runtime(backend), "stats", None)
     return dict(stats) if stats is not None else None
+
+
+def _build(name: str, backend: pyrite.Backend, record: bytes,
+           files: Mapping[str, bytes]) -> Module:
+    """Demo model `name` from its record, its buffers' out-of-memory checks waiting for the
+    GPU once (BrowserRuntime.allocations_checked_together)."""
+    from pyrite.demos import registry
+
+    together = getattr(_runtime(backend), "allocations_checked_together", None)
+    with together() if together is not None else contextlib.nullcontext():
+        return registry.get(name).load(backend, record, files)
 
 
 def _webgpu(gpu: Any) -> pyrite.Backend:
@@ -114,13 +130,11 @@ def load_model(name: str, record: bytes | memoryview,
                files: Mapping[str, bytes | memoryview] | None = None) -> dict[str, object]:
     """Build demo model `name` on the page's device from its record's bytes and those of its
     other files (by the names the manifest gives them)."""
-    from pyrite.demos import registry
-
     backend = device()
     before = _runtime_stats(backend)
     start = time.perf_counter()
     _records[name] = (bytes(record), {k: bytes(v) for k, v in (files or {}).items()})
-    model = registry.get(name).load(backend, *_records[name])
+    model = _build(name, backend, *_records[name])
     _models[name] = model
     out: dict[str, object] = {"model": name, "device": backend.name,
                               "params": model.num_params(),
@@ -155,15 +169,13 @@ def predict(name: str, inputs: Any) -> dict[str, object]:
 
 def _recover() -> None:
     """A new device for the page after a loss, with every loaded model rebuilt on it."""
-    from pyrite.demos import registry
-
     backend = device()
     reset = getattr(backend, "reset", None)
     if reset is None:
         raise BackendUnavailable(f"{backend.name} cannot be restarted in this page")
     reset()
     for name, (record, files) in _records.items():
-        _models[name] = registry.get(name).load(backend, record, files)
+        _models[name] = _build(name, backend, record, files)
 
 
 def _predict(name: str, inputs: Any) -> dict[str, object]:

@@ -12,10 +12,9 @@
 // Unprompted it posts {type: "progress", stage, detail} while loading, {type: "stdout"|"stderr",
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
-import {
-  cacheFetchesOf, cachedFetch, fetchManifest, findSnapshot, prune, snapshotKey, storeSnapshot,
-} from "./cache.js";
+import { cacheFetchesOf, cachedFetch, fetchManifest, prune, storeSnapshot } from "./cache.js";
 import { requestAdapter, startGpu } from "./gpu_start.js";
+import { restoreAhead, take } from "./restore.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 import { installWheel, sitePackages } from "./wheels.js";
 
@@ -144,8 +143,8 @@ async function restart(config) {
 // one of about 38 MB). So Pyodide's module is made here, its memory grown to the snapshot's
 // size before the restore (Pyodide awaits the snapshot's bytes before making the module).
 // `marks` gets when the snapshot's bytes arrived and when the module was made (ms since t0).
-function grownFor(indexURL, bytes, marks, t0) {
-  const script = import(new URL("pyodide.asm.mjs", indexURL).href); // as Pyodide would
+// `script`: the import of Pyodide's pyodide.asm.mjs (restore.js).
+function grownFor(script, bytes, marks, t0) {
   Promise.resolve(bytes).then(() => { marks.snapshotReadMs = performance.now() - t0; }, () => {});
   return async (settings) => {
     const module = await (await script).default(settings);
@@ -170,11 +169,14 @@ async function load(config) {
   const t0 = performance.now();
   // the adapter first: the GPU's start-up overlaps everything below (gpu_start.js)
   const adapter = config.device === "numpy" ? Promise.resolve(null) : requestAdapter();
+  base = new URL(config.base);
+  // a repeat visit's snapshot read and Pyodide's imports start now, not after the manifest
+  const ahead = restoreAhead(base);
   await checkWasmAllowed();
   const timings = {};
-  base = new URL(config.base);
   progress("manifest");
   manifest = await fetchManifest(new URL("manifest.json", base).href);
+  timings.manifestMs = performance.now() - t0;
   const wanted = config.models || [];
   for (const name of wanted) modelEntry(name);
   // the wheels and records download while Pyodide boots
@@ -193,11 +195,15 @@ async function load(config) {
   // One that cannot be restored is only warned about, and Python boots.
   // Which one is known at once; its bytes (31 MB read from the cache, or the bundle's
   // download) are handed to Pyodide as a promise, which it awaits only after fetching its
-  // WebAssembly and importing its JavaScript: the two proceed side by side.
-  const snapshot = snapshotKey(base, manifest);
+  // WebAssembly and importing its JavaScript: the two proceed side by side. On a repeat
+  // visit the read, the imports and the WebAssembly's compile began before the manifest
+  // arrived, from the one the last visit kept (restore.js; used only where they fit this one).
+  const taken = await take(ahead, manifest, base);
+  timings.compiledAhead = taken.compiledAhead;
+  const snapshot = taken.key;
   const unusable = new Error("no usable snapshot"); // shippedSnapshot has said why
-  const restorable = findSnapshot(snapshot).then((cached) => {
-    if (cached) return { bytes: cached, from: "cache" };
+  const restorable = taken.snapshot.then((cached) => {
+    if (cached) return { bytes: cached.bytes, from: "cache" };
     if (!manifest.snapshot) return null;
     // from the network, not the cache: the restored Python is kept as this origin's own
     const bytes = shippedSnapshot(manifest, base, (url, sha, label) => fetchChecked(url, sha, label, (u) => fetch(u)));
@@ -207,19 +213,19 @@ async function load(config) {
     checked.catch(() => {}); // handled below, through Pyodide: never an unhandled rejection
     return { bytes: checked, from: "bundle" };
   });
-  const indexURL = new URL(manifest.pyodide.url, base).href;
+  const { indexURL } = taken.pyodide;
   // Pyodide fetches its runtime files itself: through the cache, keyed by their hashes
   const runtime = Object.fromEntries((manifest.pyodide.files || []).map(
     (f) => [new URL(f.path, base).href, f.sha256]));
   cacheFetchesOf(runtime);
-  const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
+  const { loadPyodide } = await taken.pyodide.loader;
   const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
   if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
   const saved = await restorable;
   if (saved) {
     try {
       pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes,
-        createPyodideModule: grownFor(indexURL, saved.bytes, timings, t0) });
+        createPyodideModule: grownFor(taken.pyodide.script, saved.bytes, timings, t0) });
       if (saved.from === "bundle") {
         const bytes = await saved.bytes;
         fixTrampoline(pyodide, manifest.snapshot.trampoline, bytes);

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import BackendUnavailable, DeviceLostError, DeviceMemoryError, PyriteError
@@ -180,6 +181,8 @@ class BrowserRuntime(CommandBatch):
         self.lost_reason: str | None = None
         self._errors: list[str] = []  # uncaptured errors not yet raised
         self._scopes: list[tuple[Hashable, Any]] = []  # (kernel, its compile error promise)
+        # inside allocations_checked_together: (size, its out-of-memory scope's promise)
+        self._unchecked: list[tuple[int, Any]] | None = None
         self._keep = [ffi.create_proxy(self._on_error)]  # JS holds these callbacks
         device.addEventListener("uncapturederror", self._keep[0])
         device.lost.then(ffi.create_once_callable(self._on_lost))
@@ -295,12 +298,41 @@ class BrowserRuntime(CommandBatch):
             return _Buf(self._device.createBuffer(desc), size)
         self._device.pushErrorScope("out-of-memory")
         handle = self._device.createBuffer(desc)
+        if self._unchecked is not None:
+            self._unchecked.append((size, self._device.popErrorScope()))
+            return _Buf(handle, size)
         error = _wait(self._device.popErrorScope())
         if not _absent(error):
             handle.destroy()
             raise DeviceMemoryError(f"webgpu: could not allocate {size} bytes "
                                     f"({error.message}); free tensors or use smaller batches")
         return _Buf(handle, size)
+
+    @contextmanager
+    def allocations_checked_together(self) -> Iterator[None]:
+        """Within it, the large buffers' out-of-memory checks wait for the GPU once, at the
+        end, instead of once per buffer (a model's load from its record makes several: three
+        waits of 16-33 ms each in the MNIST load after a restore). A failed one raises
+        DeviceMemoryError at the end, as one checked at once would (without the memory
+        pool's second try after giving its free buffers back)."""
+        if self._unchecked is not None:  # nested: the outer one checks
+            yield
+            return
+        self._unchecked = []
+        try:
+            yield
+        finally:
+            pending, self._unchecked = self._unchecked, None
+        if not pending:
+            return
+        js, ffi = _ffi()
+        errors = _wait(js.Promise.all(ffi.to_js([p for _, p in pending])))
+        failed = [(size, e) for (size, _), e in zip(pending, errors, strict=True)
+                  if not _absent(e)]
+        if failed:
+            size, error = failed[0]
+            raise DeviceMemoryError(f"webgpu: could not allocate {size} bytes "
+                                    f"({error.message}); free tensors or use smaller batches")
 
     def create_buffer_with_data(self, data: bytes, *, uniform: bool = False) -> Buffer:
         usage = self._js.GPUBufferUsage

@@ -7,8 +7,10 @@ is never left half-loaded.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..data import TensorData
 from ..dtype import Kind
@@ -87,12 +89,23 @@ def warn_nonfinite(record: Mapping[str, RecordValue], *, source: str = "record")
     return bad
 
 
+@functools.cache
+def _numpy() -> Any:
+    """numpy, or None where it cannot be imported (a page without it). Tried once: a failed
+    import searches the whole path again each time, which was 8 searches of 1.5-4 ms per
+    record load in a page."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
 def _nonfinite(data: TensorData) -> bool:
     if data.dtype.kind is not Kind.FLOAT:
         return False
-    try:
-        import numpy as np
-    except ImportError:  # the browser without numpy
+    np = _numpy()
+    if np is None:  # the browser without numpy
         return nonfinite_bits(bytes(data.bytes), data.dtype.itemsize)
     values = np.frombuffer(data.bytes, dtype=np.dtype(data.dtype.np_name).newbyteorder("<"))
     return not bool(np.isfinite(values).all())

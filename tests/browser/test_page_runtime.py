@@ -89,6 +89,57 @@ def test_out_of_memory_is_a_device_memory_error(session: harness.PageSession) ->
     assert run(session, "import pyrite\npyrite.ones((3,)).sum().into_scalar()") == 3.0
 
 
+# Large buffers made inside allocations_checked_together (a model's load from its record):
+# their out-of-memory checks wait for the GPU once, at the end; a failed check still raises
+# DeviceMemoryError. The failure is simulated: SwiftShader does not run out of memory here.
+CHECKED_TOGETHER = """
+from pyrite.webgpu import browser
+from pyrite.wasm import page
+from pyodide.code import run_js
+
+runtime = page._runtime(page.device())
+waits = []
+real_wait = browser._wait
+browser._wait = lambda promise: waits.append(1) or real_wait(promise)
+try:
+    with runtime.allocations_checked_together():
+        buffers = [runtime.create_buffer(1_200_000 + 4 * i) for i in range(3)]
+    together = len(waits)
+    for i, buffer in enumerate(buffers):  # they work
+        runtime.write_buffer(buffer, 4, bytes([i + 1]) * 8)
+    sums = [sum(runtime.read_buffer(buffer, 0, 16)) for buffer in buffers]
+
+    class FailingScopes:  # the device, whose out-of-memory scopes report an error
+        def __init__(self, device):
+            self.device = device
+        def popErrorScope(self):
+            return run_js("Promise.resolve({message: 'simulated'})")
+        def __getattr__(self, name):
+            return getattr(self.device, name)
+
+    runtime._device = FailingScopes(runtime._device)
+    try:
+        with runtime.allocations_checked_together():
+            runtime.create_buffer(1_600_000)
+        failed = None
+    except Exception as exc:
+        failed = [type(exc).__name__, str(exc)]
+    finally:
+        runtime._device = runtime._device.device
+finally:
+    browser._wait = real_wait
+[together, sums, failed]
+"""
+
+
+def test_large_buffers_checked_together_wait_once(session: harness.PageSession) -> None:
+    together, sums, failed = run(session, CHECKED_TOGETHER)
+    assert together == 1  # three buffers over 1 MiB, one wait
+    assert sums == [8, 16, 24]
+    assert failed[0] == "DeviceMemoryError" and "simulated" in failed[1], failed
+    assert run(session, "import pyrite\npyrite.ones((3,)).sum().into_scalar()") == 3.0
+
+
 def test_page_prediction_equals_native(session: harness.PageSession) -> None:
     pixels = [float((i * 37) % 256) if 200 < i < 600 else 0.0 for i in range(784)]
     page = session.evaluate("(px) => window.pyriteModule.predict('mnist', {pixels: px})",

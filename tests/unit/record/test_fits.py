@@ -84,7 +84,18 @@ def test_nonfinite_bits_agrees_with_numpy(dtype: str) -> None:
             assert nonfinite_bits(spoiled.tobytes(), spoiled.itemsize), (bad, at)
 
 
-def test_nonfinite_values_are_found_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def numpy_unknown():
+    """fits' memo of whether numpy imports, forgotten before and after the test."""
+    from pyrite.record import fits
+
+    fits._numpy.cache_clear()
+    yield
+    fits._numpy.cache_clear()
+
+
+def test_nonfinite_values_are_found_without_numpy(monkeypatch: pytest.MonkeyPatch,
+                                                  numpy_unknown: None) -> None:
     import struct
 
     from pyrite.errors import RecordWarning
@@ -96,3 +107,30 @@ def test_nonfinite_values_are_found_without_numpy(monkeypatch: pytest.MonkeyPatc
     assert warn_nonfinite({"a": good}) == []
     with pytest.warns(RecordWarning, match="1 tensor"):
         assert warn_nonfinite({"a": good, "b": {"c": bad}}) == ["b.c"]
+
+
+class _NoNumpy:
+    """A meta path finder that says numpy is not there, counting the searches for it."""
+
+    def __init__(self) -> None:
+        self.searches = 0
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "numpy":
+            self.searches += 1
+            raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+
+def test_a_missing_numpy_is_searched_for_once(monkeypatch: pytest.MonkeyPatch,
+                                              numpy_unknown: None) -> None:
+    # in a page each failed `import numpy` searched the whole path again: once per tensor of a
+    # record (8 searches, 12-30 ms, in the MNIST load after a restore)
+    from pyrite.record.fits import warn_nonfinite
+
+    finder = _NoNumpy()
+    monkeypatch.delitem(sys.modules, "numpy")
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    record = {f"w{i}": TensorData.raw(bytes(8), (2,), DType.F32) for i in range(8)}
+    assert warn_nonfinite(record) == []
+    assert warn_nonfinite(record) == []
+    assert finder.searches == 1

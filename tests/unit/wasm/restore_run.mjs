@@ -1,0 +1,62 @@
+// wasm/restore.js under Node, with an in-memory Cache Storage: what a repeat visit takes from
+// the work restoreAhead started before the manifest arrived (tests/unit/wasm/test_restore_js.py).
+// Usage: node restore_run.mjs RESTORE_JS_URL CASE  (prints one JSON line)
+const [restoreUrl, which] = process.argv.slice(2);
+
+// the smallest module with one export: (func (export "f") (result i32) i32.const 7)
+const WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0,
+  7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, 7, 11]);
+const BASE = "https://host.example/tools/pyrite/";
+
+const entries = new Map(); // key -> [body, content type]
+const reads = [];
+globalThis.self = globalThis;
+globalThis.caches = {
+  open: async () => ({
+    match: async (key) => {
+      reads.push(String(key));
+      const hit = entries.get(String(key));
+      return hit ? new Response(hit[0], { headers: { "Content-Type": hit[1] } }) : undefined;
+    },
+  }),
+};
+
+const manifest = (wheel, wasmSha) => ({
+  pyodide: { version: "314.0.7", url: "pyodide/",
+    files: [{ path: "pyodide/pyodide.asm.wasm", sha256: wasmSha }] },
+  wheels: [{ name: "pyrite", path: "wheels/x/pyrite.whl", sha256: wheel }],
+});
+
+// the browser's own function, counted: a call means the file was compiled again
+let ownCalls = 0;
+const own = WebAssembly.instantiateStreaming;
+const counted = async (source, imports) => { ownCalls++; return own.call(WebAssembly, await source, imports); };
+WebAssembly.instantiateStreaming = counted;
+
+const restore = await import(restoreUrl);
+const { snapshotKey } = await import(new URL("./cache.js", restoreUrl).href);
+const kept = manifest("aaaa", "w1"); // what the former visit kept
+entries.set(`${BASE}manifest.json`, [JSON.stringify(kept), "application/json"]);
+entries.set(snapshotKey(new URL(BASE), kept), [new Uint8Array([1, 2, 3]), "application/octet-stream"]);
+entries.set(`${BASE}pyodide/pyodide.asm.wasm?pyrite-sha256=w1`, [WASM, "application/wasm"]);
+
+const arrived = { same: kept, newWheels: manifest("bbbb", "w1"), newWasm: manifest("aaaa", "w2"),
+  none: kept }[which];
+if (which === "none") entries.delete(`${BASE}manifest.json`);
+const ahead = restore.restoreAhead(new URL(BASE));
+const taken = await restore.take(ahead, arrived, new URL(BASE));
+const found = await taken.snapshot;
+const snapshot = found ? Array.from(await found.bytes) : null;
+// Pyodide's own call, on its fetch of the file (a Response whose url is the file's)
+const theirs = new Response(WASM, { headers: { "Content-Type": "application/wasm" } });
+Object.defineProperty(theirs, "url", { value: `${BASE}pyodide/pyodide.asm.wasm` });
+const hooked = WebAssembly.instantiateStreaming !== counted;
+const got = await WebAssembly.instantiateStreaming(Promise.resolve(theirs), {});
+console.log(JSON.stringify({
+  compiledAhead: taken.compiledAhead, hooked, snapshot, answer: got.instance.exports.f(),
+  ownCalls,
+  // once: the browser's own function is back after the call
+  restored: WebAssembly.instantiateStreaming === counted,
+  snapshotReads: reads.filter((k) => k.includes("pyrite-python.snapshot")).length,
+  key: taken.key === snapshotKey(new URL(BASE), arrived),
+}));
