@@ -144,14 +144,21 @@ def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     k = gpu.kernels
     monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
     wide, narrow = "gemm/" + conv_gemm.WIDE, "gemm/" + conv_gemm.NARROW
-    # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) on the 64-row tile, a 16-channel
-    # 1x1 squeeze on the 32-row one, MNIST's conv2 (16 channels of 3x3) direct
+    # forward (M, N, K): 64 channels of K 27 over few pixels on the 64-row tile, a 16-channel
+    # 1x1 squeeze of the 28x28 layers on the 32-row one, MNIST's conv2 (16 channels of 3x3)
+    # direct; from 32768 columns and at most 128 terms direct (SqueezeNet's conv1, the 56x56
+    # layers' 1x1s), with more terms the GEMM (their 3x3s)
     assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print) == wide
-    assert conv._choose(k, "conv2d_kernel", (16, 50176, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_kernel", (16, 12544, 64), 1, 1, print) == narrow
     assert conv._choose(k, "conv2d_kernel", (16, 36864, 72), 1, 9, print) == "direct"
-    # input gradient (M = input channels): GEMM from 32 (16 on 1x1), direct below
+    assert conv._choose(k, "conv2d_kernel", (64, 204304, 27), 1, 9, print) == "direct"
+    assert conv._choose(k, "conv2d_kernel", (16, 50176, 64), 1, 1, print) == "direct"
+    assert conv._choose(k, "conv2d_kernel", (64, 50176, 144), 1, 9, print) == wide
+    # input gradient (M = input channels): GEMM from 32 (16 on 1x1), direct below; direct
+    # from 32768 columns and at most 128 terms
     assert conv._choose(k, "conv2d_input_grad_kernel", (64, 3136, 2304), 1, 9, print) == wide
-    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 12544, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 576), 1, 9, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (3, 824464, 576), 1, 9, print) == "direct"
     # weight gradient: GEMM from 1024 weights (MNIST's conv2, 16 x 72) on the 64-row tile even
