@@ -2,9 +2,15 @@
 // gathered rather than scattered: dx[n, ci, iy, ix] = sum over the taps (ky, kx) and the group's
 // output channels co of g[n, co, oy, ox] * w[co, ci % cg, ky, kx], where oy = (iy + pt - ky*dh)
 // / sh when that divides exactly and lands in [0, OH) (the same for ox). One invocation per
-// input pixel; no atomics, no zero-interleaved copy of g. Threads go ix fastest.
-// Bindings: 0 info: array<i32> = [total, the window (12 words, window.wgsl), C_in, C_out, cg,
-//             cog] (as in conv2d.wgsl), 1 g: array<f32> (N, C_out, OH, OW) dense,
+// input pixel; no atomics, no zero-interleaved copy of g.
+// Invocations go by phase: the pixels of one (iy % sh, ix % sw) class reach the same taps, so
+// neighbouring invocations take one pixel each of a class (ix / sw fastest, then iy / sh, then
+// the class, the channel and the image), and a strided conv's warps do not split between taps
+// (SqueezeNet's first layer, 3x3 at stride 2: 3 of 4 neighbours took other taps). Invocations
+// past the image's edge (H or W not a multiple of the stride) return.
+// Bindings: 0 info: array<i32> = [total (N * C_in * sh * sw * ceil(H / sh) * ceil(W / sw)), the
+//             window (12 words, window.wgsl), C_in, C_out, cg, cog] (as in conv2d.wgsl),
+//           1 g: array<f32> (N, C_out, OH, OW) dense,
 //           2 w: array<f32> (C_out, cg, KH, KW) dense, 3 dx: array<f32> (N, C_in, H, W) dense.
 // Placeholders: {{ workgroup }} (invocations per workgroup).
 #include "window.wgsl"
@@ -19,8 +25,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (idx >= info[0]) { return; }
   let win = window();
   let c_in = info[13]; let c_out = info[14]; let cg = info[15]; let cog = info[16];
-  let at = pyrite_unravel(idx, vec3<i32>(win.w, win.h, c_in));
-  let ix = at.x; let iy = at.y; let ci = at.z; let n = at.w;
+  let hq = (win.h + win.sh - 1) / win.sh;
+  let wq = (win.w + win.sw - 1) / win.sw;
+  let at = pyrite_unravel(idx, vec3<i32>(wq, hq, win.sh * win.sw * c_in));
+  let phase = at.z % (win.sh * win.sw);
+  let ix = at.x * win.sw + phase % win.sw;
+  let iy = at.y * win.sh + phase / win.sw;
+  if (ix >= win.w || iy >= win.h) { return; }
+  let ci = at.z / (win.sh * win.sw); let n = at.w;
   let grp = ci / cg;
   let taps = win.kh * win.kw;
   let plane = win.oh * win.ow;
@@ -44,5 +56,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       }
     }
   }
-  dx[idx] = acc;
+  dx[((n * c_in + ci) * win.h + iy) * win.w + ix] = acc;
 }

@@ -350,11 +350,14 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.dense(weight)
-    meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
-                                  dilation, groups)]
+    n, c_in, h, w = out.shape
+    # one invocation per pixel of each phase class (stride^2 classes of ceil(H/sh) x ceil(W/sw))
+    total = n * c_in * stride[0] * stride[1] * -(-h // stride[0]) * -(-w // stride[1])
+    meta = [total, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
+                              dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
              [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
-             k.grid(-(-out.numel // WORKGROUP)))
+             k.grid(-(-total // WORKGROUP)))
 
 
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
@@ -401,18 +404,24 @@ def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
     return out
 
 
-def weight_grad_slices(pairs_chunks: int, terms: int) -> int:
+def weight_grad_slices(pairs_chunks: int, terms: int, soft: bool = False) -> int:
     """Slices of the direct weight gradient's reduction (`terms` = N*OH*OW): enough that the
     (channel pair, tap chunk, slice) workgroups reach WEIGHT_GRAD_WORKGROUPS, each slice at
-    least WEIGHT_GRAD_MIN_TERMS long, at most WEIGHT_GRAD_MAX_SLICES (1: no partial sums)."""
+    least WEIGHT_GRAD_MIN_TERMS long, at most WEIGHT_GRAD_MAX_SLICES (SOFTWARE_MAX_SLICES on a
+    page's software adapter, whose choices stay as they were; 1: no partial sums)."""
     want = -(-WEIGHT_GRAD_WORKGROUPS // pairs_chunks)
-    return max(1, min(WEIGHT_GRAD_MAX_SLICES, want, terms // WEIGHT_GRAD_MIN_TERMS))
+    most = SOFTWARE_MAX_SLICES if soft else WEIGHT_GRAD_MAX_SLICES
+    return max(1, min(most, want, terms // WEIGHT_GRAD_MIN_TERMS))
 
 
 WEIGHT_GRAD_TAPS = 16  # taps per workgroup of the direct weight gradient at most (registers)
 WEIGHT_GRAD_WORKGROUPS = 2048  # workgroups the slices aim for (about 16 per H100 SM)
 WEIGHT_GRAD_MIN_TERMS = 256  # reduction terms per slice at least (4 per invocation)
-WEIGHT_GRAD_MAX_SLICES = 32  # the sum kernel reads a weight's slices in turn: 128 took 28 us
+# slices at most: with the split sum's lanes (matmul_config.sum_lanes) MNIST's conv1 (72
+# weights) took 58 us in 128 slices against 75 in 32 on the H100 (conv_layers_h100_s6_a.json);
+# the sum used to read a weight's slices in turn (128 took 28 us)
+WEIGHT_GRAD_MAX_SLICES = 128
+SOFTWARE_MAX_SLICES = 32
 
 
 def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTensor,
@@ -426,7 +435,8 @@ def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTenso
     chunk = min(taps, WEIGHT_GRAD_TAPS)
     chunks = -(-taps // chunk)
     terms = grad.numel // grad.shape[1]
-    slices = slices or weight_grad_slices(c_out * cg * chunks, terms)
+    slices = slices or weight_grad_slices(c_out * cg * chunks, terms,
+                                          software.software(k.runtime.adapter))
     length = -(-terms // slices)
     count = c_out * cg * chunks * slices
     meta = [count, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding, dilation,

@@ -228,19 +228,26 @@ def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> 
 WIDE = "t64x64x16_4x4_u16_pp"
 NARROW = "t32x64x16_4x4_u16"  # at most 32 rows of the GEMM (output or input channels)
 FALLBACK = "t32x32x16_4x4_u16"  # the least workgroup memory (8 KiB)
+# A weight gradient of at most this many output channels per group runs on NARROW: with the
+# split sum's lanes (matmul_config.sum_lanes), MNIST's conv2 (16 x 72 weights) took 98 and
+# 147 us there against 144 and 187 on WIDE in two H100 runs, SqueezeNet's fire3 squeeze (16 x
+# 128) 128 and 178 against 178 and 218; fire2's squeeze (16 x 64) lost 135/157 against
+# 124/135 (conv_layers_h100_s6_a.json, conv_layers_h100_s5_lead.json).
+NARROW_WEIGHT_GRAD_ROWS = 16
 
 
 def choose_tile(gemm: tuple[int, int, int], groups: int, mode: int,
                 max_workgroup_bytes: int = 16384, software: bool = False) -> TileConfig:
     """The heuristic's tile for a conv GEMM (`mode`) of (M, N, K) per group: on a page's
     software adapter (`software.py`) the matmul's software ladder; else NARROW up to 32 rows
-    (not for the weight gradient), WIDE above, and FALLBACK where the device gives less
-    workgroup memory than that tile needs."""
+    (NARROW_WEIGHT_GRAD_ROWS for the weight gradient), WIDE above, and FALLBACK where the
+    device gives less workgroup memory than that tile needs."""
     m, n, kdim = gemm
     if software:
         return matmul_config.choose_config(m, n, kdim, groups, max_workgroup_bytes,
                                            software=True)
-    cfg = matmul_config.CONFIGS[NARROW if m <= 32 and mode != WEIGHT_GRAD else WIDE]
+    narrow = m <= NARROW_WEIGHT_GRAD_ROWS if mode == WEIGHT_GRAD else m <= 32
+    cfg = matmul_config.CONFIGS[NARROW if narrow else WIDE]
     if cfg.workgroup_bytes > max_workgroup_bytes:
         return matmul_config.CONFIGS[FALLBACK]
     return cfg

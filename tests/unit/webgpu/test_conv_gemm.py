@@ -161,9 +161,10 @@ def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 576), 1, 9, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (3, 824464, 576), 1, 9, print) == "direct"
-    # weight gradient: GEMM from 1024 weights (MNIST's conv2, 16 x 72) on the 64-row tile even
-    # with 16 rows, MNIST's conv1 (8 x 9) direct
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == wide
+    # weight gradient: GEMM from 1024 weights, on the 32-row tile up to 16 rows (MNIST's conv2,
+    # 16 x 72), on the 64-row tile above (32 x 128), MNIST's conv1 (8 x 9) direct
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == narrow
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (32, 128, 12544), 1, 1, print) == wide
     assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 3136), 1, 1, print) == wide
     assert conv._choose(k, "conv2d_weight_grad_kernel", (8, 9, 43264), 1, 9, print) == "direct"
 
