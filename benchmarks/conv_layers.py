@@ -329,6 +329,9 @@ SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u1
 SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512), (8192, 64, 1024))
 SWEEP_DIRECT_SLICES = (64, 128, 256)  # the direct weight gradient's, beside its default
 DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
+# the forward's, on the heuristic's two tiles: (1, 512) never splits (the default before
+# conv_gemm.FORWARD_SPLIT)
+FORWARD_SPLITS = ((1, 512), (1024, 128), (2048, 64))
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
@@ -338,7 +341,8 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to. Also the input
     gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
     default), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's
-    on the 64x64 tile, the weight gradient's on the heuristic's two tiles."""
+    on the 64x64 tile, the weight gradient's and the forward's on the heuristic's two tiles;
+    the direct weight gradient's slices (`direct/s<slices>`)."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
@@ -381,6 +385,10 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops["weight_grad"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
                 lambda cfg=cfg, rule=rule: cg.run(k, cfg, dw, gx, gdy, None, xs, *conv,
                                                   cg.WEIGHT_GRAD, split=rule))
+        for rule in FORWARD_SPLITS:
+            ops["forward"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
+                lambda cfg=cfg, rule=rule: cg.run(k, cfg, y, gx, gw, gb, xs, *conv, cg.FORWARD,
+                                                  split=rule))
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]
         ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (

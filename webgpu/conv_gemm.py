@@ -29,14 +29,17 @@ _PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
+_NO_END = (1 << 31) - 1  # bias_end of an unsplit forward with a bias: every batch index
+
+
 def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
-              padding: Pads, dilation: Pair, groups: int, has_bias: bool) -> list[int]:
-    """conv2d_gemm.wgsl's `cm` words."""
+              padding: Pads, dilation: Pair, groups: int, bias_end: int) -> list[int]:
+    """conv2d_gemm.wgsl's `cm` words (`bias_end`: 0 without a bias)."""
     _, c_in, h, w = x_shape
     c_out, cg, kh, kw = w_shape
     (pt, _), (pl, _) = padding
     return [h, w, *out_hw, kh, kw, *stride, pt, pl, *dilation, c_in, c_out, cg,
-            c_out // groups, int(has_bias)]
+            c_out // groups, bias_end]
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
@@ -61,6 +64,10 @@ WEIGHT_GRAD_SPLIT = ((1024, 128), (2048, 64))
 SMALL_WEIGHTS = 2048
 SMALL_WEIGHTS_SPLIT = (4096, 64, 256)
 INPUT_GRAD_SPLIT = (1024, 128)
+# - forward of one group on a native adapter: (396, 128), about 3 workgroups per H100 SM;
+#   SqueezeNet's 14x14 squeezes (49 tiles, K 256-512) split in 4, its 14x14 3x3s (147-196
+#   tiles) in 2-3, the 56x56 and 28x28 layers (392 tiles and more) not at all.
+FORWARD_SPLIT = (396, 128)
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -172,23 +179,31 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)
+        if groups == 1 and not soft:
+            # few output tiles over a long K (SqueezeNet's 14x14 layers: 49 tiles of 64x64 for
+            # a squeeze) leave the GPU idle: K in slices as for the input gradient, the bias
+            # in the first slice and fusion's epilogue in the sum
+            count, length = splits(cfg, m, n, kdim, groups, split or FORWARD_SPLIT)
+            strides = (strides[0], strides[1], out.numel)
     params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
                                                    k_split=length), uniform=True)
-    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
-                      bias is not None)
+    bias_end = 0 if bias is None else (out.numel if count > 1 else _NO_END)
+    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups, bias_end)
     flipped = flipped_padding(w_shape, stride, padding, dilation) \
         if mode == INPUT_GRAD and not gather and not soft else None
     if flipped is not None:  # the forward conv dy (N, C_out, OH, OW) -> dx (N, C_in, H, W)
         words = _geometry(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
-                          groups, False)
+                          groups, 0)
         mode = _FLIPPED
     geometry = k.meta(words)
     target = out if count == 1 else k.empty((groups, count, m * n), DType.F32, "conv2d_gemm")
     a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
     bindings = [a.block.buffer, b.block.buffer, target.block.buffer, params, geometry,
                 (bias if bias is not None else a).block.buffer]
-    extra: tuple[object, ...] = ()
-    if epilogue is not None:
+    sum_epilogue, extra = None, ()
+    if epilogue is not None and count > 1:
+        sum_epilogue = epilogue  # the slices' sum stores through it
+    elif epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
     layout = "nt" if mode == WEIGHT_GRAD else "nn"  # x read along the pixels (conv2d_gemm.wgsl)
@@ -196,13 +211,12 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
                                                         *extra))
     pipeline = k.cached(key)
     if pipeline is None:
-        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) if epilogue is not None \
-            else _PLAIN_OUT
+        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) if extra else _PLAIN_OUT
         io = render("conv2d_gemm.wgsl", mode=mode, epilogue=code)
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io))
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
-    if count > 1:  # the partial sums of the K slices, added up into dw
-        matmul_variants.add_partials(k, target, out, groups, count)
+    if count > 1:  # the partial sums of the K slices, added up into the output
+        matmul_variants.add_partials(k, target, out, groups, count, sum_epilogue)
 
 
 def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:

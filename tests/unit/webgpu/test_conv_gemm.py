@@ -320,3 +320,35 @@ def test_split_rules_follow_the_measured_layers() -> None:
     # 64 terms long
     assert conv_gemm.splits(cfg, 64, 27, 204304, 1, conv_gemm.SMALL_WEIGHTS_SPLIT) == (246, 832)
     assert conv_gemm.splits(cfg, 64, 27, 204304, 1)[0] == conv_gemm.MAX_SPLITS
+
+
+@pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "no-bias"])
+def test_a_forward_with_few_tiles_splits_k_and_keeps_bias_and_epilogue(monkeypatch,
+                                                                      with_bias) -> None:
+    # 64 channels of 3x3 (K 576) over 2 x 5 x 5 pixels: one tile, so K splits into slices
+    # (FORWARD_SPLIT); the bias goes with the first slice, relu(y * 0.5 + residual) with the sum
+    _force(monkeypatch, True)
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 64, 5, 5)).astype(np.float32)
+    w = rng.normal(size=(24, 64, 3, 3)).astype(np.float32)
+    b = rng.normal(size=(24,)).astype(np.float32) if with_bias else None
+    r = rng.normal(size=(2, 24, 5, 5)).astype(np.float32)
+    cfg = CONFIGS[conv_gemm.NARROW]
+    assert conv_gemm.splits(cfg, 24, 50, 576, 1, conv_gemm.FORWARD_SPLIT)[0] > 1
+    want: dict[str, np.ndarray] = {}
+    for name in ("numpy", "webgpu-unfused", "fusion<webgpu>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx, tw, tr = (pyrite.tensor(a, device=dev) for a in (x, w, r))
+        tb = pyrite.tensor(b, device=dev) if b is not None else None
+        plain = F.conv2d(tx, tw, tb, padding=1).numpy()
+        fused = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+        if name == "numpy":
+            want = {"plain": plain, "fused": fused}
+            continue
+        np.testing.assert_allclose(plain, want["plain"], rtol=1e-4, atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(fused, want["fused"], rtol=1e-4, atol=1e-3, err_msg=name)
