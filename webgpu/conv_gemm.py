@@ -200,7 +200,8 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
     bindings = [a.block.buffer, b.block.buffer, target.block.buffer, params, geometry,
                 (bias if bias is not None else a).block.buffer]
-    sum_epilogue, extra = None, ()
+    sum_epilogue: DenseEpilogue | None = None
+    extra: tuple[object, ...] = ()
     if epilogue is not None and count > 1:
         sum_epilogue = epilogue  # the slices' sum stores through it
     elif epilogue is not None:
