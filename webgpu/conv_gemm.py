@@ -212,7 +212,8 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
                                                         *extra))
     pipeline = k.cached(key)
     if pipeline is None:
-        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) if extra else _PLAIN_OUT
+        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) \
+            if epilogue is not None and extra else _PLAIN_OUT
         io = render("conv2d_gemm.wgsl", mode=mode, epilogue=code)
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io))
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
