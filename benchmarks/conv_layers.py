@@ -329,9 +329,9 @@ SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u1
 SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512), (8192, 64, 1024))
 SWEEP_DIRECT_SLICES = (64, 128, 256)  # the direct weight gradient's, beside its default
 DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
-# the forward's, on the heuristic's two tiles: (1, 512) never splits (the default before
-# conv_gemm.FORWARD_SPLIT)
-FORWARD_SPLITS = ((1, 512), (1024, 128), (2048, 64))
+# the forward's, on the heuristic's two tiles (a forward splits K only when asked; (1, 512)
+# never splits: the default, again)
+FORWARD_SPLITS = ((396, 128), (1024, 128), (2048, 64))
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,

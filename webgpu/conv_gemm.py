@@ -64,10 +64,12 @@ WEIGHT_GRAD_SPLIT = ((1024, 128), (2048, 64))
 SMALL_WEIGHTS = 2048
 SMALL_WEIGHTS_SPLIT = (4096, 64, 256)
 INPUT_GRAD_SPLIT = (1024, 128)
-# - forward of one group on a native adapter: (396, 128), about 3 workgroups per H100 SM;
-#   SqueezeNet's 14x14 squeezes (49 tiles, K 256-512) split in 4, its 14x14 3x3s (147-196
-#   tiles) in 2-3, the 56x56 and 28x28 layers (392 tiles and more) not at all.
-FORWARD_SPLIT = (396, 128)
+# - forward: no split. Splitting K where the tiles are few, (396, 128) (about 3 workgroups per
+#   H100 SM), made SqueezeNet's 14x14 squeezes and 3x3s and its 28x28 3x3s slower as
+#   dispatched (fire6's squeeze 98 us against 55, fire4-9's 3x3s 137-174 against 105-157) and
+#   the sweep's (1024, 128) and (2048, 64) lost to no split on 12 of 14 of those layers
+#   (conv_layers_h100_s6_b.json against _s6_a). `run(split=...)` still splits a forward (one
+#   group), for the sweep.
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -179,11 +181,11 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)
-        if groups == 1 and not soft:
-            # few output tiles over a long K (SqueezeNet's 14x14 layers: 49 tiles of 64x64 for
-            # a squeeze) leave the GPU idle: K in slices as for the input gradient, the bias
-            # in the first slice and fusion's epilogue in the sum
-            count, length = splits(cfg, m, n, kdim, groups, split or FORWARD_SPLIT)
+        if groups == 1 and split is not None:
+            # K in slices as for the input gradient, only where asked (the benchmark's sweep:
+            # by default it lost, see the split rules above); the bias goes with the first slice,
+            # fusion's epilogue with the sum
+            count, length = splits(cfg, m, n, kdim, groups, split)
             strides = (strides[0], strides[1], out.numel)
     params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
                                                    k_split=length), uniform=True)
@@ -244,11 +246,11 @@ def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> 
 WIDE = "t64x64x16_4x4_u16_pp"
 NARROW = "t32x64x16_4x4_u16"  # at most 32 rows of the GEMM (output or input channels)
 FALLBACK = "t32x32x16_4x4_u16"  # the least workgroup memory (8 KiB)
-# A weight gradient of at most this many output channels per group runs on NARROW: with the
-# split sum's lanes (matmul_config.sum_lanes), MNIST's conv2 (16 x 72 weights) took 98 and
-# 147 us there against 144 and 187 on WIDE in two H100 runs, SqueezeNet's fire3 squeeze (16 x
-# 128) 128 and 178 against 178 and 218; fire2's squeeze (16 x 64) lost 135/157 against
-# 124/135 (conv_layers_h100_s6_a.json, conv_layers_h100_s5_lead.json).
+# A weight gradient of at most this many output channels per group and more than 64 columns
+# runs on NARROW: in three H100 runs MNIST's conv2 (16 x 72 weights) took 98, 147 and 136 us
+# there against 144, 187 and 161 on WIDE, SqueezeNet's fire3 squeeze (16 x 128) 128, 178 and
+# 148 against 178, 218 and 583; fire2's squeeze (16 x 64, one column tile either way) lost
+# 135, 157 and 148 against 124, 135 and 113 (conv_layers_h100_s5_lead, _s6_a, _s6_b .json).
 NARROW_WEIGHT_GRAD_ROWS = 16
 
 
@@ -256,13 +258,13 @@ def choose_tile(gemm: tuple[int, int, int], groups: int, mode: int,
                 max_workgroup_bytes: int = 16384, software: bool = False) -> TileConfig:
     """The heuristic's tile for a conv GEMM (`mode`) of (M, N, K) per group: on a page's
     software adapter (`software.py`) the matmul's software ladder; else NARROW up to 32 rows
-    (NARROW_WEIGHT_GRAD_ROWS for the weight gradient), WIDE above, and FALLBACK where the
-    device gives less workgroup memory than that tile needs."""
+    (for the weight gradient NARROW_WEIGHT_GRAD_ROWS, with more than 64 columns), WIDE above,
+    and FALLBACK where the device gives less workgroup memory than that tile needs."""
     m, n, kdim = gemm
     if software:
         return matmul_config.choose_config(m, n, kdim, groups, max_workgroup_bytes,
                                            software=True)
-    narrow = m <= NARROW_WEIGHT_GRAD_ROWS if mode == WEIGHT_GRAD else m <= 32
+    narrow = (m <= NARROW_WEIGHT_GRAD_ROWS and n > 64) if mode == WEIGHT_GRAD else m <= 32
     cfg = matmul_config.CONFIGS[NARROW if narrow else WIDE]
     if cfg.workgroup_bytes > max_workgroup_bytes:
         return matmul_config.CONFIGS[FALLBACK]

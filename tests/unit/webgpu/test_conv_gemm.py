@@ -161,10 +161,12 @@ def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 576), 1, 9, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (3, 824464, 576), 1, 9, print) == "direct"
-    # weight gradient: GEMM from 1024 weights, on the 32-row tile up to 16 rows (MNIST's conv2,
-    # 16 x 72), on the 64-row tile above (32 x 128), MNIST's conv1 (8 x 9) direct
+    # weight gradient: GEMM from 1024 weights, on the 32-row tile up to 16 rows with more than
+    # 64 columns (MNIST's conv2, 16 x 72), on the 64-row tile else (32 x 128, 16 x 64),
+    # MNIST's conv1 (8 x 9) direct
     assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == narrow
     assert conv._choose(k, "conv2d_weight_grad_kernel", (32, 128, 12544), 1, 1, print) == wide
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 64, 50176), 1, 1, print) == wide
     assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 3136), 1, 1, print) == wide
     assert conv._choose(k, "conv2d_weight_grad_kernel", (8, 9, 43264), 1, 9, print) == "direct"
 
@@ -325,9 +327,14 @@ def test_split_rules_follow_the_measured_layers() -> None:
 @pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "no-bias"])
 def test_a_forward_with_few_tiles_splits_k_and_keeps_bias_and_epilogue(monkeypatch,
                                                                       with_bias) -> None:
-    # 64 channels of 3x3 (K 576) over 2 x 5 x 5 pixels: one tile, so K splits into slices
-    # (FORWARD_SPLIT); the bias goes with the first slice, relu(y * 0.5 + residual) with the sum
+    # 64 channels of 3x3 (K 576) over 2 x 5 x 5 pixels, K split into slices as the sweep asks
+    # for (not by default): the bias goes with the first slice, relu(y * 0.5 + residual) with
+    # the sum
     _force(monkeypatch, True)
+    split = (1024, 128)
+    original = conv_gemm.run
+    monkeypatch.setattr(conv_gemm, "run", lambda *a, **kw: original(
+        *a, **({**kw, "split": split} if a[11] == conv_gemm.FORWARD else kw)))
     from pyrite.activation import relu
     from pyrite.nn import functional as F
     rng = np.random.default_rng(4)
@@ -336,7 +343,7 @@ def test_a_forward_with_few_tiles_splits_k_and_keeps_bias_and_epilogue(monkeypat
     b = rng.normal(size=(24,)).astype(np.float32) if with_bias else None
     r = rng.normal(size=(2, 24, 5, 5)).astype(np.float32)
     cfg = CONFIGS[conv_gemm.NARROW]
-    assert conv_gemm.splits(cfg, 24, 50, 576, 1, conv_gemm.FORWARD_SPLIT)[0] > 1
+    assert conv_gemm.splits(cfg, 24, 50, 576, 1, split)[0] > 1
     want: dict[str, np.ndarray] = {}
     for name in ("numpy", "webgpu-unfused", "fusion<webgpu>"):
         try:
