@@ -351,8 +351,11 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.dense(weight)
     n, c_in, h, w = out.shape
+    cg = weight.shape[1]
     # one invocation per pixel of each phase class (stride^2 classes of ceil(H/sh) x ceil(W/sw))
-    total = n * c_in * stride[0] * stride[1] * -(-h // stride[0]) * -(-w // stride[1])
+    # and block of 4 input channels of a group
+    total = n * groups * -(-cg // 4) * stride[0] * stride[1] * -(-h // stride[0]) * \
+        -(-w // stride[1])
     meta = [total, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
                               dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
