@@ -66,10 +66,10 @@ SMALL_WEIGHTS_SPLIT = (4096, 64, 256)
 INPUT_GRAD_SPLIT = (1024, 128)
 # - forward: no split. Splitting K where the tiles are few, (396, 128) (about 3 workgroups per
 #   H100 SM), made SqueezeNet's 14x14 squeezes and 3x3s and its 28x28 3x3s slower as
-#   dispatched (fire6's squeeze 98 us against 55, fire4-9's 3x3s 137-174 against 105-157) and
-#   the sweep's (1024, 128) and (2048, 64) lost to no split on 12 of 14 of those layers
-#   (conv_layers_h100_s6_b.json against _s6_a). `run(split=...)` still splits a forward (one
-#   group), for the sweep.
+#   dispatched (fire6's squeeze 98 us against 55, fire4-9's 3x3s 111-174 against 105-157) and
+#   no split was faster than the sweep's (1024, 128) and (2048, 64) on 12 of the 20 layers
+#   timed with them, tied on 3 (conv_layers_h100_s6_b.json against _s6_a). `run(split=...)`
+#   still splits a forward (one group), for the sweep.
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
