@@ -309,12 +309,15 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
 
     t_f, t_d, t_w = tile(cg.FORWARD), tile(cg.INPUT_GRAD), tile(cg.WEIGHT_GRAD)
     return {
-        "forward_direct": lambda: wconv._direct(k, y, gx, gw, gb, *conv),
+        "forward_direct": lambda: wconv.launch_variant(k, "forward", "direct", y, gx, gw, gb,
+                                                        xs, *conv),
         "forward_gemm": lambda: cg.run(k, t_f, y, gx, gw, gb, xs, *conv, cg.FORWARD),
-        "input_grad_direct": lambda: wconv._direct_input_grad(k, dx, gdy, gw, *conv),
+        "input_grad_direct": lambda: wconv.launch_variant(k, "input_grad", "direct", dx, gdy,
+                                                           gw, None, xs, *conv),
         "input_grad_gemm": lambda: cg.run(k, t_d, dx, gdy, gw, None, xs, *conv,
                                           cg.INPUT_GRAD),
-        "weight_grad_direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv),
+        "weight_grad_direct": lambda: wconv.launch_variant(k, "weight_grad", "direct", dw, gx,
+                                                            gdy, None, xs, *conv),
         "weight_grad_gemm": lambda: cg.run(k, t_w, dw, gx, gdy, None, xs, *conv,
                                            cg.WEIGHT_GRAD),
     }
@@ -323,8 +326,12 @@ def _variants(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
 SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u16",
                "t128x64x8_8x8_u8", "t64x128x8_8x8_u8", "t32x64x16_4x4_u16")
 # the weight gradient's K-split rules timed beside the default: (workgroups, shortest slice)
-SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512))
+SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512), (8192, 64, 1024))
+SWEEP_DIRECT_SLICES = (64, 128, 256)  # the direct weight gradient's, beside its default
 DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
+# the forward's, on the heuristic's two tiles (a forward splits K only when asked; (1, 512)
+# never splits: the default, again)
+FORWARD_SPLITS = ((396, 128), (1024, 128), (2048, 64))
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
@@ -334,7 +341,8 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to. Also the input
     gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
     default), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's
-    on the 64x64 tile, the weight gradient's on the heuristic's two tiles."""
+    on the 64x64 tile, the weight gradient's and the forward's on the heuristic's two tiles;
+    the direct weight gradient's slices (`direct/s<slices>`)."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
@@ -347,9 +355,14 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     dx = k.empty(xs, DType.F32, "bench")
     dw = k.empty(layer["w"], DType.F32, "bench")
     ops: dict[str, dict[str, Any]] = {
-        "forward": {"direct": lambda: wconv._direct(k, y, gx, gw, gb, *conv)},
-        "input_grad": {"direct": lambda: wconv._direct_input_grad(k, dx, gdy, gw, *conv)},
-        "weight_grad": {"direct": lambda: wconv._direct_weight_grad(k, dw, gx, gdy, *conv)}}
+        op: {"direct": (lambda op=op, out=out, a=a, b=b, bias=bias: wconv.launch_variant(
+            k, op, "direct", out, a, b, bias, xs, *conv))}
+        for op, out, a, b, bias in (("forward", y, gx, gw, gb), ("input_grad", dx, gdy, gw, None),
+                                    ("weight_grad", dw, gx, gdy, None))}
+    for slices in SWEEP_DIRECT_SLICES:
+        ops["weight_grad"][f"direct/s{slices}"] = (
+            lambda slices=slices: wconv.launch_variant(k, "weight_grad", f"direct/s{slices}", dw,
+                                                       gx, gdy, None, xs, *conv))
     forms = (("forward", cg.FORWARD, y, gx, gw, gb),
              ("input_grad", cg.INPUT_GRAD, dx, gdy, gw, None),
              ("weight_grad", cg.WEIGHT_GRAD, dw, gx, gdy, None))
@@ -372,6 +385,10 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops["weight_grad"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
                 lambda cfg=cfg, rule=rule: cg.run(k, cfg, dw, gx, gdy, None, xs, *conv,
                                                   cg.WEIGHT_GRAD, split=rule))
+        for rule in FORWARD_SPLITS:
+            ops["forward"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
+                lambda cfg=cfg, rule=rule: cg.run(k, cfg, y, gx, gw, gb, xs, *conv, cg.FORWARD,
+                                                  split=rule))
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]
         ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (
@@ -409,20 +426,10 @@ def _as_matmul(k: Any, layer: Layer, gx: Any, gw: Any, gdy: Any, dw: Any) -> dic
 def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
     """The variant (a `sweep` key) the autotune-off rule picks for each op of the layer."""
     from pyrite.webgpu import conv as wconv
-    from pyrite.webgpu import conv_gemm as cg
 
-    k = p.raw.kernels
-    xs, ws, groups = layer["x"], layer["w"], layer["groups"]
-    out_hw = out_shape(layer)[2:]
-    taps = ws[2] * ws[3]
-    wb = k.runtime.limits.max_compute_workgroup_storage_size
-    families = {"forward": ("conv2d_kernel", cg.FORWARD),
-                "input_grad": ("conv2d_input_grad_kernel", cg.INPUT_GRAD),
-                "weight_grad": ("conv2d_weight_grad_kernel", cg.WEIGHT_GRAD)}
-    plain = wconv._plain(ws, layer["stride"], layer["padding"], groups)
-    return {op: wconv._heuristic(family, *cg.sizes(xs, ws, out_hw, groups, mode), groups, taps,
-                                 wb, False, plain)
-            for op, (family, mode) in families.items()}
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    return {op: wconv.heuristic_variant(p.raw.kernels, op, layer["x"], layer["w"], *conv)
+            for op in wconv.OPS}
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -26,8 +26,11 @@
 //
 // Bindings (after matmul_tiled's 0 a, 1 b, 2 c, 3 p):
 //   4 cm: array<i32> = [H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, C_in, C_out, cg, cog,
-//                       has_bias]
-//   5 bias: array<f32> (C_out; any buffer when has_bias is 0; unused by the input gradient)
+//                       bias_end]: the forward adds the bias to the outputs of a batch index
+//                       whose C base is below bias_end (0: no bias; a forward with K split
+//                       into slices, each slice's output a whole tensor at s * numel, gives
+//                       numel: the first slice takes the bias, the sum adds the rest)
+//   5 bias: array<f32> (C_out; any buffer when bias_end is 0; unused by the input gradient)
 // Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ epilogue }} (module-scope WGSL defining
 //   `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i).
 
@@ -210,7 +213,7 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
         channels = cm[12];
     }
     var b0 = 0.0;
-    if (!DGRAD && cm[16] != 0) {
+    if (!DGRAD && i32(base) < cm[16]) {
         b0 = bias[i32(base) / plane + i32(row)];
     }
     var n = i32(col) / plane;

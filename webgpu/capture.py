@@ -1,10 +1,10 @@
 """Capture and replay on a webgpu device: the engine under `pyrite.compile`.
 
-A capture runs the step eagerly while a `Recorder` sits on the device's `Kernels` and notes, in
-order, every dispatch (pipeline, the buffers bound, workgroup counts), every upload, every
-buffer the pool hands out and every metadata block holding a traced host number (see
-`pyrite.capture.traced`). When the step returns, each buffer the dispatches touched is sorted
-into one of four roles:
+A capture runs the step eagerly while a `Recorder` (`recording.py`, shared with the conv ops'
+launch plans) sits on the device's `Kernels` and notes, in order, every dispatch (pipeline, the
+buffers bound, workgroup counts), every upload, every buffer the pool hands out and every
+metadata block holding a traced host number (see `pyrite.capture.traced`). When the step
+returns, each buffer the dispatches touched is sorted into one of four roles:
 
 - an *input*: the buffer of a tensor the step was given (its args, the optimizer's state);
   a replay binds the buffer of the tensor given then;
@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import gc
 import struct
-import sys
-import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from ..backend.autodiff import Tracked
@@ -43,90 +41,10 @@ from ..tensor import Tensor
 from .batch import POLICY
 from .fusion import FusedTensor, Fusion
 from .kernels import Kernels
+from .recording import Recorder, Refusal, user_line
 from .tensor import GpuTensor
 
 _SEGMENT_SETS = 8  # sets of buffers whose bind groups a program keeps
-
-
-class Refusal(Exception):
-    """Why a step cannot be captured; `retry`: capturing again on a later call may work."""
-
-    def __init__(self, reason: str, *, retry: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry = retry
-
-
-def user_line() -> str:
-    """'op at file:line': the innermost frame outside pyrite's own code (a model in
-    `pyrite.demos` counts as the user's) and the pyrite call it made there."""
-    frame = sys._getframe(1)
-    op = tensor_op = "?"
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        inside = (name == "pyrite" or name.startswith("pyrite.")) and not name.startswith(
-            "pyrite.demos")
-        if not inside:
-            where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-            return f"{tensor_op} at {where}" if tensor_op == op else \
-                f"{tensor_op} in {op} at {where}"
-        op = frame.f_code.co_name
-        if name in _FRONT_END:
-            tensor_op = op  # the outermost tensor method: what the user or a module called
-        elif tensor_op == "?":
-            tensor_op = op
-        frame = frame.f_back  # type: ignore[assignment]
-    return op
-
-
-_FRONT_END = frozenset({"pyrite.tensor", "pyrite.ops_basic", "pyrite.ops_numeric",
-                        "pyrite.ops_kind"})
-
-
-# ---- recording ---------------------------------------------------------------------------------
-class Recorder:
-    """Sits on `Kernels` (and its pool) while a step is captured."""
-
-    def __init__(self, kernels: Kernels) -> None:
-        self.kernels = kernels
-        self.commands: list[tuple[Any, ...]] = []
-        self.allocs: list[tuple[weakref.ref[Any], Any, int]] = []
-        self.dynamic: dict[int, tuple[Any, list[Any]]] = {}  # id(buffer) -> (buffer, words)
-        self.refusal: Refusal | None = None
-        self.constants: dict[int, bytes] = {}  # id(buffer) -> contents of metadata bound
-
-    def refuse(self, reason: str, *, retry: bool = False) -> None:
-        if self.refusal is None:
-            self.refusal = Refusal(reason, retry=retry)
-
-    def dispatch(self, pipeline: Any, bindings: Any, workgroups: tuple[int, int, int],
-                 cost: float = 0.0) -> None:
-        tuner = self.kernels.__dict__.get("autotune")
-        if tuner is not None and tuner.tuning:
-            self.refuse("kernels were being tuned during the capture", retry=True)
-            return
-        pairs = tuple(bindings.items() if isinstance(bindings, Mapping) else enumerate(bindings))
-        self.commands.append(("d", pipeline, pairs, tuple(workgroups), cost))
-
-    def write(self, buffer: Any, offset: int, data: bytes) -> None:
-        self.commands.append(("w", buffer, offset, bytes(data)))
-
-    def readback(self) -> None:
-        self.refuse(f"it reads a tensor back in the middle ({user_line()})")
-
-    def allocated(self, block: Any) -> None:
-        self.allocs.append((weakref.ref(block), block.buffer, block.size))
-
-    def meta(self, words: Sequence[Any]) -> Any | None:
-        """A fresh metadata buffer when `words` hold a traced number (None: none does)."""
-        if not any(isinstance(w, traced.Traced) for w in words):
-            return None
-        data = struct.pack(f"<{len(words)}i", *(traced.plain(w) for w in words))
-        runtime = self.kernels.runtime
-        buffer = runtime.create_buffer(len(data))  # writable: each replay rewrites it
-        runtime.write_buffer(buffer, 0, data)
-        self.dynamic[id(buffer)] = (buffer, list(words))
-        return buffer
 
 
 # ---- unwrapping tensors to device views and back -------------------------------------------------
@@ -348,10 +266,10 @@ class Session:
         gc.collect()  # the step's autodiff graph may hold temporaries in reference cycles
         inputs = {id(v.block.buffer): i for i, v in reversed(list(enumerate(self.views)))}
         allocated: dict[int, tuple[Any, int]] = {}
-        for _, buffer, size in rec.allocs:
+        for _, buffer, size, _ in rec.allocs:
             allocated[id(buffer)] = (buffer, size)
         out_buffers = {id(d[1].block.buffer) for d in describe if d[0] == "t"}
-        for ref, buffer, _ in rec.allocs:
+        for ref, buffer, _, _ in rec.allocs:
             if ref() is not None and id(buffer) not in out_buffers and id(buffer) not in inputs:
                 raise Refusal("a tensor made inside the step outlives it without being returned "
                               "(kept in a global, a cache or an object the step does not return)")

@@ -94,7 +94,7 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object], plain: bool = False,
             blocks: Callable[[], Sequence[Block]] = tuple) -> str:
-    """"direct", "gemm/<tile>" or (a `plain` 1x1 layer's gradients) "matmul" for a conv of
+    """"direct", "gemm/<tile>" or (a `plain` 1x1 layer's ops) "matmul" for a conv of
     this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
     `conv_gemm.choose_tile`'s tile, software adapters included). "direct" runs the heuristic's
     block (`conv_direct.choose_block`); autotune also times the direct kernel with each of
@@ -110,18 +110,30 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
     def names() -> list[str]:
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
         direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
-        whole = [_MATMUL] if plain and family != "conv2d_kernel" and not soft else []
+        whole = [_MATMUL] if plain and not soft else []
         return [first] + [c for c in (*direct, *tiled, *whole) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
 
+# The direct kernel with its blocks of channels x pixels (`conv_direct.py`) beside the GEMM,
+# re-fitted on the H100 after the blocks came (conv_layers_h100_s5_lead.json, autotune off):
+# a forward or input gradient of at least DIRECT_MIN_COLUMNS GEMM columns (output pixels of
+# the batch, or input pixels) and at most DIRECT_MAX_TERMS terms per output runs direct on a
+# native adapter, whatever `prefers_gemm` says. SqueezeNet's conv1 forward (204,304 columns,
+# 27 terms) took 105 us direct against 160 as the GEMM, fire2's 1x1 forwards 36-55 against
+# 45-58 and the 56x56 layers' 1x1 input gradients 0.87-0.93x the GEMM's time; with more terms
+# (fire2/3's 3x3 forwards, 144) or fewer columns (the 28x28 layers, 12,544) the GEMM won.
+DIRECT_MIN_COLUMNS = 32768
+DIRECT_MAX_TERMS = 128
 _MATMUL = "matmul"
 # C_out * C_in of a 1x1 layer (stride 1, unpadded, one group) from which its gradients run as
 # the plain batched matmul (`linalg.py`: vec4 loads, no gather): on the H100 SqueezeNet's
 # conv10 (1000 x 512) took 204 us for the input gradient and 208 for the weight gradient that
 # way, 390 and 415-449 as conv GEMMs; the fire layers' 1x1s (at most 256 x 64 or 64 x 512)
-# ran 0.6-1.9x slower as matmuls (conv_layers_h100_s5_a.json).
+# ran 0.6-1.9x slower as matmuls (conv_layers_h100_s5_a.json). Its forward too (without
+# Fusion's epilogue, which stays with the GEMM): 189 us as the matmul without the bias against
+# 320 as the conv GEMM (conv_layers_h100_s5_lead.json); the bias costs one elementwise pass.
 MATMUL_MIN_WEIGHTS = 1 << 18
 
 
@@ -136,9 +148,12 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                workgroup_bytes: int, soft: bool = False, plain: bool = False) -> str:
     if plain and not soft and (
             (family == "conv2d_input_grad_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)
-            or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)):
+            or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)
+            or (family == "conv2d_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)):
         return _MATMUL
-    if not prefers_gemm(family, m, n, kdim, taps):
+    if not prefers_gemm(family, m, n, kdim, taps) or (
+            not soft and family != "conv2d_weight_grad_kernel" and n >= DIRECT_MIN_COLUMNS
+            and kdim <= DIRECT_MAX_TERMS):
         return _DIRECT
     mode = {"conv2d_input_grad_kernel": conv_gemm.INPUT_GRAD,
             "conv2d_weight_grad_kernel": conv_gemm.WEIGHT_GRAD}.get(family, conv_gemm.FORWARD)
@@ -183,24 +198,49 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
             padding: Pads, dilation: Pair, groups: int,
             epilogue: Epilogue | None) -> GpuTensor:
     oh, ow = _out_hw(x.shape, weight.shape, stride, padding, dilation)
-    out = k.empty((x.shape[0], weight.shape[0], oh, ow), DType.F32, "conv2d")
-    if out.numel == 0:
-        return out
+    shape = (x.shape[0], weight.shape[0], oh, ow)
+    if math.prod(shape) == 0:
+        return k.empty(shape, DType.F32, "conv2d")
+    made: list[GpuTensor] = []
 
-    def launch(name: str, ep: Epilogue | None = None) -> None:
+    def launch(name: str, ep: Epilogue | None = None) -> GpuTensor:
+        if name == _MATMUL:  # a plain 1x1 layer: y[n] = W @ x[n], then the bias added
+            return _matmul_forward(k, x, weight, bias, shape)
+        if not made:
+            made.append(k.empty(shape, DType.F32, "conv2d"))
+        out = made[0]
         if name.startswith(_DIRECT):
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, k.dense(weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
+        return out
 
     gemm = conv_gemm.sizes(x.shape, weight.shape, (oh, ow), groups, conv_gemm.FORWARD)
     taps = weight.shape[2] * weight.shape[3]
     def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
         return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
-    launch(_choose(k, "conv2d_kernel", gemm, groups, taps, launch, blocks=blocks), epilogue)
-    return out
+    name = _choose(k, "conv2d_kernel", gemm, groups, taps, launch,
+                   _plain(weight.shape, stride, padding, groups), blocks)
+    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
+        name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.FORWARD).name
+    return launch(name, epilogue)
+
+
+def _matmul_forward(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
+                    shape: tuple[int, int, int, int]) -> GpuTensor:
+    """A plain 1x1 conv's forward as `linalg.py`'s batched matmul W @ x[n] (vec4 loads, no
+    gather), the bias then added in place by one elementwise kernel."""
+    n, c_out, oh, ow = shape
+    c_in = x.shape[1]
+    w = k.contiguous(weight).reshaped((1, c_out, c_in)).expanded((n, c_out, c_in))
+    out = linalg.matmul(k, w, x.reshaped((n, c_in, oh * ow)))
+    if bias is not None:  # into a new tensor: a dispatch may not read and write one buffer
+        b = bias.reshaped((1, c_out, 1)).expanded(out.shape)
+        out = k.map("conv2d_bias", "", [out, b], k.empty(out.shape, DType.F32, "conv2d"),
+                    "v0 + v1")
+    return out.reshaped(shape)
 
 
 def _direct(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
@@ -310,11 +350,17 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.dense(weight)
-    meta = [out.numel, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
-                                  dilation, groups)]
+    n, c_in, h, w = out.shape
+    cg = weight.shape[1]
+    # one invocation per pixel of each phase class (stride^2 classes of ceil(H/sh) x ceil(W/sw))
+    # and block of 4 input channels of a group
+    total = n * groups * -(-cg // 4) * stride[0] * stride[1] * -(-h // stride[0]) * \
+        -(-w // stride[1])
+    meta = [total, *_geometry(out.shape, weight.shape, grad.shape[2:], stride, padding,
+                              dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
              [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
-             k.grid(-(-out.numel // WORKGROUP)))
+             k.grid(-(-total // WORKGROUP)))
 
 
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
@@ -361,31 +407,39 @@ def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
     return out
 
 
-def weight_grad_slices(pairs_chunks: int, terms: int) -> int:
+def weight_grad_slices(pairs_chunks: int, terms: int, soft: bool = False) -> int:
     """Slices of the direct weight gradient's reduction (`terms` = N*OH*OW): enough that the
     (channel pair, tap chunk, slice) workgroups reach WEIGHT_GRAD_WORKGROUPS, each slice at
-    least WEIGHT_GRAD_MIN_TERMS long, at most WEIGHT_GRAD_MAX_SLICES (1: no partial sums)."""
+    least WEIGHT_GRAD_MIN_TERMS long, at most WEIGHT_GRAD_MAX_SLICES (SOFTWARE_MAX_SLICES on a
+    page's software adapter, whose choices stay as they were; 1: no partial sums)."""
     want = -(-WEIGHT_GRAD_WORKGROUPS // pairs_chunks)
-    return max(1, min(WEIGHT_GRAD_MAX_SLICES, want, terms // WEIGHT_GRAD_MIN_TERMS))
+    most = SOFTWARE_MAX_SLICES if soft else WEIGHT_GRAD_MAX_SLICES
+    return max(1, min(most, want, terms // WEIGHT_GRAD_MIN_TERMS))
 
 
 WEIGHT_GRAD_TAPS = 16  # taps per workgroup of the direct weight gradient at most (registers)
 WEIGHT_GRAD_WORKGROUPS = 2048  # workgroups the slices aim for (about 16 per H100 SM)
 WEIGHT_GRAD_MIN_TERMS = 256  # reduction terms per slice at least (4 per invocation)
-WEIGHT_GRAD_MAX_SLICES = 32  # the sum kernel reads a weight's slices in turn: 128 took 28 us
+# slices at most: with the split sum's lanes (matmul_config.sum_lanes) MNIST's conv1 (72
+# weights) took 58 us in 128 slices against 75 in 32 on the H100 (conv_layers_h100_s6_a.json);
+# the sum used to read a weight's slices in turn (128 took 28 us)
+WEIGHT_GRAD_MAX_SLICES = 128
+SOFTWARE_MAX_SLICES = 32
 
 
 def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTensor,
-                        stride: Pair, padding: Pads, dilation: Pair, groups: int) -> None:
+                        stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                        slices: int | None = None) -> None:
     """conv2d_weight_grad.wgsl into `out`: a workgroup per (co, c) channel pair, chunk of taps
     and slice of the batch's output pixels; several slices write partial sums that
-    `matmul_variants.add_partials` adds."""
+    `matmul_variants.add_partials` adds. `slices`: that many (None: `weight_grad_slices`)."""
     c_out, cg, kh, kw = out.shape
     taps = kh * kw
     chunk = min(taps, WEIGHT_GRAD_TAPS)
     chunks = -(-taps // chunk)
     terms = grad.numel // grad.shape[1]
-    slices = weight_grad_slices(c_out * cg * chunks, terms)
+    slices = slices or weight_grad_slices(c_out * cg * chunks, terms,
+                                          software.software(k.runtime.adapter))
     length = -(-terms // slices)
     count = c_out * cg * chunks * slices
     meta = [count, *_geometry(x.shape, out.shape, grad.shape[2:], stride, padding, dilation,
@@ -398,3 +452,51 @@ def _direct_weight_grad(k: Kernels, out: GpuTensor, x: GpuTensor, grad: GpuTenso
              k.grid(count))
     if slices > 1:
         matmul_variants.add_partials(k, target, out, 1, slices)
+
+
+# ---- variants by name, launched by hand (benchmarks/conv_layers.py) ----------------------------
+OPS = ("forward", "input_grad", "weight_grad")
+_FAMILIES = {"forward": ("conv2d_kernel", conv_gemm.FORWARD),
+             "input_grad": ("conv2d_input_grad_kernel", conv_gemm.INPUT_GRAD),
+             "weight_grad": ("conv2d_weight_grad_kernel", conv_gemm.WEIGHT_GRAD)}
+
+
+def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                      stride: Pair, padding: Pads, dilation: Pair, groups: int) -> str:
+    """The variant that `op` ("forward", "input_grad" or "weight_grad") of this conv runs
+    with autotune off on this device: "direct", "gemm/<tile>" or "matmul" (the names
+    `launch_variant` takes, and autotune's)."""
+    family, mode = _FAMILIES[op]
+    out_hw = _out_hw(x_shape, w_shape, stride, padding, dilation)
+    limits = k.runtime.limits
+    return _heuristic(family, *conv_gemm.sizes(x_shape, w_shape, out_hw, groups, mode), groups,
+                      w_shape[2] * w_shape[3], limits.max_compute_workgroup_storage_size,
+                      software.software(k.runtime.adapter),
+                      _plain(w_shape, stride, padding, groups))
+
+
+def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor, b: GpuTensor,
+                   bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair,
+                   padding: Pads, dilation: Pair, groups: int) -> None:
+    """One variant of a conv op into `out` (dense), chosen by hand, no plan: the forward
+    (`a` the input, `b` the weight, `bias`), the input gradient (`a` dy, `b` the weight) or
+    the weight gradient (`a` the input, `b` dy); `x_shape` the input's shape. `name`:
+    "direct" (the heuristic's block), "direct/<block>" (the forward, `conv_direct.Block`),
+    "direct/s<slices>" (the weight gradient's reduction in that many slices) or "gemm/<tile>"
+    (`conv_gemm.run` with a `matmul_config.tile`; call it directly for its other
+    options). A layer's "matmul" route allocates its result, and is not one of these."""
+    conv = (stride, padding, dilation, groups)
+    if name.startswith(_GEMM):
+        mode = _FAMILIES[op][1]
+        conv_gemm.run(k, tile(name[len(_GEMM):]), out, a, b, bias, x_shape, *conv, mode)
+    elif name != _DIRECT and not name.startswith(_DIRECT + "/"):
+        raise ValueError(f"unknown conv variant {name!r}: use direct, direct/<block>, "
+                         f"direct/s<slices> or gemm/<tile>")
+    elif op == "forward":
+        block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
+        _direct(k, out, a, b, bias, *conv, block=block)
+    elif op == "input_grad":
+        _direct_input_grad(k, out, a, b, *conv)
+    else:
+        slices = int(name[len(_DIRECT) + 2:]) if "/" in name else None
+        _direct_weight_grad(k, out, a, b, *conv, slices=slices)

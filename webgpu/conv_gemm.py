@@ -29,14 +29,17 @@ _PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
+_NO_END = (1 << 31) - 1  # bias_end of an unsplit forward with a bias: every batch index
+
+
 def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
-              padding: Pads, dilation: Pair, groups: int, has_bias: bool) -> list[int]:
-    """conv2d_gemm.wgsl's `cm` words."""
+              padding: Pads, dilation: Pair, groups: int, bias_end: int) -> list[int]:
+    """conv2d_gemm.wgsl's `cm` words (`bias_end`: 0 without a bias)."""
     _, c_in, h, w = x_shape
     c_out, cg, kh, kw = w_shape
     (pt, _), (pl, _) = padding
     return [h, w, *out_hw, kh, kw, *stride, pt, pl, *dilation, c_in, c_out, cg,
-            c_out // groups, int(has_bias)]
+            c_out // groups, bias_end]
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
@@ -61,6 +64,12 @@ WEIGHT_GRAD_SPLIT = ((1024, 128), (2048, 64))
 SMALL_WEIGHTS = 2048
 SMALL_WEIGHTS_SPLIT = (4096, 64, 256)
 INPUT_GRAD_SPLIT = (1024, 128)
+# - forward: no split. Splitting K where the tiles are few, (396, 128) (about 3 workgroups per
+#   H100 SM), made SqueezeNet's 14x14 squeezes and 3x3s and its 28x28 3x3s slower as
+#   dispatched (fire6's squeeze 98 us against 55, fire4-9's 3x3s 111-174 against 105-157) and
+#   no split was faster than the sweep's (1024, 128) and (2048, 64) on 12 of the 20 layers
+#   timed with them, tied on 3 (conv_layers_h100_s6_b.json against _s6_a). `run(split=...)`
+#   still splits a forward (one group), for the sweep.
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -172,23 +181,32 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         strides = (cog * plane, cg * h * w, m * n)
     else:  # per group: cog weight rows, cg x channels, cog out channels
         strides = (cog * kdim, cg * h * w, cog * plane)
+        if groups == 1 and split is not None:
+            # K in slices as for the input gradient, only where asked (the benchmark's sweep:
+            # by default it lost, see the split rules above); the bias goes with the first slice,
+            # fusion's epilogue with the sum
+            count, length = splits(cfg, m, n, kdim, groups, split)
+            strides = (strides[0], strides[1], out.numel)
     params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
                                                    k_split=length), uniform=True)
-    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups,
-                      bias is not None)
+    bias_end = 0 if bias is None else (out.numel if count > 1 else _NO_END)
+    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups, bias_end)
     flipped = flipped_padding(w_shape, stride, padding, dilation) \
         if mode == INPUT_GRAD and not gather and not soft else None
     if flipped is not None:  # the forward conv dy (N, C_out, OH, OW) -> dx (N, C_in, H, W)
         words = _geometry(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
-                          groups, False)
+                          groups, 0)
         mode = _FLIPPED
     geometry = k.meta(words)
     target = out if count == 1 else k.empty((groups, count, m * n), DType.F32, "conv2d_gemm")
     a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
     bindings = [a.block.buffer, b.block.buffer, target.block.buffer, params, geometry,
                 (bias if bias is not None else a).block.buffer]
+    sum_epilogue: DenseEpilogue | None = None
     extra: tuple[object, ...] = ()
-    if epilogue is not None:
+    if epilogue is not None and count > 1:
+        sum_epilogue = epilogue  # the slices' sum stores through it
+    elif epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
     layout = "nt" if mode == WEIGHT_GRAD else "nn"  # x read along the pixels (conv2d_gemm.wgsl)
@@ -196,13 +214,13 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
                                                         *extra))
     pipeline = k.cached(key)
     if pipeline is None:
-        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) if epilogue is not None \
-            else _PLAIN_OUT
+        code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) \
+            if epilogue is not None and extra else _PLAIN_OUT
         io = render("conv2d_gemm.wgsl", mode=mode, epilogue=code)
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io))
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
-    if count > 1:  # the partial sums of the K slices, added up into dw
-        matmul_variants.add_partials(k, target, out, groups, count)
+    if count > 1:  # the partial sums of the K slices, added up into the output
+        matmul_variants.add_partials(k, target, out, groups, count, sum_epilogue)
 
 
 def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> list[TileConfig]:
@@ -228,19 +246,26 @@ def tiles(k: Kernels, m: int, n: int, kdim: int, groups: int, most: int = 4) -> 
 WIDE = "t64x64x16_4x4_u16_pp"
 NARROW = "t32x64x16_4x4_u16"  # at most 32 rows of the GEMM (output or input channels)
 FALLBACK = "t32x32x16_4x4_u16"  # the least workgroup memory (8 KiB)
+# A weight gradient of at most this many output channels per group and more than 64 columns
+# runs on NARROW: in three H100 runs MNIST's conv2 (16 x 72 weights) took 98, 147 and 136 us
+# there against 144, 187 and 161 on WIDE, SqueezeNet's fire3 squeeze (16 x 128) 128, 178 and
+# 148 against 178, 218 and 583; fire2's squeeze (16 x 64, one column tile either way) lost
+# 135, 157 and 148 against 124, 135 and 113 (conv_layers_h100_s5_lead, _s6_a, _s6_b .json).
+NARROW_WEIGHT_GRAD_ROWS = 16
 
 
 def choose_tile(gemm: tuple[int, int, int], groups: int, mode: int,
                 max_workgroup_bytes: int = 16384, software: bool = False) -> TileConfig:
     """The heuristic's tile for a conv GEMM (`mode`) of (M, N, K) per group: on a page's
     software adapter (`software.py`) the matmul's software ladder; else NARROW up to 32 rows
-    (not for the weight gradient), WIDE above, and FALLBACK where the device gives less
-    workgroup memory than that tile needs."""
+    (for the weight gradient NARROW_WEIGHT_GRAD_ROWS, with more than 64 columns), WIDE above,
+    and FALLBACK where the device gives less workgroup memory than that tile needs."""
     m, n, kdim = gemm
     if software:
         return matmul_config.choose_config(m, n, kdim, groups, max_workgroup_bytes,
                                            software=True)
-    cfg = matmul_config.CONFIGS[NARROW if m <= 32 and mode != WEIGHT_GRAD else WIDE]
+    narrow = (m <= NARROW_WEIGHT_GRAD_ROWS and n > 64) if mode == WEIGHT_GRAD else m <= 32
+    cfg = matmul_config.CONFIGS[NARROW if narrow else WIDE]
     if cfg.workgroup_bytes > max_workgroup_bytes:
         return matmul_config.CONFIGS[FALLBACK]
     return cfg

@@ -7,30 +7,32 @@ launching the chosen kernel by hand, while cuDNN's whole op took 20-60 us on mos
 the MNIST model and SqueezeNet (benchmarks/results/conv_layers_h100_s4_final.json).
 
 Here the second call of a description (the first may time autotune's candidates) runs the
-ordinary path through a `_Recorder`, which notes what it launches: each dispatch's pipeline and
-workgroups, and for each binding whether it is one of the call's tensors, a buffer the call
-allocated (its shape) or a constant buffer (metadata, kept alive by the plan). Later calls
-replay the plan: allocate the output and any temporaries, bind the call's buffers, launch.
+ordinary path under the recorder that `pyrite.compile`'s captures use (`recording.Recorder`,
+set as `Kernels.recorder` and the pool's `watch`), and the record becomes a `Plan`: each
+dispatch's pipeline and workgroups, and for each binding whether it is one of the call's
+tensors, a block the call allocated (its size) or a constant buffer (metadata, kept alive by
+the plan). Later calls replay the plan: allocate the output and any temporaries, bind the
+call's buffers, launch. One recorder, two readers: a capture keeps a whole step's record as a
+`capture.Program`, a plan keeps one conv call's.
 
-This module owns the cache and the recording, not the kernels or the choice between them. The
-ordinary path runs instead while a step is captured (`pyrite.compile`'s recorder must see
-every metadata buffer). Copies (a non-contiguous input, a grouped or flipped weight) are
-recorded like any launch; a call that binds a buffer the recorder cannot place is never
-cached. `clear` empties the cache; a change to the rule that `conv.py` follows (a test
-forcing a kernel) must call it.
+This module owns the cache and the reading of the record, not the kernels or the choice
+between them. The ordinary path runs instead while a step is captured (the capture's recorder
+then sees every launch). Copies (a non-contiguous input, a grouped or flipped weight) are
+recorded like any launch; a call the record cannot describe (an upload or a readback, kernels
+timed meanwhile, a binding that is none of the call's buffers) is never cached. `clear`
+empties the cache; a change to the rule that `conv.py` follows (a test forcing a kernel) must
+call it.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Hashable, Sequence
-from types import FunctionType, MethodType
-from typing import Any, cast
+from collections.abc import Callable, Hashable
 from weakref import WeakKeyDictionary
 
 from ..dtype import DType
 from .kernels import Kernels
-from .runtime import Bindings, Buffer, Pipeline
+from .recording import Recorder
+from .runtime import Buffer, Pipeline
 from .tensor import GpuTensor
 
 MAX_PLANS = 1024  # descriptions kept per device (a model has a few dozen conv ops)
@@ -39,122 +41,80 @@ _NEVER = object()  # a description whose call could not be planned: always the o
 
 
 class Plan:
-    """What one call of a description launches. `temps` are the tensors the call allocates,
-    in order (shape, dtype, op name); each step's `slots` index the call's buffers: operands
-    first, then temporaries, then `constants`. `result` is the temporary returned (as
-    `shape`: a reshaped view of it), or None where the call returns None (an epilogue
-    declined)."""
+    """What one call of a description launches. `temps` are the blocks the call allocates, in
+    order (size, op name); each step's `slots` pair a binding with an index into the call's
+    buffers: operands first, then temporaries, then `constants`. `result` is the temporary
+    returned, as a dense tensor of `shape` and `dtype`, or None where the call returns None
+    (an epilogue declined)."""
 
-    __slots__ = ("constants", "result", "shape", "steps", "temps")
+    __slots__ = ("constants", "dtype", "result", "shape", "steps", "temps")
 
-    def __init__(self, temps: tuple[tuple[tuple[int, ...], DType, str], ...],
-                 steps: tuple[tuple[Pipeline, tuple[int, ...], tuple[int, int, int]], ...],
-                 constants: list[Buffer], result: int | None, shape: tuple[int, ...]) -> None:
+    def __init__(self, temps: tuple[tuple[int, str], ...],
+                 steps: tuple[tuple[Pipeline, tuple[int, ...], tuple[int, int, int], float], ...],
+                 constants: list[Buffer], result: int | None, shape: tuple[int, ...],
+                 dtype: DType) -> None:
         self.temps = temps
         self.steps = steps
         self.constants = constants
         self.result = result
         self.shape = shape
+        self.dtype = dtype
 
     def replay(self, k: Kernels, operands: list[Buffer]) -> GpuTensor | None:
         if self.result is None:
             return None
-        blocks = [k.empty(shape, dtype, op) for shape, dtype, op in self.temps]
-        bufs = operands + [t.block.buffer for t in blocks] + self.constants
-        for pipeline, slots, workgroups in self.steps:
-            k.launch(pipeline, [bufs[i] for i in slots], workgroups)
-        out = blocks[self.result]
-        return out if out.shape == self.shape else out.reshaped(self.shape)
+        alloc = k.pool.alloc
+        blocks = [alloc(size, op) for size, op in self.temps]
+        bufs = operands + [b.buffer for b in blocks] + self.constants
+        for pipeline, slots, workgroups, cost in self.steps:
+            k.launch(pipeline, [bufs[i] for i in slots], workgroups, cost)
+        return GpuTensor.dense(blocks[self.result], self.shape, self.dtype)
 
 
-class _Recorder:
-    """Stands in for `Kernels` during one ordinary call: forwards every call, and notes the
-    allocations and launches in order, and the constant buffers."""
-
-    def __init__(self, inner: Kernels, operands: list[Buffer]) -> None:
-        self._inner = inner
-        self.operands = operands
-        self.temps: list[tuple[tuple[int, ...], DType, str]] = []
-        self.constants: list[Buffer] = []
-        # in order: a temporary's buffer (allocated), or a launch
-        self.events: list[Buffer | tuple[Pipeline, list[Buffer], tuple[int, int, int]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        # Kernels' methods run on this recorder (a copy's allocation and launch are seen);
-        # everything else (the runtime, autotune, the caches) is the inner object's
-        method = getattr(Kernels, name, None)
-        if isinstance(method, FunctionType):
-            return MethodType(method, self)
-        return getattr(self._inner, name)
-
-    @property
-    def copies(self) -> int:
-        return self._inner.copies
-
-    @copies.setter
-    def copies(self, value: int) -> None:
-        self._inner.copies = value
-
-    def empty(self, shape: tuple[int, ...], dtype: DType, op: str) -> GpuTensor:
-        out = self._inner.empty(shape, dtype, op)
-        self.temps.append((tuple(shape), dtype, op))
-        self.events.append(out.block.buffer)
-        return out
-
-    def meta(self, words: Sequence[int]) -> Buffer:
-        found = self._inner.meta(words)
-        self.constants.append(found)
-        return found
-
-    def constant(self, data: bytes, uniform: bool = False) -> Buffer:
-        found = self._inner.constant(data, uniform)
-        self.constants.append(found)
-        return found
-
-    def launch(self, pipeline: Pipeline, bindings: Bindings,
-               workgroups: tuple[int, int, int], cost: float = 0.0) -> None:
-        assert not isinstance(bindings, dict), "conv kernels bind in order"
-        self.events.append((pipeline, list(bindings), workgroups))
-        self._inner.launch(pipeline, bindings, workgroups, cost)
-
-    def plan(self, result: GpuTensor | None) -> Plan | None:
-        """The plan of what was recorded; None where a binding is none of the call's buffers
-        (work launched outside the recorder), operands share a buffer (a later call's need
-        not), or the result is not a whole temporary."""
-        operands = self.operands
-        if len({id(b) for b in operands}) != len(operands):
-            return None
-        first_constant = len(operands) + len(self.temps)
-        known = {id(b): i for i, b in enumerate(operands)}
-        constants: list[Buffer] = []
-        for c in self.constants:
-            if id(c) not in known:
-                known[id(c)] = first_constant + len(constants)
-                constants.append(c)
-        live: dict[int, int] = {}  # buffer id -> slot of the temporary holding it now
-        steps = []
-        allocated = 0
-        for event in self.events:
-            if not isinstance(event, tuple):
-                live[id(event)] = len(operands) + allocated
-                allocated += 1
-                continue
-            slots = []
-            for b in event[1]:
-                slot = live.get(id(b), known.get(id(b)))
-                if slot is None:
-                    return None
-                slots.append(slot)
-            steps.append((event[0], tuple(slots), event[2]))
-        result_slot = None
-        if result is not None:
-            found = live.get(id(result.block.buffer))
-            if found is None or result.offset != 0 or not result.is_contiguous or \
-                    result.numel != math.prod(self.temps[found - len(operands)][0]):
+def _plan(rec: Recorder, operands: list[Buffer], op: str,
+          result: GpuTensor | None) -> Plan | None:
+    """The plan of what `rec` recorded; None where the record holds an upload or a refusal, a
+    binding is none of the call's buffers (work launched outside the record), operands share
+    a buffer (a later call's need not), a dispatch binds other than in order, or the result
+    is not a whole temporary that a recorded kernel bound."""
+    if rec.refusal is not None or len({id(b) for b in operands}) != len(operands):
+        return None
+    known = {id(b): i for i, b in enumerate(operands)}
+    first_constant = len(operands) + len(rec.allocs)
+    constants: list[Buffer] = []
+    live: dict[int, int] = {}  # buffer id -> slot of the temporary holding it now
+    allocs = iter(enumerate(rec.allocs))
+    pending = next(allocs, None)
+    steps = []
+    for at, command in enumerate(rec.commands):
+        while pending is not None and pending[1][3] <= at:
+            live[id(pending[1][1])] = len(operands) + pending[0]
+            pending = next(allocs, None)
+        if command[0] != "d":
+            return None  # an upload: not this reader's to replay
+        _, pipeline, pairs, workgroups, cost = command
+        slots = []
+        for i, (binding, b) in enumerate(pairs):
+            slot = live.get(id(b), known.get(id(b)))
+            if slot is None and id(b) in rec.constants:
+                slot = known[id(b)] = first_constant + len(constants)
+                constants.append(b)
+            if slot is None or binding != i:
                 return None
-            result_slot = found - len(operands)
-        return Plan(tuple(self.temps), tuple(steps), constants, result_slot,
-                    result.shape if result is not None else ())
+            slots.append(slot)
+        steps.append((pipeline, tuple(slots), workgroups, cost))
+    while pending is not None:
+        live[id(pending[1][1])] = len(operands) + pending[0]
+        pending = next(allocs, None)
+    temps = tuple((size, op) for _, _, size, _ in rec.allocs)
+    if result is None:
+        return Plan(temps, tuple(steps), constants, None, (), DType.F32)
+    found = live.get(id(result.block.buffer))
+    if found is None or result.offset != 0 or not result.is_contiguous or \
+            not any(found in slots for _, slots, _, _ in steps):  # no recorded kernel wrote it
+        return None
+    return Plan(temps, tuple(steps), constants, found - len(operands), result.shape,
+                result.dtype)
 
 
 _PLANS: WeakKeyDictionary[Kernels, dict[Hashable, object]] = WeakKeyDictionary()
@@ -185,9 +145,18 @@ def planned(k: Kernels, key: Hashable, operands: list[Buffer],
                 del plans[next(iter(plans))]
             plans[key] = _SEEN
         return call(k)
-    recorder = _Recorder(k, operands)
-    result = call(cast(Kernels, recorder))
-    plans[key] = recorder.plan(result) or _NEVER
+    rec = Recorder(k)
+    pool = k.pool
+    k.recorder, pool.watch = rec, rec.allocated
+    try:
+        result = call(k)
+    finally:
+        k.recorder, pool.watch = None, None
+    plan = _plan(rec, operands, str(key[0]) if isinstance(key, tuple) else "conv", result)
+    if plan is not None:
+        plans[key] = plan
+    elif rec.refusal is None or not rec.refusal.retry:
+        plans[key] = _NEVER  # (kernels timed meanwhile: recorded again on the next call)
     return result
 
 

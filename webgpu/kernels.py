@@ -50,7 +50,7 @@ class Kernels:
         #: copy kernels that made a strided view dense (not copies into a given output, as
         #: `cat` does): `pyrite.webgpu.stats()` reports them
         self.copies = 0
-        #: the `capture.Recorder` of a step being captured (pyrite.compile), else None
+        #: the `recording.Recorder` of a step being captured (pyrite.compile), else None
         self.recorder: Any = None
 
     @cached_property

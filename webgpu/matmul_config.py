@@ -452,13 +452,32 @@ def split_sum_source(epilogue: str = PLAIN_OUT) -> str:
     return head + epilogue + tail
 
 
+SUM_WORKGROUPS = 512  # workgroups the split sum's lanes aim for (a few per H100 SM)
+SUM_MOST_LANES = 64  # lanes per element at most (each then reads at least splits / 64 slices)
+SUM_MIN_SLICES = 4  # slices each lane adds at least
+
+
+def sum_lanes(total: int, splits: int) -> int:
+    """matmul_split_sum.wgsl's lanes per element for `total` sums of `splits` partials: 1 (one
+    invocation adds an element's slices in order) where total / 256 workgroups already reach
+    SUM_WORKGROUPS, else doubled until they do, each lane adding at least SUM_MIN_SLICES
+    slices. A weight gradient of 1024 weights in 196 slices had 4 workgroups of invocations
+    reading 196 slices each in turn; with 32 lanes it has 128, each invocation reading 6."""
+    lanes = 1
+    while lanes < SUM_MOST_LANES and lanes * 2 * SUM_MIN_SLICES <= splits and \
+            -(-total * lanes // 256) < SUM_WORKGROUPS:
+        lanes *= 2
+    return lanes
+
+
 def split_sum_params(total: int, mn: int, splits: int, out_off: int = 0,
-                     most: int = 65535) -> tuple[bytes, tuple[int, int, int]]:
+                     most: int = 65535, lanes: int = 1) -> tuple[bytes, tuple[int, int, int]]:
     """matmul_split_sum.wgsl's uniform and dispatch for `total` (batch * mn) sums of `splits`
-    partials each (`most`: workgroups per dispatch dimension)."""
-    groups = -(-total // 256)
+    partials each, `lanes` invocations per sum (`sum_lanes`; 1: each sum in slice order) and
+    `most` workgroups per dispatch dimension."""
+    groups = -(-total * lanes // 256)
     row = min(groups, most)
-    return (struct.pack("<8I", total, mn, splits, out_off, row, 0, 0, 0),
+    return (struct.pack("<8I", total, mn, splits, out_off, row, lanes, 0, 0),
             (row, -(-groups // row), 1))
 
 

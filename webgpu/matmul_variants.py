@@ -23,7 +23,7 @@ import weakref
 from collections.abc import MutableMapping
 
 from ..dtype import DType
-from . import matmul_config
+from . import matmul_config, software
 from .codegen import BITS_FN, KernelKey
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -82,10 +82,15 @@ def add_partials(k: Kernels, parts: GpuTensor, out: GpuTensor, batch: int, split
                  epilogue: DenseEpilogue | None = None) -> None:
     """out (dense, `batch` products of mn elements each) = the sum over the K slices of the
     partial products in `parts` (dense, batch x splits x mn, as the split matmul wrote them),
-    through fusion's `epilogue` where one is given (out then dense at offset 0)."""
+    through fusion's `epilogue` where one is given (out then dense at offset 0). Few sums of
+    many slices spread each sum over lanes (`matmul_config.sum_lanes`), except on a page's
+    software adapter, which keeps one invocation per sum."""
     mn = out.numel // batch
+    lanes = 1 if software.software(k.runtime.adapter) else \
+        matmul_config.sum_lanes(out.numel, splits)
     params, groups = matmul_config.split_sum_params(
-        out.numel, mn, splits, out.offset, k.runtime.limits.max_compute_workgroups_per_dimension)
+        out.numel, mn, splits, out.offset, k.runtime.limits.max_compute_workgroups_per_dimension,
+        lanes)
     extra = epilogue.key() if epilogue is not None else ()
     key = KernelKey("matmul_split_sum", "", (DType.F32, DType.F32), 0, extra)
     pipeline = k.cached(key)

@@ -144,19 +144,29 @@ def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     k = gpu.kernels
     monkeypatch.setattr(k.autotune, "mode", "off")  # the heuristic's answer, nothing timed
     wide, narrow = "gemm/" + conv_gemm.WIDE, "gemm/" + conv_gemm.NARROW
-    # forward (M, N, K): SqueezeNet's conv1 (64 channels, K 27) on the 64-row tile, a 16-channel
-    # 1x1 squeeze on the 32-row one, MNIST's conv2 (16 channels of 3x3) direct
+    # forward (M, N, K): 64 channels of K 27 over few pixels on the 64-row tile, a 16-channel
+    # 1x1 squeeze of the 28x28 layers on the 32-row one, MNIST's conv2 (16 channels of 3x3)
+    # direct; from 32768 columns and at most 128 terms direct (SqueezeNet's conv1, the 56x56
+    # layers' 1x1s), with more terms the GEMM (their 3x3s)
     assert conv._choose(k, "conv2d_kernel", (64, 4096, 27), 1, 9, print) == wide
-    assert conv._choose(k, "conv2d_kernel", (16, 50176, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_kernel", (16, 12544, 64), 1, 1, print) == narrow
     assert conv._choose(k, "conv2d_kernel", (16, 36864, 72), 1, 9, print) == "direct"
-    # input gradient (M = input channels): GEMM from 32 (16 on 1x1), direct below
+    assert conv._choose(k, "conv2d_kernel", (64, 204304, 27), 1, 9, print) == "direct"
+    assert conv._choose(k, "conv2d_kernel", (16, 50176, 64), 1, 1, print) == "direct"
+    assert conv._choose(k, "conv2d_kernel", (64, 50176, 144), 1, 9, print) == wide
+    # input gradient (M = input channels): GEMM from 32 (16 on 1x1), direct below; direct
+    # from 32768 columns and at most 128 terms
     assert conv._choose(k, "conv2d_input_grad_kernel", (64, 3136, 2304), 1, 9, print) == wide
-    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 12544, 64), 1, 1, print) == narrow
+    assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 576), 1, 9, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (3, 824464, 576), 1, 9, print) == "direct"
-    # weight gradient: GEMM from 1024 weights (MNIST's conv2, 16 x 72) on the 64-row tile even
-    # with 16 rows, MNIST's conv1 (8 x 9) direct
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == wide
+    # weight gradient: GEMM from 1024 weights, on the 32-row tile up to 16 rows with more than
+    # 64 columns (MNIST's conv2, 16 x 72), on the 64-row tile else (32 x 128, 16 x 64),
+    # MNIST's conv1 (8 x 9) direct
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == narrow
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (32, 128, 12544), 1, 1, print) == wide
+    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 64, 50176), 1, 1, print) == wide
     assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 3136), 1, 1, print) == wide
     assert conv._choose(k, "conv2d_weight_grad_kernel", (8, 9, 43264), 1, 9, print) == "direct"
 
@@ -312,3 +322,40 @@ def test_split_rules_follow_the_measured_layers() -> None:
     # 64 terms long
     assert conv_gemm.splits(cfg, 64, 27, 204304, 1, conv_gemm.SMALL_WEIGHTS_SPLIT) == (246, 832)
     assert conv_gemm.splits(cfg, 64, 27, 204304, 1)[0] == conv_gemm.MAX_SPLITS
+
+
+@pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "no-bias"])
+def test_a_forward_with_few_tiles_splits_k_and_keeps_bias_and_epilogue(monkeypatch,
+                                                                      with_bias) -> None:
+    # 64 channels of 3x3 (K 576) over 2 x 5 x 5 pixels, K split into slices as the sweep asks
+    # for (not by default): the bias goes with the first slice, relu(y * 0.5 + residual) with
+    # the sum
+    _force(monkeypatch, True)
+    split = (1024, 128)
+    original = conv_gemm.run
+    monkeypatch.setattr(conv_gemm, "run", lambda *a, **kw: original(
+        *a, **({**kw, "split": split} if a[11] == conv_gemm.FORWARD else kw)))
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 64, 5, 5)).astype(np.float32)
+    w = rng.normal(size=(24, 64, 3, 3)).astype(np.float32)
+    b = rng.normal(size=(24,)).astype(np.float32) if with_bias else None
+    r = rng.normal(size=(2, 24, 5, 5)).astype(np.float32)
+    cfg = CONFIGS[conv_gemm.NARROW]
+    assert conv_gemm.splits(cfg, 24, 50, 576, 1, split)[0] > 1
+    want: dict[str, np.ndarray] = {}
+    for name in ("numpy", "webgpu-unfused", "fusion<webgpu>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx, tw, tr = (pyrite.tensor(a, device=dev) for a in (x, w, r))
+        tb = pyrite.tensor(b, device=dev) if b is not None else None
+        plain = F.conv2d(tx, tw, tb, padding=1).numpy()
+        fused = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+        if name == "numpy":
+            want = {"plain": plain, "fused": fused}
+            continue
+        np.testing.assert_allclose(plain, want["plain"], rtol=1e-4, atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(fused, want["fused"], rtol=1e-4, atol=1e-3, err_msg=name)

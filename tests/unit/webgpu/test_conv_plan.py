@@ -9,6 +9,7 @@ import pytest
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
 from pyrite.webgpu import conv, conv_gemm, conv_plan
+from pyrite.webgpu.kernels import Kernels
 
 
 @pytest.fixture(autouse=True)
@@ -106,12 +107,34 @@ def test_a_weight_views_copy_is_replayed_with_the_conv(gpu, ref, down) -> None:
 
 
 def test_work_launched_past_the_recorder_is_never_planned(gpu, down) -> None:
-    # a call that allocates and launches through another Kernels than the one it is given:
-    # its result is no buffer the recorder saw, so the description keeps the ordinary path
+    # a call that launches through another Kernels than the one it is given (on the same
+    # pool): the recorder sees the allocation but no kernel writing the result, so the
+    # description keeps the ordinary path
     k = gpu.kernels
+    other = Kernels(k.runtime, k.pool)
     x = _up(gpu, np.arange(6.0).reshape(2, 3)).permuted((1, 0))
     for _ in range(3):
-        got = conv_plan.planned(k, ("test",), [x.block.buffer], lambda kk: k.copy(x))
+        got = conv_plan.planned(k, ("test",), [x.block.buffer], lambda kk: other.copy(x))
         assert got is not None
         np.testing.assert_array_equal(down(got), np.arange(6.0).reshape(2, 3).T)
     assert conv_plan._PLANS[k][("test",)] is conv_plan._NEVER
+
+
+def test_a_call_that_uploads_is_never_planned_and_the_recorder_is_taken_off(gpu, down) -> None:
+    # plans replay launches only: an upload in the record keeps the ordinary path; the
+    # recorder (capture's, recording.py) leaves Kernels and the pool as it found them
+    k = gpu.kernels
+    x = _up(gpu, np.arange(6.0).reshape(2, 3)).permuted((1, 0))
+
+    def call(kk: Kernels):
+        out = kk.copy(x)
+        kk.write(out.block.buffer, 0, np.float32([7.0]).tobytes())
+        return out
+
+    want = np.arange(6.0).reshape(2, 3).T.copy()
+    want[0, 0] = 7.0
+    for _ in range(3):
+        np.testing.assert_array_equal(down(conv_plan.planned(k, ("upload",), [x.block.buffer],
+                                                             call)), want)
+        assert k.recorder is None and k.pool.watch is None
+    assert conv_plan._PLANS[k][("upload",)] is conv_plan._NEVER
