@@ -31,8 +31,14 @@
 //                       into slices, each slice's output a whole tensor at s * numel, gives
 //                       numel: the first slice takes the bias, the sum adds the rest)
 //   5 bias: array<f32> (C_out; any buffer when bias_end is 0; unused by the input gradient)
-// Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ epilogue }} (module-scope WGSL defining
-//   `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output index i).
+// Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ interior }} (true: M, N and K, or each
+//   K slice, are whole tiles and K steps, so no load or store compares the matrix's extent;
+//   `webgpu/conv_gemm.py` decides it per shape, natively only), {{ epilogue }} (module-scope
+//   WGSL defining `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output i).
+// Index safety (these modules are compiled natively without naga's bounds checks): every
+//   storage read and write below is inside an `if` on the matrix's extent (unless INTERIOR,
+//   where the extent is whole tiles), and the gathers' padding and stride conditions are
+//   branches too, never a `select` of a computed read; `cm` is read at constant indices.
 
 @group(0) @binding(4) var<storage, read> cm: array<i32>;
 @group(0) @binding(5) var<storage, read> bias: array<f32>;
@@ -40,6 +46,7 @@
 const MODE: u32 = {{ mode }}u;
 const DGRAD: bool = MODE == 1u;
 const FLIPPED: bool = MODE == 3u;
+const INTERIOR: bool = {{ interior }};
 
 {{ epilogue }}
 
@@ -51,7 +58,7 @@ fn grid_w() -> i32 { if (DGRAD) { return cm[1]; } return cm[3]; }
 // (row ci, col k = (co, ky, kx); the taps flipped in MODE 3, whose cm counts the layer's cg
 // as cog).
 fn a_at(base: u32, row: u32, col: u32) -> f32 {
-    if (row >= p.m || col >= p.k) {
+    if (!INTERIOR && (row >= p.m || col >= p.k)) {
         return 0.0;
     }
     if (MODE == 0u) {
@@ -80,14 +87,14 @@ fn load_a4(base: u32, row: u32, col: u32) -> vec4<f32> {
 // first channel), pixels walking into the next image.
 fn dy_row4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
-    if (row >= p.m) {
+    if (!INTERIOR && row >= p.m) {
         return v;
     }
     let plane = cm[2] * cm[3];
     var n = i32(col) / plane;
     var pix = i32(col) - n * plane;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.k) {
+        if (INTERIOR || col + u32(e) < p.k) {
             v[e] = a[i32(base) + (n * cm[13] + i32(row)) * plane + pix];
         }
         pix += 1;
@@ -104,7 +111,7 @@ fn dy_row4(base: u32, row: u32, col: u32) -> vec4<f32> {
 // walking into the next row and image, so neighbouring invocations read neighbouring x.
 fn x_pixels4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var v = vec4<f32>(0.0);
-    if (row >= p.n) {
+    if (!INTERIOR && row >= p.n) {
         return v;
     }
     let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
@@ -120,7 +127,7 @@ fn x_pixels4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var oy = pix / ow;
     var ox = pix - oy * ow;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.k) {
+        if (INTERIOR || col + u32(e) < p.k) {
             let iy = oy * cm[6] - cm[8] + ky * cm[10];
             let ix = ox * cm[7] - cm[9] + kx * cm[11];
             if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
@@ -145,7 +152,7 @@ fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
         return x_pixels4(base, row, col);
     }
     var v = vec4<f32>(0.0);
-    if (row >= p.k) {
+    if (!INTERIOR && row >= p.k) {
         return v;
     }
     let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
@@ -163,7 +170,7 @@ fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
     var y = pix / gw;
     var x = pix - y * gw;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.n) {
+        if (INTERIOR || col + u32(e) < p.n) {
             if (!DGRAD) {
                 let iy = y * cm[6] - cm[8] + ky * cm[10];
                 let ix = x * cm[7] - cm[9] + kx * cm[11];
@@ -195,12 +202,12 @@ fn load_b4(base: u32, row: u32, col: u32) -> vec4<f32> {
 }
 
 fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
-    if (row >= p.m) {
+    if (!INTERIOR && row >= p.m) {
         return;
     }
     if (MODE == 2u) {  // dense (cog, cg*KH*KW) rows
         for (var e = 0u; e < 4u; e++) {
-            if (col + e < p.n) {
+            if (INTERIOR || col + e < p.n) {
                 let i = i32(base + row * p.n + col + e);
                 c[i] = pyrite_out(v[e], i);
             }
@@ -219,7 +226,7 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
     var n = i32(col) / plane;
     var pix = i32(col) - n * plane;
     for (var e = 0; e < 4; e++) {
-        if (col + u32(e) < p.n) {
+        if (INTERIOR || col + u32(e) < p.n) {
             let i = n * channels * plane + i32(base) + i32(row) * plane + pix;
             c[i] = pyrite_out(v[e] + b0, i);
         }

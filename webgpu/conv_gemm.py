@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import matmul_config, matmul_variants, software
+from . import matmul_config, matmul_options, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, render
 from .fused import DenseEpilogue
 from .kernels import Kernels
 from .matmul_config import TileConfig
 from .tensor import GpuTensor
+from .unchecked_module import ALL_CHECKS, LOOP_BOUNDING
 
 EPILOGUE_BINDING = 6  # after a, b, c, the uniform, the geometry and the bias
 _PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
@@ -70,6 +71,31 @@ INPUT_GRAD_SPLIT = (1024, 128)
 #   no split was faster than the sweep's (1024, 128) and (2048, 64) on 12 of the 20 layers
 #   timed with them, tied on 3 (conv_layers_h100_s6_b.json against _s6_a). `run(split=...)`
 #   still splits a forward (one group), for the sweep.
+
+
+# Natively (not in a page: the browser compiles every module with its checks), the GEMM's
+# modules keep only naga's loop bounding (`unchecked_module.py`; the matmul's `_nb`): every
+# workgroup-array index of the tile loop is a thread's row or column and constants, every
+# storage index of conv2d_gemm.wgsl's loads and stores is behind a branch on the matrix's extent
+# (or whole tiles, INTERIOR) and on the padding and stride (its header). Dropping the loop
+# counters too cost the matmul 12-22%, so they stay. ALL_CHECKS here compiles every check.
+NATIVE_CHECKS = LOOP_BOUNDING
+# Natively, a GEMM whose M, N and K (and each K slice) are whole tiles and K steps renders
+# conv2d_gemm.wgsl's INTERIOR form: no load or store compares the extent (the matmul's `_in`).
+NATIVE_INTERIOR = True
+
+
+def native(k: Kernels) -> bool:
+    """Whether `k` runs on a native adapter (wgpu-native), not a page's WebGPU or the recorder
+    that stands for one."""
+    return k.runtime.adapter.backend not in (software.BROWSER_BACKEND, software.RECORDER_BACKEND)
+
+
+def interior(cfg: TileConfig, m: int, n: int, kdim: int, length: int) -> bool:
+    """Whether every workgroup of `cfg` on this GEMM (M x N outputs, K terms in slices of
+    `length`) is interior: M, N, K and the slice are whole tiles and K steps, so no load or store
+    reaches past an edge."""
+    return matmul_options.fits_interior(cfg, m, n, kdim) and length % cfg.bk == 0
 
 
 def sizes(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, groups: int,
@@ -210,14 +236,18 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
     layout = "nt" if mode == WEIGHT_GRAD else "nn"  # x read along the pixels (conv2d_gemm.wgsl)
-    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, *cfg.cache_key(False, layout),
-                                                        *extra))
+    on_native = native(k)
+    inside = on_native and NATIVE_INTERIOR and interior(cfg, m, n, kdim, length)
+    checks = cfg.checks & NATIVE_CHECKS if on_native else ALL_CHECKS
+    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, inside, checks,
+                                                        *cfg.cache_key(False, layout), *extra))
     pipeline = k.cached(key)
     if pipeline is None:
         code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) \
             if epilogue is not None and extra else _PLAIN_OUT
-        io = render("conv2d_gemm.wgsl", mode=mode, epilogue=code)
-        pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io))
+        io = render("conv2d_gemm.wgsl", mode=mode, interior=str(inside).lower(), epilogue=code)
+        pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io),
+                              checks=checks)
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
     if count > 1:  # the partial sums of the K slices, added up into the output
         matmul_variants.add_partials(k, target, out, groups, count, sum_epilogue)
@@ -278,6 +308,7 @@ def default_tile(k: Kernels, gemm: tuple[int, int, int], groups: int, mode: int)
                        software.software(k.runtime.adapter))
 
 
-__all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "WEIGHT_GRAD",
-           "WIDE", "choose_tile", "default_tile", "flipped_padding", "flipped_weight", "run",
-           "sizes", "split_rule", "splits", "tiles"]
+__all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "NATIVE_CHECKS",
+           "NATIVE_INTERIOR", "WEIGHT_GRAD", "WIDE", "choose_tile", "default_tile",
+           "flipped_padding", "flipped_weight", "interior", "native", "run", "sizes",
+           "split_rule", "splits", "tiles"]
