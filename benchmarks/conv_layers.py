@@ -28,6 +28,9 @@ count 2 * multiply-adds of the direct convolution (the same for all three).
 
     python benchmarks/conv_layers.py --quick --out benchmarks/results/conv_layers_lavapipe.json
     python benchmarks/conv_layers.py --out $OUT/conv.json          # H100: about a minute
+
+`--checked` compiles the implicit GEMM as session 6 did (every naga check, no INTERIOR form;
+`webgpu/conv_gemm.py`'s NATIVE_CHECKS and NATIVE_INTERIOR), to time it against the default.
 """
 
 from __future__ import annotations
@@ -523,8 +526,15 @@ def main() -> int:
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--sweep", action="store_true",
                     help="also time every op on the direct kernel and each GEMM form and tile")
+    ap.add_argument("--checked", action="store_true",
+                    help="compile the implicit GEMM with every naga check and no INTERIOR form"
+                         " (session 6's modules), to time against the default")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if args.checked:
+        from pyrite.webgpu import conv_gemm
+        from pyrite.webgpu.unchecked_module import ALL_CHECKS
+        conv_gemm.NATIVE_CHECKS, conv_gemm.NATIVE_INTERIOR = ALL_CHECKS, False
     if args.quick:
         args.mnist_batch, args.squeeze_batch, args.min_ms, args.iters = 2, 1, 5.0, 2
         args.pair_iters = 2
@@ -563,7 +573,7 @@ def main() -> int:
                   "allow_tf32": torch.backends.cudnn.allow_tf32} if torch is not None else None),
         "method": {"min_ms": args.min_ms, "iters": args.iters, "mnist_batch": args.mnist_batch,
                    "squeeze_batch": args.squeeze_batch,
-                   "autotune": tune.mode,
+                   "autotune": tune.mode, "gemm_checked": args.checked,
                    "ratio": "torch ms / pyrite ms (> 1: pyrite faster)"},
         "autotune_choices": tune.choices(),
         "autotune_ms": tune.timings(),

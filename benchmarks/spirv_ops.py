@@ -11,6 +11,13 @@ depend on the driver, so what lavapipe is given is what the H100's driver is giv
 
     python benchmarks/spirv_ops.py --out benchmarks/results/spirv_ops_lavapipe_s6.json
     python benchmarks/spirv_ops.py --configs t64x64x16_4x4_u16_pp_cr,t64x64x16_4x4_u16_pp_cr_nb
+    python benchmarks/spirv_ops.py --conv --out benchmarks/results/spirv_ops_conv_lavapipe_s6b.json
+
+`--conv` counts the conv implicit GEMM's modules instead (`webgpu/conv_gemm.py` on its 64x64
+tile, a 64-channel 3x3 layer whose GEMMs are whole tiles): each mode (forward, the input
+gradient as the flipped forward and as the gather, the weight gradient) with every check
+("checked"), with loop bounding only ("nb", what runs natively) and in the INTERIOR form too
+("nb_in").
 """
 
 from __future__ import annotations
@@ -30,13 +37,46 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WIDE = "t128x256x16_8x16_u8_pp_cr"
 DEFAULT_CONFIGS = [WIDE, WIDE + "_nb", WIDE + "_nl", WIDE + "_nc"]
+CONV_MODES = {"fwd": 0, "dgrad": 1, "dgrad_gather": 1, "wgrad": 2}
+CONV_FORMS = ("checked", "nb", "nb_in")
+CONV_CONFIGS = [f"conv/{mode}/{form}" for mode in CONV_MODES for form in CONV_FORMS]
 COUNTED = ("OpLoad", "OpStore", "OpAccessChain", "OpIAdd", "OpIMul", "OpUDiv", "OpUMod",
            "OpULessThan", "OpSelect", "OpLoopMerge", "OpBranchConditional", "OpControlBarrier")
 _EXT = re.compile(r"OpExtInst %\w+ %\w+ (\w+)")
 
 
+def _conv_child(name: str) -> None:
+    """Compile one conv GEMM module (`conv/<mode>/<form>`, CONV_CONFIGS) on the (shim) driver."""
+    import numpy as np
+
+    from pyrite.data import TensorData
+    from pyrite.webgpu import WebGpu, conv_gemm
+    from pyrite.webgpu.matmul_config import CONFIGS
+    from pyrite.webgpu.unchecked_module import ALL_CHECKS, LOOP_BOUNDING
+
+    _, mode, form = name.split("/")
+    conv_gemm.NATIVE_CHECKS = ALL_CHECKS if form == "checked" else LOOP_BOUNDING
+    conv_gemm.NATIVE_INTERIOR = form == "nb_in"
+    gpu = WebGpu()
+    k = gpu.kernels
+    xs, ws = (1, 64, 8, 8), (64, 64, 3, 3)  # M, N, K whole 64x64x16 tiles in every mode
+    x, w = (gpu.from_data(TensorData(np.ones(s, np.float32))) for s in (xs, ws))
+    args = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    cfg = CONFIGS[conv_gemm.WIDE]
+    if mode == "wgrad":
+        conv_gemm.run(k, cfg, k.empty(ws, x.dtype, "spirv"), x, x, None, xs, *args,
+                      conv_gemm.WEIGHT_GRAD)
+    else:
+        conv_gemm.run(k, cfg, k.empty(xs, x.dtype, "spirv"), x, w, None, xs, *args,
+                      CONV_MODES[mode], gather=mode == "dgrad_gather")
+    gpu.to_data(x)
+
+
 def _child(name: str) -> None:
     """Compile tile `name`'s vec4 pipeline on the (shim) driver: its SPIR-V is written out."""
+    if name.startswith("conv/"):
+        _conv_child(name)
+        return
     sys.path.insert(0, str(HERE))
     import webgpu_matmul as wm
 
@@ -73,7 +113,7 @@ def count(text: str) -> dict[str, int]:
 
 
 def dump(name: str, manifest: Path, folder: Path) -> dict[str, object]:
-    out = folder / name
+    out = folder / name.replace("/", "_")
     out.mkdir()
     env = dict(os.environ, VK_DRIVER_FILES=str(manifest), SPV_DUMP=str(out))
     env.pop("VK_ICD_FILENAMES", None)
@@ -92,6 +132,8 @@ def dump(name: str, manifest: Path, folder: Path) -> dict[str, object]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS))
+    ap.add_argument("--conv", action="store_true",
+                    help="count the conv implicit GEMM's modules (CONV_CONFIGS)")
     ap.add_argument("--out", default="")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -103,7 +145,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         manifest = _build_shim(folder)
-        rows = [dump(name, manifest, folder) for name in args.configs.split(",")]
+        names = CONV_CONFIGS if args.conv else args.configs.split(",")
+        rows = [dump(name, manifest, folder) for name in names]
     for row in rows:
         ops = row["ops"]
         assert isinstance(ops, dict)
@@ -112,8 +155,11 @@ def main() -> int:
               f" {ops.get('OpBranchConditional', 0)}, selects {ops.get('OpSelect', 0)}")
     if args.out:
         result = {"benchmark": "spirv_ops", "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                  "method": "naga's SPIR-V as handed to lavapipe (spirv_shim), vec4 variant,"
-                            " layout nn; counts over the whole module",
+                  "method": ("naga's SPIR-V as handed to lavapipe (spirv_shim); conv GEMM modules"
+                             " on the 64x64 tile, x (1, 64, 8, 8), w (64, 64, 3, 3), padding 1"
+                             if args.conv else "naga's SPIR-V as handed to lavapipe"
+                             " (spirv_shim), vec4 variant, layout nn")
+                            + "; counts over the whole module",
                   "modules": rows}
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
