@@ -136,3 +136,34 @@ def test_checks_follow_the_switch(gpu, ref, down, monkeypatch) -> None:  # type:
     monkeypatch.setattr(conv_gemm, "NATIVE_CHECKS", ALL_CHECKS)
     _check_modes(gpu, ref, down, case, NARROW)
     assert not made and {checks for *_, checks in seen} == {ALL_CHECKS}
+
+
+def test_interior_forward_takes_fusions_epilogue(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # relu(conv(x) * 0.5 + residual) on whole tiles: one kernel, INTERIOR, the epilogue stored
+    import functools
+
+    import pyrite
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    from pyrite.webgpu import conv
+    from pyrite.webgpu.fusion import inspect
+    monkeypatch.setattr(conv, "prefers_gemm", lambda *args: True)
+    monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
+    rng = np.random.default_rng(4)
+    x, w, b, r = (rng.normal(size=s).astype(np.float32) for s in
+                  ((2, 64, 8, 4), (64, 64, 3, 3), (64,), (2, 64, 8, 4)))
+    ref = pyrite.device("numpy")
+    want = relu(F.conv2d(*(pyrite.tensor(a, device=ref) for a in (x, w, b)), padding=1) * 0.5
+                + pyrite.tensor(r, device=ref)).numpy()
+    try:
+        dev = pyrite.device("fusion<webgpu>")
+    except pyrite.errors.BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    tx, tw, tb, tr = (pyrite.tensor(a, device=dev) for a in (x, w, b, r))
+    dev.sync()
+    seen = _spy(monkeypatch, dev.inner.kernels)
+    with inspect() as groups:
+        got = relu(F.conv2d(tx, tw, tb, padding=1) * 0.5 + tr).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert [g["kind"] for g in groups.groups] == ["conv2d+epilogue"]
+    assert seen and all(inside for _, inside, _ in seen), seen
