@@ -51,7 +51,13 @@ export interface Loaded {
       /** the files written from the wheels into site-packages (wheels.js) */ wheelFiles: number;
       /** when Python was restored: ms from the load's start until the snapshot's bytes were
        * read, and until Pyodide's WebAssembly module was made (the restore follows) */
-      snapshotReadMs?: number; moduleMs?: number };
+      snapshotReadMs?: number; moduleMs?: number;
+      /** when Python booted: ms from the load's start until Pyodide's script was imported, and
+       * until its module was made (WebAssembly instantiated, CPython initialised) */
+      bootScriptMs?: number; bootModuleMs?: number;
+      /** the worker's requests under the bundle: [path, start, end (ms since the load's
+       * start), bytes transferred (0 from a cache)] */
+      fetches: [string, number, number, number][] };
 }
 
 export interface Prediction {

@@ -28,3 +28,20 @@ export async function installBundle(pyodide, manifest, base, wheels) {
   }
   return written.reduce((a, b) => a + b, 0);
 }
+
+/**
+ * Pyodide's `createPyodideModule` for a boot, timed: `marks` gets when Pyodide's script was
+ * imported (`bootScriptMs`) and when its module was made (`bootModuleMs`: the WebAssembly
+ * compiled and instantiated, the standard library written, CPython initialised), in ms since
+ * `t0`; what follows, until the load's `pyodideMs`, is Pyodide's own Python start-up.
+ */
+export function timedBoot(indexURL, marks, t0) {
+  const script = import(new URL("pyodide.asm.mjs", indexURL).href); // as Pyodide would
+  return async (settings) => {
+    const factory = (await script).default;
+    marks.bootScriptMs = performance.now() - t0;
+    const module = await factory(settings);
+    marks.bootModuleMs = performance.now() - t0;
+    return module;
+  };
+}

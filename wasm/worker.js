@@ -17,7 +17,7 @@ import {
   snapshotKey, storeSnapshot,
 } from "./cache.js";
 import { requestAdapter, startGpu } from "./gpu_start.js";
-import { installBundle } from "./python_setup.js";
+import { installBundle, timedBoot } from "./python_setup.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 import { makeNextVisitSnapshot } from "./snapshot_background.js";
 
@@ -237,7 +237,7 @@ async function load(config) {
   }
   timings.snapshot = Boolean(pyodide);
   timings.snapshotFrom = pyodide ? saved.from : null;
-  if (!pyodide) pyodide = await loadPyodide(options);
+  if (!pyodide) pyodide = await loadPyodide({ ...options, createPyodideModule: timedBoot(indexURL, timings, t0) });
   timings.pyodideMs = performance.now() - t0;
 
   progress("wheels", { wheels: manifest.wheels.map((w) => w.name) });
@@ -270,6 +270,10 @@ async function load(config) {
   for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, fetched[i]);
   timings.modelsMs = performance.now() - t3;
   timings.totalMs = performance.now() - t0;
+  // what the worker fetched, when (ms since the load's start): waiting vs working
+  timings.fetches = performance.getEntriesByType("resource").filter((e) => e.name.startsWith(base.href))
+    .map((e) => [e.name.slice(base.href.length).split("?")[0], Math.round(e.startTime - t0),
+      Math.round(e.responseEnd - t0), e.transferSize]);
   progress("ready");
   // what an older bundle left in the cache goes (after the load: it never delays it)
   const keep = [...snapshotEntries(snapshot).map((key) => [key, null]), ...Object.entries(runtime),
