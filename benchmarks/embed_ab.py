@@ -4,12 +4,10 @@ its worker.js changed back to how it was (`b`, `--undo NAME`, below). First visi
 a, b (a fresh browser profile each, the embed page of browser.py; with `--throttle` on
 browser.py's 20 Mbit/s network), so both see the same machine load.
 
-    python benchmarks/embed_ab.py --undo preload|order [--pairs 4] [--throttle] [--out FILE]
+    python benchmarks/embed_ab.py --undo preload [--pairs 4] [--throttle] [--out FILE]
 
 - `preload`: the first visit imports `pyrite.wasm.preload` right after the wheels, as it did
   until session 6 for the next visit's snapshot (without making the snapshot).
-- `order`: the wheels and records are fetched at once, beside Pyodide's runtime, as until
-  session 6 (runtime_first.js).
 """
 
 from __future__ import annotations
@@ -33,8 +31,6 @@ WHEELS_DONE = "  timings.wheelsMs = performance.now() - t1;\n"
 UNDO = {
     "preload": (WHEELS_DONE, WHEELS_DONE + "  { const tp = performance.now(); pyodide.runPython("
                 "'import pyrite.wasm.preload'); timings.preloadMs = performance.now() - tp; }\n"),
-    "order": ("  const runtimeIn = runtimeFirst(manifest, base, arrived);\n",
-              "  const runtimeIn = Promise.resolve();\n"),
 }
 PHASES = ("pyodideMs", "bootModuleMs", "wheelsMs", "preloadMs", "importMs", "deviceMs",
           "modelsMs", "workerLoadStartMs", "firstPredictMs")

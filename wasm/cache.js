@@ -46,45 +46,21 @@ export async function cacheAvailable() {
 
 /** fetch(url) answered from the cache when it holds the file (see above). */
 export async function cachedFetch(url, sha256 = null, init = undefined) {
-  return (await fetchThrough(url, sha256, init)).response;
-}
-
-// {response, whole}: `whole` resolves once the file is all here (read from the cache, or its
-// download's cache copy written; at once where no cache copy is made, which cannot tell)
-async function fetchThrough(url, sha256, init) {
   const cache = await open();
   const key = keyOf(url, sha256);
   if (cache) {
     try {
       const hit = await cache.match(key);
-      if (hit) return { response: hit, whole: Promise.resolve() };
+      if (hit) return hit;
     } catch { /* a broken cache entry: fetch it again */ }
   }
   const response = await network(url, init);
   if (cache && response.ok) {
     // not awaited: the caller reads the body while the cache's copy is written (Pyodide
     // compiles its WebAssembly as it arrives, instead of after the whole file is cached)
-    const whole = cache.put(key, response.clone()).catch(() => { /* quota: the network copy */ });
-    return { response, whole };
+    cache.put(key, response.clone()).catch(() => { /* quota exceeded: the network copy */ });
   }
-  return { response, whole: Promise.resolve() };
-}
-
-// when each file that cacheFetchesOf answers is all here: url -> {promise, resolve}
-const arrivals = new Map();
-function arrival(url) {
-  if (!arrivals.has(url)) {
-    let resolve;
-    const promise = new Promise((r) => { resolve = r; });
-    arrivals.set(url, { promise, resolve });
-  }
-  return arrivals.get(url);
-}
-
-/** Resolves once `url`, one of the files cacheFetchesOf answers, has been fetched and is all
- * here (or its fetch failed): after Pyodide asked for it, which may be later than this call. */
-export function arrived(url) {
-  return arrival(url).promise;
+  return response;
 }
 
 /** manifest.json from the network, or its last cached copy when the network is down. */
@@ -110,11 +86,8 @@ export function cacheFetchesOf(files) {
   self.fetch = (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const method = (init && init.method) || (input instanceof Request ? input.method : "GET");
-    if (method !== "GET" || !Object.hasOwn(files, url)) return network(input, init);
-    const got = fetchThrough(url, files[url], init);
-    const done = () => arrival(url).resolve();
-    got.then(({ whole }) => whole.then(done), done);
-    return got.then(({ response }) => response);
+    if (method === "GET" && Object.hasOwn(files, url)) return cachedFetch(url, files[url], init);
+    return network(input, init);
   };
 }
 

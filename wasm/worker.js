@@ -13,12 +13,11 @@
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
 import {
-  arrived, cacheFetchesOf, cachedFetch, fetchManifest, findSnapshot, prune, runtimeOf, snapshotEntries,
+  cacheFetchesOf, cachedFetch, fetchManifest, findSnapshot, prune, runtimeOf, snapshotEntries,
   snapshotKey, storeSnapshot,
 } from "./cache.js";
 import { requestAdapter, startGpu } from "./gpu_start.js";
 import { installBundle, timedBoot } from "./python_setup.js";
-import { runtimeFirst } from "./runtime_first.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 import { makeNextVisitSnapshot } from "./snapshot_background.js";
 
@@ -183,11 +182,9 @@ async function load(config) {
   manifest = await fetchManifest(new URL("manifest.json", base).href);
   const wanted = config.models || [];
   for (const name of wanted) modelEntry(name);
-  // the wheels and records download while Pyodide boots, from when its WebAssembly is all here
-  // (runtime_first.js says why)
-  const runtimeIn = runtimeFirst(manifest, base, arrived);
-  const wheels = manifest.wheels.map((w) => runtimeIn.then(() => fetchChecked(new URL(w.path, base), w.sha256, `wheel ${w.name}`)));
-  const records = wanted.map((name) => runtimeIn.then(() => fetchRecord(name)));
+  // the wheels and records download while Pyodide boots
+  const wheels = manifest.wheels.map((w) => fetchChecked(new URL(w.path, base), w.sha256, `wheel ${w.name}`));
+  const records = wanted.map(fetchRecord);
   const gpu = config.device === "numpy" ? Promise.resolve(null) : startGpu(adapter, manifest.gpu,
     wanted.map((name) => {
       const k = manifest.models[name].kernels;
