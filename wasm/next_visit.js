@@ -55,6 +55,7 @@ export class NextVisitSnapshot {
       return;
     }
     const stop = (result) => {
+      if (this.state === "done") return; // a second message after the first ended it
       worker.terminate(); // its Pyodide's memory goes with it
       if (!result.stored) console.warn(`pyrite: no Python snapshot for the next visit (${result.reason}): it boots Python again`);
       this.end(result);
