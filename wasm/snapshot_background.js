@@ -17,9 +17,10 @@
 // the memory first, its record last, so a visit closed meanwhile leaves nothing a later
 // visit would restore). It starts once the page's worker has answered a request after its
 // load (the first prediction, say) or after IDLE_MS without one, and reads the runtime and the
-// wheels from the cache the first visit filled: no download. The next visit restores exactly
-// what the export-time snapshot (snapshot.mjs) holds: Python booted, the wheels installed,
-// pyrite.wasm.preload imported.
+// wheels from the cache the first visit filled: no download. The next visit restores what the
+// page's worker used to snapshot, and what the export-time snapshot (snapshot.mjs) holds:
+// Python booted, the wheels installed, pyrite.wasm.preload imported (and, as the page's worker
+// had it, the standard library's fallback finder installed).
 //
 // This module is that worker's half; next_visit.js is the page's (it starts and ends the
 // second worker, and says when it is done: pyrite.nextVisitReady()).
@@ -27,7 +28,7 @@
 import { cacheAvailable, cacheFetchesOf, runtimeOf, storeSnapshot } from "./cache.js";
 import { installBundle } from "./python_setup.js";
 
-/** Room the snapshot needs in the origin's storage quota (it is about 38 MB). */
+/** Room the snapshot needs in the origin's storage quota (it is 31-38 MB). */
 const ROOM = 64 * 1024 * 1024;
 
 /**
