@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from browser import Server, pyrite_app
+from browser_servers import Server, pyrite_app
 from common import cpu_name, write_results
 from train_browser import PYRITE_LOAD_JS, PYRITE_RUN_JS, PyritePage, combined_app
 

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from browser import CHROMIUM, CHROMIUM_ARGS, StaticServer
+from browser_servers import CHROMIUM, CHROMIUM_ARGS, StaticServer
 from common import write_results
 
 HERE = Path(__file__).resolve().parent

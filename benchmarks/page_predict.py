@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from browser import CHROMIUM, CHROMIUM_ARGS, Server, pyrite_app
+from browser_servers import CHROMIUM, CHROMIUM_ARGS, Server, pyrite_app
 from common import write_results
 
 HERE = Path(__file__).resolve().parent

@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from browser import CHROMIUM, CHROMIUM_ARGS, PAGE_INFO_JS, Server, pyrite_app
+from browser_servers import CHROMIUM, CHROMIUM_ARGS, PAGE_INFO_JS, Server, pyrite_app
 from common import cpu_name, write_results
 
 HERE = Path(__file__).resolve().parent

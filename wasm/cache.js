@@ -50,6 +50,11 @@ export async function cachedResponse(url, sha256 = null) {
   }
 }
 
+/** Whether this page has Cache Storage (not in an insecure context, nor with storage off). */
+export async function cacheAvailable() {
+  return Boolean(await open());
+}
+
 /** fetch(url) answered from the cache when it holds the file (see above). */
 export async function cachedFetch(url, sha256 = null, init = undefined) {
   const cache = await open();
@@ -62,9 +67,9 @@ export async function cachedFetch(url, sha256 = null, init = undefined) {
   }
   const response = await network(url, init);
   if (cache && response.ok) {
-    try {
-      await cache.put(key, response.clone());
-    } catch { /* quota exceeded: this visit still has the network copy */ }
+    // not awaited: the caller reads the body while the cache's copy is written (Pyodide
+    // compiles its WebAssembly as it arrives, instead of after the whole file is cached)
+    cache.put(key, response.clone()).catch(() => { /* quota exceeded: the network copy */ });
   }
   return response;
 }
@@ -109,6 +114,13 @@ export function cacheFetchesOf(files) {
   };
 }
 
+/** Pyodide's runtime files as cacheFetchesOf takes them: their absolute URLs (the manifest's
+ * paths, relative to the bundle's `base`) to their sha256. */
+export function runtimeOf(manifest, base) {
+  return Object.fromEntries((manifest.pyodide.files || []).map(
+    (f) => [new URL(f.path, base).href, f.sha256]));
+}
+
 /** Delete this bundle's cached entries (URLs under `base`) that are not among `keep`
  * (absolute URLs with their sha256): what an older version of the bundle left. */
 export async function prune(base, keep) {
@@ -134,28 +146,63 @@ export function snapshotKey(base, manifest) {
   return key.href;
 }
 
-/** A stored snapshot: {bytes}, the promise of its bytes (read while the caller goes on: it
- * is known to be there before its 31-38 MB are read), or null. (Wrapped: an async function
- * that returned the promise itself would resolve only once the bytes were read.) */
+// A snapshot is kept as two entries: its memory (pyrite-part=memory) and, written last, a small
+// record of it under the key itself ({format, size}). A visit closed while the memory was being
+// written leaves no record, and a record whose memory is missing or of another size is not
+// used: the next visit boots instead of restoring half a snapshot.
+const SNAPSHOT_FORMAT = 1;
+
+function memoryKey(key) {
+  const url = new URL(key);
+  url.searchParams.set("pyrite-part", "memory");
+  return url.href;
+}
+
+/** The cache keys a snapshot stored under `key` occupies (prune keeps them). */
+export function snapshotEntries(key) {
+  return [key, memoryKey(key)];
+}
+
+/** A stored snapshot: {bytes}, the promise of its bytes, or null (none, or no record of it).
+ * Known before its 31-38 MB are read, so the caller goes on meanwhile (wrapped: an async
+ * function that returned the promise itself would resolve only once the bytes were read);
+ * `bytes` rejects, after a console warning, when the memory is not the size its record says
+ * (the caller then boots Python instead of restoring half a snapshot). */
 export async function findSnapshot(key) {
   const cache = await open();
   if (!cache) return null;
   try {
-    const hit = await cache.match(key);
-    if (!hit) return null;
-    const bytes = hit.arrayBuffer().then((b) => new Uint8Array(b));
+    const [record, memory] = await Promise.all([cache.match(key), cache.match(memoryKey(key))]);
+    if (!record || !memory) return null;
+    const facts = await record.json();
+    if (facts.format !== SNAPSHOT_FORMAT || !Number.isInteger(facts.size)) return null;
+    const bytes = memory.arrayBuffer().then((b) => {
+      if (b.byteLength !== facts.size) {
+        const why = `the stored Python snapshot is ${b.byteLength} bytes, not ${facts.size} (a visit closed while storing it?)`;
+        console.warn(`pyrite: ${why}: booting Python instead`);
+        throw new Error(why);
+      }
+      return new Uint8Array(b);
+    });
     bytes.catch(() => {}); // the caller sees a failure where it awaits them: never unhandled
     return { bytes };
   } catch {
-    return null;
+    return null; // no record, one that is not ours, or a cache that went away
   }
 }
 
-/** Keep a snapshot for the next visit (quota errors are ignored: the next visit boots). */
+/** Keep a snapshot for the next visit: a former record is deleted first, then the memory is
+ * written, then the new record. Resolves to whether it was stored (a quota error only means the next visit boots). */
 export async function storeSnapshot(key, bytes) {
   const cache = await open();
-  if (!cache) return;
+  if (!cache) return false;
   try {
-    await cache.put(key, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
-  } catch { /* quota: no snapshot */ }
+    await cache.delete(key);
+    await cache.put(memoryKey(key), new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+    await cache.put(key, new Response(JSON.stringify({ format: SNAPSHOT_FORMAT, size: bytes.byteLength }),
+      { headers: { "Content-Type": "application/json" } }));
+    return true;
+  } catch {
+    return false; // quota: no snapshot
+  }
 }

@@ -49,11 +49,15 @@ export interface Loaded {
     & { /** Python was restored from a snapshot: the bundle's, or a former visit's */ snapshot: boolean;
       snapshotFrom: "bundle" | "cache" | null;
       /** the files written from the wheels into site-packages (wheels.js) */ wheelFiles: number;
-      /** when Python booted: importing pyrite.wasm.preload, then making the next visit's snapshot */
-      preloadMs?: number; snapshotMakeMs?: number;
       /** when Python was restored: ms from the load's start until the snapshot's bytes were
        * read, and until Pyodide's WebAssembly module was made (the restore follows) */
-      snapshotReadMs?: number; moduleMs?: number };
+      snapshotReadMs?: number; moduleMs?: number;
+      /** when Python booted: ms from the load's start until Pyodide's script was imported, and
+       * until its module was made (WebAssembly instantiated, CPython initialised) */
+      bootScriptMs?: number; bootModuleMs?: number;
+      /** the worker's requests under the bundle: [path, start, end (ms since the load's
+       * start), bytes transferred (0 from a cache)] */
+      fetches: [string, number, number, number][] };
 }
 
 export interface Prediction {
@@ -119,6 +123,22 @@ export function info(): Promise<Record<string, unknown>>;
 export function manifest(): Promise<Record<string, unknown>>;
 /** Delete the cached bundle files; resolves to whether a cache existed. */
 export function clearCache(): Promise<boolean>;
+
+/** What a load that booted Python leaves for the next visit (see nextVisitReady). */
+export interface NextVisit {
+  /** the next visit's Python snapshot is in Cache Storage */
+  stored: boolean;
+  /** why it was not made or stored (null when stored) */
+  reason: string | null;
+  /** the second worker's time, from its start to the snapshot stored */
+  ms?: number;
+  /** the snapshot's size */
+  bytes?: number;
+}
+
+/** Resolves once the second worker that makes the next visit's Python snapshot is done (at
+ * once after a load that restored one). */
+export function nextVisitReady(): Promise<NextVisit>;
 /** Register the bundle's service worker so pages in its folder work offline. */
 export function enableOffline(options?: { scope?: string }): Promise<ServiceWorkerRegistration>;
 /** Whether this browser gives a WebGPU adapter at all. */

@@ -31,19 +31,29 @@ function emit(type, detail) {
   events.dispatchEvent(new CustomEvent(type, { detail }));
 }
 
-function startWorker() {
+function spawnWorker() {
   // A page may load pyrite.js from another origin, and browsers refuse a cross-origin
   // `new Worker(url)`: the worker then starts from a same-origin blob that imports the
   // bundle's worker.js (the host page's CSP needs `worker-src blob:` for that).
   const url = new URL("worker.js", BASE);
-  let w;
-  if (url.origin === location.origin) {
-    w = new Worker(url, { type: "module" });
-  } else {
-    const source = `import ${JSON.stringify(url.href)};`;
-    w = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })),
-      { type: "module" });
-  }
+  if (url.origin === location.origin) return new Worker(url, { type: "module" });
+  const source = `import ${JSON.stringify(url.href)};`;
+  return new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })),
+    { type: "module" });
+}
+
+// The next visit's Python snapshot, made by a second worker after a load that booted Python
+// (next_visit.js, imported once the load has answered: nothing more before the worker starts).
+let nextVisit = null;
+function nextVisitSnapshot() {
+  nextVisit ??= import("./next_visit.js").then((m) => new m.NextVisitSnapshot(spawnWorker),
+    (err) => ({ expect() {}, answered() {},
+      done: Promise.resolve({ stored: false, reason: `next_visit.js did not load: ${err.message}` }) }));
+  return nextVisit;
+}
+
+function startWorker() {
+  const w = spawnWorker();
   w.onmessage = (event) => {
     const msg = event.data;
     if (msg.type === "fatal") {
@@ -58,6 +68,7 @@ function startWorker() {
     if (!call) return;
     pending.delete(msg.id);
     const roundTrip = performance.now() - call.start;
+    nextVisit?.then((n) => n.answered());
     if (msg.ok) {
       call.resolve({ value: msg.value, workerMs: msg.ms, roundTripMs: roundTrip });
     } else {
@@ -117,7 +128,10 @@ export async function load(options = {}) {
   if (listener) events.addEventListener("progress", listener);
   loading = request("load", { config: { base: BASE.href, device, models, pyodidePackages, autotune } })
     .then((answer) => {
-      loaded = answer.value;
+      const { nextVisit: wanted, ...value } = answer.value;
+      nextVisitSnapshot().then((n) => n.expect(wanted));
+      answer.value = value;
+      loaded = value;
       record("load", answer, loaded.device);
       return loaded;
     })
@@ -131,6 +145,24 @@ export async function load(options = {}) {
 function ready() {
   if (!loaded) throw new Error("pyrite is not loaded: await pyrite.load() first");
   return loaded;
+}
+
+/**
+ * Resolves once what this visit leaves for the next one is done: after a load that booted
+ * Python (a first visit), a second worker makes the next visit's Python snapshot once the
+ * page's first request after the load is answered (or after a second without one), and this
+ * resolves to `{stored, reason, ms, bytes}` when it is stored (or was not made: `reason`).
+ * After a load that restored a snapshot it resolves at once. A page closed earlier leaves no
+ * snapshot, and the next visit boots Python again.
+ */
+export async function nextVisitReady() {
+  if (!loaded && !loading) return { stored: false, reason: "pyrite is not loaded: call pyrite.load() first" };
+  try {
+    await (loaded || loading);
+  } catch (err) {
+    return { stored: false, reason: `pyrite did not load: ${err.message}` };
+  }
+  return (await nextVisitSnapshot()).done;
 }
 
 /** Run Python code in the worker; resolves to the value of its last expression (as JS). */

@@ -12,16 +12,22 @@
 // Unprompted it posts {type: "progress", stage, detail} while loading, {type: "stdout"|"stderr",
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
-import { cacheFetchesOf, cachedFetch, fetchManifest, prune, storeSnapshot } from "./cache.js";
+import {
+  cacheFetchesOf, cachedFetch, fetchManifest, prune, runtimeOf, snapshotEntries, storeSnapshot,
+} from "./cache.js";
 import { requestAdapter, startGpu } from "./gpu_start.js";
+import { installBundle, timedBoot } from "./python_setup.js";
 import { restoreAhead, take } from "./restore.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
-import { installWheel, sitePackages } from "./wheels.js";
+import { makeNextVisitSnapshot } from "./snapshot_background.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
 let manifest = null;
 let base = null;
+// what the page needs for the next visit's snapshot ({base, manifest, key}) after a load that
+// booted Python: made by a second worker (snapshot_background.js), null after a restore
+let nextVisit = null;
 
 const post = (msg) => self.postMessage(msg);
 
@@ -135,7 +141,7 @@ async function restart(config) {
   const models = {};
   for (const name of config.models || []) models[name] = await loadModel(name);
   return { ...started, models, timings: { totalMs: performance.now() - t0 },
-    pyodide: manifest.pyodide.version };
+    pyodide: manifest.pyodide.version, nextVisit };
 }
 
 // Pyodide's WebAssembly starts with 30 MiB of memory and restores a snapshot into it without
@@ -215,8 +221,7 @@ async function load(config) {
   });
   const { indexURL } = taken.pyodide;
   // Pyodide fetches its runtime files itself: through the cache, keyed by their hashes
-  const runtime = Object.fromEntries((manifest.pyodide.files || []).map(
-    (f) => [new URL(f.path, base).href, f.sha256]));
+  const runtime = runtimeOf(manifest, base);
   cacheFetchesOf(runtime);
   const { loadPyodide } = await taken.pyodide.loader;
   const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
@@ -239,41 +244,17 @@ async function load(config) {
   }
   timings.snapshot = Boolean(pyodide);
   timings.snapshotFrom = pyodide ? saved.from : null;
-  if (!pyodide) pyodide = await loadPyodide({ ...options, _makeSnapshot: true });
+  if (!pyodide) pyodide = await loadPyodide({ ...options, createPyodideModule: timedBoot(indexURL, timings, t0) });
   timings.pyodideMs = performance.now() - t0;
 
   progress("wheels", { wheels: manifest.wheels.map((w) => w.name) });
   const t1 = performance.now();
-  // the wheels are pure Python without dependencies: writing their files into site-packages
-  // is what micropip would do, without its import and resolution (about 0.5 s of a cold
-  // start); micropip itself is installed the same way, for code that wants more packages.
-  // After a snapshot too: it holds Python's memory (the imported modules), not the files.
-  // wheels.js writes them from JavaScript (Pyodide's unpackArchive unzips in Python: 0.3 s)
-  const folder = sitePackages(pyodide);
-  const written = await Promise.all(manifest.wheels.map(async (w, i) => installWheel(
-    pyodide.FS, await wheels[i], folder, `wheel ${w.name}`)));
-  timings.wheelFiles = written.reduce((a, b) => a + b, 0);
-  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  // after a snapshot too: it holds Python's memory (the imported modules), not the files
+  timings.wheelFiles = await installBundle(pyodide, manifest, base, wheels);
   timings.wheelsMs = performance.now() - t1;
-  // the bundle's standard library is trimmed to what pyrite imports: the rest on demand (the
-  // URL and the left-out names passed as Python literals: JSON strings and lists are ones)
-  const stdlib = manifest.pyodide.stdlib;
-  if (stdlib) {
-    const args = [new URL(stdlib.path, base).href, stdlib.modules].map((a) => JSON.stringify(a));
-    pyodide.runPython(`import pyrite.wasm.stdlib_fallback as s; s.install(${args.join(", ")})`);
-  }
-  if (!timings.snapshot) {
-    const tPreload = performance.now();
-    pyodide.runPython("import pyrite.wasm.preload");
-    timings.preloadMs = performance.now() - tPreload;
-    pyodide.runPython("pyrite.wasm.preload.freeze()");
-    try {
-      storeSnapshot(snapshot, pyodide.makeMemorySnapshot());
-    } catch (err) {
-      console.warn(`pyrite: no Python snapshot for the next visit: ${err}`);
-    }
-    timings.snapshotMakeMs = performance.now() - tPreload - timings.preloadMs;
-  }
+  // a booted Python is not snapshotted here (it would import all of pyrite first): the page
+  // has a second worker make the next visit's snapshot after this load (snapshot_background.js)
+  nextVisit = timings.snapshot ? null : { base: base.href, manifest, key: snapshot };
   if (config.device === "numpy" || (config.device === "auto" && config.pyodidePackages)) {
     try { await pyodide.loadPackage("numpy", { messageCallback: () => {} }); } catch (e) { progress("numpy-unavailable", { message: String(e) }); }
   }
@@ -296,15 +277,19 @@ async function load(config) {
   for (const [i, name] of wanted.entries()) models[name] = await loadModel(name, fetched[i]);
   timings.modelsMs = performance.now() - t3;
   timings.totalMs = performance.now() - t0;
+  // what the worker fetched, when (ms since the load's start): waiting vs working
+  timings.fetches = performance.getEntriesByType("resource").filter((e) => e.name.startsWith(base.href))
+    .map((e) => [e.name.slice(base.href.length).split("?")[0], Math.round(e.startTime - t0),
+      Math.round(e.responseEnd - t0), e.transferSize]);
   progress("ready");
   // what an older bundle left in the cache goes (after the load: it never delays it)
-  const keep = [[snapshot, null], ...Object.entries(runtime),
+  const keep = [...snapshotEntries(snapshot).map((key) => [key, null]), ...Object.entries(runtime),
     ...manifest.wheels.map((w) => [new URL(w.path, base).href, w.sha256]),
     ...Object.values(manifest.models).flatMap((m) => [[new URL(m.path, base).href, m.sha256],
       [new URL(m.kernels.path, base).href, m.kernels.sha256],
       ...Object.values(m.files || {}).map((f) => [new URL(f.path, base).href, f.sha256])])];
   prune(base.href, keep);
-  return { ...started, models, timings, pyodide: manifest.pyodide.version };
+  return { ...started, models, timings, pyodide: manifest.pyodide.version, nextVisit };
 }
 
 function toJs(value) {
@@ -362,6 +347,7 @@ async function runCaptured(code) {
 
 const handlers = {
   load: (msg) => load(msg.config),
+  snapshot: (msg) => makeNextVisitSnapshot(msg.config, fetchChecked), // a second worker's only request
   run: async (msg) => {
     if (!pyodide) throw new Error("pyrite is not loaded: call pyrite.load() first");
     if (msg.capture) return runCaptured(msg.code);

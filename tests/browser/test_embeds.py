@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,13 @@ def test_exported_bundle_works_from_a_plain_static_server(site: tuple[Path, str]
     page.wait_for_function("document.getElementById('heard').textContent.startsWith('heard')")
     assert page.inner_text("#heard") == "heard 1"
     assert page.evaluate("document.getElementById('mnist').lastResult.backend") == "webgpu (page)"
-    assert len(page.workers) == 1  # the script, the widget and pyrite.run share one worker
+    # the script, the widget and pyrite.run share one worker (a second one makes the next
+    # visit's Python snapshot meanwhile, and is gone when it is stored)
+    assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True
+    deadline = time.monotonic() + 10  # a terminated worker leaves the list a moment later
+    while len(page.workers) != 1:
+        assert time.monotonic() < deadline, page.workers
+        page.wait_for_timeout(20)
     assert page.errors == []
     # the script, the widget and pyrite.run imported only what the trimmed standard library
     # holds: its whole copy (in the bundle for other imports) was never fetched
@@ -161,9 +168,12 @@ def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     first = [u for u in fetched if "/wheels/" in u or "/models/" in u or "pyodide.asm" in u]
     assert first  # the first visit downloaded the runtime, wheels and records
+    # a second worker makes the next visit's Python snapshot once the page is ready
+    made = page.evaluate("pyrite.nextVisitReady()")
+    assert made["stored"] is True and made["bytes"] > 30e6, made
     kept = page.evaluate("caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.length)")
-    assert kept == 9  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
-    # and the snapshot of Python
+    assert kept == 10  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
+    # and the snapshot of Python (its memory and its record)
     # a repeat visit: nothing that did not change is downloaded again
     fetched.clear()
     page.reload()

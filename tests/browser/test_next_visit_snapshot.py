@@ -1,0 +1,132 @@
+"""The next visit's Python snapshot (wasm/snapshot_background.js, wasm/next_visit.js): a first
+visit that booted Python has a second worker make it once the page's first request after the
+load is answered, and the repeat visit restores it; a visit closed while it is being made, and
+a store left half-written (the memory without its record, or a record whose memory is cut
+short), leave nothing a later visit restores: it boots Python and makes the snapshot again."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import harness, test_embeds
+from .test_embeds import HOST, SUB, StaticServer, export
+
+new_page = test_embeds.new_page  # the same fixture: fresh contexts recording console errors
+
+pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
+                                reason=str(harness.unavailable()))
+
+# the snapshot's entries in the worker's cache: its record (the key) and its memory
+ENTRIES = """caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.map((k) => k.url)
+  .filter((u) => u.includes('/pyrite-python.snapshot?')).sort())"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """The default export (no snapshot in the bundle) at /tools/pyrite/, a host page at /."""
+    root = tmp_path_factory.mktemp("site")
+    done = export(root / SUB, "mnist")
+    assert done.returncode == 0, done.stderr
+    (root / "index.html").write_text(HOST.format(bundle=f"/{SUB}/", before=""))
+    server = StaticServer(root)
+    yield root, server.url
+    server.stop()
+
+
+def _visit(page: Any, url: str) -> dict[str, Any]:
+    """Load the host page (its pyrite.run answers on webgpu); the load's timings."""
+    page.goto(url)
+    assert page.evaluate("window.computed") == [[1.5], [6.0]]
+    timings: dict[str, Any] = page.evaluate("pyrite.load().then((got) => got.timings)")
+    return timings
+
+
+def _one_worker(page: Any) -> None:
+    """Wait until the page has one worker left (a terminated one leaves Playwright's list a
+    moment later)."""
+    deadline = time.monotonic() + 10
+    while len(page.workers) != 1:
+        assert time.monotonic() < deadline, page.workers
+        page.wait_for_timeout(20)
+
+
+def _warnings(page: Any) -> list[str]:
+    said: list[str] = []
+    page.on("console", lambda m: said.append(m.text) if m.type == "warning" else None)
+    return said
+
+
+def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
+        site: tuple[Path, str], new_page: Callable[..., Any]) -> None:
+    _, url = site
+    page = new_page()
+    timings = _visit(page, f"{url}/")
+    assert timings["snapshot"] is False  # a first visit boots Python
+    # ... without importing all of pyrite for the next visit on the way to its first answer
+    assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
+        is False
+    made = page.evaluate("pyrite.nextVisitReady()")
+    assert made["stored"] is True and made["reason"] is None, made
+    assert made["bytes"] > 30e6  # Python with pyrite imported
+    _one_worker(page)  # the second worker is gone once it has stored it
+    assert len(page.evaluate(ENTRIES)) == 2  # the memory and its record
+    page.reload()
+    assert page.evaluate("window.computed") == [[1.5], [6.0]]
+    timings = page.evaluate("pyrite.load().then((got) => got.timings)")
+    assert timings["snapshot"] is True and timings["snapshotFrom"] == "cache", timings
+    # the restored Python has what the second worker imported
+    assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
+        is True
+    again = page.evaluate("pyrite.nextVisitReady()")
+    assert again["stored"] is False and "not needed" in again["reason"]
+    assert len(page.workers) == 1  # no second worker after a restore
+    assert page.errors == []
+
+
+def test_a_visit_closed_while_the_snapshot_is_made_leaves_none(
+        site: tuple[Path, str], new_page: Callable[..., Any]) -> None:
+    _, url = site
+    page = new_page()
+    context = page.context
+    _visit(page, f"{url}/")
+    deadline = time.monotonic() + 60
+    while len(page.workers) < 2:  # the second worker starts after the page's first answer
+        assert time.monotonic() < deadline, "no second worker started"
+        page.wait_for_timeout(20)
+    page.close()  # the visit ends while it boots Python for the snapshot
+    later = context.new_page()
+    later.set_default_timeout(180_000)
+    said = _warnings(later)
+    assert _visit(later, f"{url}/")["snapshot"] is False  # nothing to restore: it booted
+    assert not [w for w in said if "snapshot" in w], said
+    assert later.evaluate("pyrite.nextVisitReady()")["stored"] is True  # and made it again
+
+
+def test_a_half_written_snapshot_is_not_restored(site: tuple[Path, str],
+                                                 new_page: Callable[..., Any]) -> None:
+    _, url = site
+    page = new_page()
+    said = _warnings(page)
+    _visit(page, f"{url}/")
+    assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True
+    record, memory = sorted(page.evaluate(ENTRIES), key=lambda u: "pyrite-part" in u)
+    assert "pyrite-part=memory" in memory
+    # a visit closed between writing the memory and its record leaves the memory alone
+    page.evaluate("(key) => caches.open('pyrite').then((c) => c.delete(key))", record)
+    assert _visit(page, f"{url}/")["snapshot"] is False
+    assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True  # made again, whole
+    # a record whose memory is not all there: not restored (one warning), Python boots
+    page.evaluate("""(key) => caches.open('pyrite').then((c) => c.put(key,
+        new Response(new Uint8Array(4096))))""", memory)
+    said.clear()
+    assert _visit(page, f"{url}/")["snapshot"] is False
+    assert any("snapshot is 4096 bytes" in w for w in said), said
+    assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True
+    # and the next visit restores the one made then
+    assert _visit(page, f"{url}/")["snapshotFrom"] == "cache"
+    assert page.errors == []

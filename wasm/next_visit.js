@@ -1,0 +1,73 @@
+// The page's half of the next visit's Python snapshot (snapshot_background.js says why and how
+// a second worker makes it): pyrite.js tells it about its worker's load and answers; it starts
+// the second worker (worker.js again, asked {type: "snapshot"}), ends it when it is done, and
+// `done` says how it went (pyrite.nextVisitReady()). It imports nothing, so a page's import of
+// pyrite.js loads no more than this file for it.
+
+/** ms after the page's load answer, without another request answered, before starting. */
+export const IDLE_MS = 1000;
+
+/**
+ * The page's side: `spawn()` starts a worker running worker.js. `done` resolves to
+ * {stored, reason, ms, bytes} once the snapshot is stored, or was not needed or not made.
+ */
+export class NextVisitSnapshot {
+  constructor(spawn) {
+    this.spawn = spawn;
+    this.wanted = null;
+    this.timer = null;
+    this.state = "waiting"; // -> "scheduled" -> "running" -> "done"
+    this.done = new Promise((resolve) => { this.finish = resolve; });
+  }
+
+  /** After the page's load answered: `wanted` ({base, manifest, key}) or null (restored). */
+  expect(wanted) {
+    if (this.state !== "waiting") return;
+    if (!wanted) {
+      this.end({ stored: false, reason: "not needed: Python was restored from a snapshot" });
+      return;
+    }
+    this.wanted = wanted;
+    this.state = "scheduled";
+    this.timer = setTimeout(() => this.start(), IDLE_MS);
+  }
+
+  /** The page's worker answered a request after its load: start now. */
+  answered() {
+    if (this.state === "scheduled") this.start();
+  }
+
+  end(result) {
+    clearTimeout(this.timer);
+    this.state = "done";
+    this.finish(result);
+  }
+
+  start() {
+    if (this.state !== "scheduled") return;
+    clearTimeout(this.timer);
+    this.state = "running";
+    let worker;
+    try {
+      worker = this.spawn();
+    } catch (err) {
+      this.end({ stored: false, reason: `no second worker: ${err.message}` });
+      return;
+    }
+    const stop = (result) => {
+      if (this.state === "done") return; // a second message after the first ended it
+      worker.terminate(); // its Pyodide's memory goes with it
+      if (!result.stored) console.warn(`pyrite: no Python snapshot for the next visit (${result.reason}): it boots Python again`);
+      this.end(result);
+    };
+    worker.onmessage = (event) => {
+      const msg = event.data;
+      if (msg.type === "fatal") stop({ stored: false, reason: msg.message });
+      if (msg.id !== 1) return; // its progress and output are not the page's business
+      stop(msg.ok ? msg.value : { stored: false, reason: msg.error.message });
+    };
+    worker.onerror = (event) => stop({ stored: false, reason: event.message || "the worker failed" });
+    worker.postMessage({ id: 1, type: "snapshot", config: this.wanted });
+  }
+}
+
