@@ -55,6 +55,9 @@ def test_a_repeat_visit_requests_no_runtime_wheels_or_records(
         assert any(u.endswith("/pyodide.asm.wasm") and size > 0 for u, size in fixed), first
         assert any("/models/" in u and size > 0 for u, size in fixed), first
         assert any("/wheels/" in u and size > 0 for u, size in fixed), first
+        # the next visit's snapshot is made by a second worker after the first answer
+        stored = page.evaluate("import('./pyrite.js').then((p) => p.nextVisitReady())")
+        assert stored["stored"] is True, stored
         again = _visit(page, url)
         requested = [(u, size) for u, size in again if any(d in u for d in FIXED) and size > 0]
         assert requested == [], requested
