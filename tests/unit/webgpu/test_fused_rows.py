@@ -9,34 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
 
 import pyrite
-from pyrite import config
 from pyrite.backend.autodiff import Autodiff
-from pyrite.errors import BackendUnavailable
 from pyrite.webgpu import fusion
-from pyrite.webgpu.fusion import Fusion
 
 RNG = np.random.default_rng(5)
 
 
-@pytest.fixture(scope="module")
-def _fused() -> Any:
-    try:
-        return pyrite.device("fusion<webgpu>")
-    except BackendUnavailable as exc:
-        if "webgpu" in config.required_backends():
-            pytest.fail(f"webgpu is required (PYRITE_REQUIRE) but unavailable: {exc}")
-        pytest.skip(f"fusion<webgpu> unavailable: {exc}")
-
-
-@pytest.fixture
-def fdev(_fused: Any) -> Any:
-    """The shared fusion<webgpu> device, with nothing pending from an earlier test."""
-    assert isinstance(_fused, Fusion)
-    _fused.sync()
-    return _fused
+# `fdev`: the shared fusion<webgpu> device (conftest.py)
 
 
 def _softmax(z: np.ndarray, dim: int) -> np.ndarray:
