@@ -5,13 +5,13 @@ latency and the largest difference from pyrite's numpy backend."""
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import common
 import numpy as np
 from browser_assets import load_weights, write_onnx, write_tfjs_weights
 from browser_servers import PAGE_INFO_JS, WEB, Server, launch
@@ -167,12 +167,7 @@ def measure_all(pw: Any, server: Server, peers: list[Peer], args: argparse.Names
                      if k.endswith("median_ms") or k in ("max_abs_diff", "error")})
 
 
-
 def npm_versions() -> dict[str, str]:
-    out = {}
-    for name in NPM_PACKAGES:
-        manifest = WEB / "node_modules" / name / "package.json"
-        if manifest.exists():
-            out[name] = json.loads(manifest.read_text())["version"]
-    return out
+    """The peers' npm packages as installed for the pages (common.npm_versions)."""
+    return common.npm_versions(WEB / "node_modules", NPM_PACKAGES)
 

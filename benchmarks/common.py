@@ -33,6 +33,17 @@ def write_results(path: Path, result: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
+def npm_versions(node_modules: Path, names: list[str]) -> dict[str, str]:
+    """The installed version of each npm package in `names` under `node_modules` (those
+    present), for a result's record of the peers it ran."""
+    out = {}
+    for name in names:
+        manifest = node_modules / name / "package.json"
+        if manifest.exists():
+            out[name] = json.loads(manifest.read_text())["version"]
+    return out
+
+
 def timed(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
           iters: int) -> dict[str, float]:
     """Milliseconds per evaluation: median and best of `iters` blocks of `reps` evaluations

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import write_results
+
 HERE = Path(__file__).resolve().parent
 WIDE = "t128x256x16_8x16_u8_pp_cr"
 DEFAULT_CONFIGS = [WIDE, WIDE + "_nb", WIDE + "_nl", WIDE + "_nc"]
@@ -161,8 +163,7 @@ def main() -> int:
                              " (spirv_shim), vec4 variant, layout nn")
                             + "; counts over the whole module",
                   "modules": rows}
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_results(Path(args.out), result)
         print(f"wrote {args.out}")
     return 0
 

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from browser_servers import CHROMIUM, CHROMIUM_ARGS, PAGE_INFO_JS, Server, pyrite_app
-from common import cpu_name, write_results
+from common import cpu_name, npm_versions, write_results
 
 HERE = Path(__file__).resolve().parent
 TFJS = HERE / "tfjs"
@@ -324,13 +324,6 @@ def combined_app(main: Any) -> Any:
     return app
 
 
-def npm_versions() -> dict[str, str]:
-    out = {}
-    for name in NPM_PACKAGES:
-        manifest = TFJS / "node_modules" / name / "package.json"
-        if manifest.exists():
-            out[name] = json.loads(manifest.read_text())["version"]
-    return out
 
 
 def native_adapter() -> str | None:
@@ -451,7 +444,8 @@ def main() -> None:
         "page_adapter": page_info.get("adapter"),
         "page_cross_origin_isolated": page_info.get("crossOriginIsolated"),
         "page_user_agent": page_info.get("userAgent"),
-        "npm": npm_versions(), "runners": runners, "ratios": ratios,
+        "npm": npm_versions(TFJS / "node_modules", NPM_PACKAGES), "runners": runners,
+        "ratios": ratios,
         "ratios_each_round": ratios_each_round, "notes": notes,
         "wall_s": round(time.perf_counter() - started, 1),
     }

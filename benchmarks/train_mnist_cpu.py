@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import os
 import platform
 import pstats
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cpu_name, guide_model, load_average, pin_threads
+from common import cpu_name, guide_model, load_average, pin_threads, write_results
 
 import pyrite
 from pyrite.demos.mnist import MnistBatcher, ModelConfig
@@ -214,8 +213,7 @@ def main() -> None:
         for row in results["pyrite_profile"]["top_functions_by_own_time"][:10]:
             print(f"  {row['own_share']:6.1%}  {row['function']}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        write_results(args.out, results)
         print(f"wrote {args.out}")
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import platform
 import statistics
@@ -39,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import wgpu
-from common import cuda_torch
+from common import cuda_torch, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -542,8 +541,7 @@ def main() -> int:
             line += f"  numpy {row['numpy']['gflops']:9.1f}  ratio {row['ratio_vs_numpy']:.2f}"
         print(line)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_results(Path(args.out), result)
         print(f"wrote {args.out}")
     return 1 if bad else 0
 

@@ -19,7 +19,6 @@ the same run when a CUDA GPU is present. Timing as in webgpu_matmul.py.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import webgpu_matmul as wm
-from common import cuda_torch
+from common import cuda_torch, write_results
 
 mc = wm.mc
 LOOP = "    var s = 0u;\n    loop {"
@@ -128,8 +127,7 @@ def main() -> int:
         "sizes": rows,
     }
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_results(Path(args.out), result)
         print(f"wrote {args.out}")
     return 0
 
