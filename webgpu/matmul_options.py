@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .unchecked_module import ALL_CHECKS, BOUNDS_CHECKS, LOOP_BOUNDING
@@ -152,8 +153,11 @@ def edges(cfg: TileConfig) -> str:
 def with_edges(cfg: TileConfig, mode: str) -> TileConfig:
     """`cfg` with the loads of `mode` (one of EDGES; `_ha` only stays with "in"), named by
     its tile and its options."""
-    if edges(cfg) == mode:
-        return cfg
+    return cfg if edges(cfg) == mode else _edges_twin(cfg, mode)
+
+
+@lru_cache(maxsize=1024)  # asked on every launch of a tiled product (matmul_config.for_shape)
+def _edges_twin(cfg: TileConfig, mode: str) -> TileConfig:
     base = split_name(cfg.name)[0]
     twin = replace(cfg, name=base, interior=mode == "in", clamped=mode == "cl",
                    hoist=cfg.hoist and mode == "in")
