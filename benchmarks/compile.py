@@ -199,31 +199,8 @@ def charlm_generate(tokens: int) -> dict[str, Any]:
     return found
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--infer-batch", type=int, default=256)
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--tokens", type=int, default=100, help="charlm characters generated")
-    ap.add_argument("--skip", default="", help="comma-separated: charlm, infer, generate")
-    ap.add_argument("--wgpu-py-paths", action="store_true",
-                    help="replay and read back through wgpu-py's objects (the paths before "
-                    "native.py's C-function ones), for an A/B")
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
-    skip = set(filter(None, args.skip.split(",")))
-    if args.wgpu_py_paths:
-        use_wgpu_py_paths()
-    torch = cuda_torch()
-    timing = (args.warmup, args.steps, args.repeats)
-    result: dict[str, Any] = {
-        "adapter": str(pyrite.webgpu.WebGpu().adapter), "cpu": cpu_name(),
-        "python": platform.python_version(),
-        "torch": getattr(torch, "__version__", None) if torch else None,
-        "host_paths": "wgpu-py objects" if args.wgpu_py_paths else "wgpu-native C functions"}
-
+def mnist_train(args: Any, timing: tuple[int, int, int], torch: Any) -> dict[str, Any]:
+    """The MNIST training rows: pyrite eager and compiled, PyTorch where present."""
     data = mnist_data(4, args.batch)
     train: dict[str, Any] = {}
     breakdown = Breakdown()
@@ -253,7 +230,41 @@ def main() -> None:
     add_ratios(train, "images_per_s")
     train["compiled_vs_eager"] = round(train["pyrite_compiled"]["images_per_s"]
                                        / train["pyrite_eager"]["images_per_s"], 3)
-    result["mnist_train"] = train
+    return train
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--infer-batch", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tokens", type=int, default=100, help="charlm characters generated")
+    ap.add_argument("--skip", default="", help="comma-separated: train, infer, charlm, generate")
+    ap.add_argument("--only", default="", help="comma-separated: run only these of train, "
+                    "infer, charlm, generate (the MNIST rows alone: --only train,infer)")
+    ap.add_argument("--wgpu-py-paths", action="store_true",
+                    help="replay and read back through wgpu-py's objects (the paths before "
+                    "native.py's C-function ones), for an A/B")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    only = set(filter(None, args.only.split(",")))
+    if only:
+        skip |= {"train", "infer", "charlm", "generate"} - only
+    if args.wgpu_py_paths:
+        use_wgpu_py_paths()
+    torch = cuda_torch()
+    timing = (args.warmup, args.steps, args.repeats)
+    result: dict[str, Any] = {
+        "adapter": str(pyrite.webgpu.WebGpu().adapter), "cpu": cpu_name(),
+        "python": platform.python_version(),
+        "torch": getattr(torch, "__version__", None) if torch else None,
+        "host_paths": "wgpu-py objects" if args.wgpu_py_paths else "wgpu-native C functions"}
+
+    if "train" not in skip:
+        result["mnist_train"] = mnist_train(args, timing, torch)
 
     if "infer" not in skip:
         data = mnist_data(4, args.infer_batch)
