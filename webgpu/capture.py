@@ -374,6 +374,8 @@ class CaptureEngine:
     def __init__(self, backend: Any) -> None:
         self.backend = backend
         self.kernels: Kernels = backend.kernels
+        #: id -> backend, for the backends (decorators of this device) `layout` has checked
+        self._backends: dict[int, Any] = {}
 
     def begin(self, trace: Trace, tensors: Sequence[Tensor]) -> Session:
         for t in tensors:
@@ -385,22 +387,23 @@ class CaptureEngine:
         """What of the tensors a program depends on: views, dtypes, which share a buffer."""
         seen: dict[int, int] = {}
         out = []
-        mine: set[int] = set()
+        known = self._backends
         for i, t in enumerate(tensors):
-            if id(t._backend) not in mine:
-                if engine_of(t._backend) is not self:
-                    raise Refusal(f"its tensors are on several devices ({t._backend.name} and "
+            backend = t._backend
+            if known.get(id(backend)) is not backend:
+                if engine_of(backend) is not self:
+                    raise Refusal(f"its tensors are on several devices ({backend.name} and "
                                   f"{self.backend.name} ...); compile a step per device")
-                mine.add(id(t._backend))
+                known[id(backend)] = backend  # the backends are few and live long
             prim = t._prim
             if prim.__class__ is Tracked:
                 prim = prim.value
             if prim.__class__ is FusedTensor and prim.node is not None:
-                for fusion in fusions(t._backend):
+                for fusion in fusions(backend):
                     fusion.flush()
-            view = device_view(t._prim)
+            view = device_view(prim)
             first = seen.setdefault(id(view.block), i)
-            out.append((t._backend.name, view.shape, view.strides, view.offset, view.dtype, first))
+            out.append((backend.name, view.shape, view.strides, view.offset, view.dtype, first))
         return tuple(out)
 
 

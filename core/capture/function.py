@@ -54,12 +54,8 @@ def _reached_optimizers(fn: Callable[..., Any]) -> list[Any]:
         return found
     values: list[Any] = [c.cell_contents for c in (target.__closure__ or ())
                          if _filled(c)]
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names.update(const.co_names)
     glob = getattr(target, "__globals__", {})
-    values += [glob[n] for n in names if n in glob]
+    values += [glob[n] for n in _names(code) if n in glob]
     bound = getattr(fn, "__self__", None)
     if bound is not None:
         values += list(getattr(bound, "__dict__", {}).values())
@@ -67,6 +63,17 @@ def _reached_optimizers(fn: Callable[..., Any]) -> list[Any]:
         if isinstance(v, Optimizer) and not any(v is f for f in found):
             found.append(v)
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _names(code: Any) -> tuple[str, ...]:
+    """The global names `code` and the functions defined in it may read (fixed per code
+    object, so found once: a compiled call looks them up on every call)."""
+    names = dict.fromkeys(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names.update(dict.fromkeys(const.co_names))
+    return tuple(names)
 
 
 def _filled(cell: Any) -> bool:
@@ -99,6 +106,7 @@ class CompiledFunction:
         self._pending: OrderedDict[Any, Any] = OrderedDict()
         self._warned: set[str] = set()
         self.captures = self.replays = self.fallbacks = 0
+        self._last_engine: tuple[Any, Any] | None = None  # (backend, its engine's layer)
         functools.update_wrapper(self, fn)
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
@@ -142,7 +150,7 @@ class CompiledFunction:
         tensors = [x for x in leaves if isinstance(x, Tensor)]
         if self.inference and any(_tracked(t) for t in tensors):
             return self.fn(*args, **kwargs)  # gradients must reach what the result came from
-        engine = _engine(tensors)
+        engine = self._engine(tensors)
         if engine is None:
             return self.fn(*args, **kwargs)  # nothing to replay on this device
         numbers = [x for x in leaves if not isinstance(x, Tensor)]
@@ -235,6 +243,17 @@ class CompiledFunction:
                     old.release()
         return built[0]
 
+    def _engine(self, tensors: list[Tensor]) -> Any:
+        """The capture engine of the first tensor's device (the layer that has it is kept for
+        the last device: a reset device makes a new engine, so it is asked each time)."""
+        if not tensors:
+            return None
+        backend = tensors[0]._backend
+        last = self._last_engine
+        if last is None or last[0] is not backend:
+            last = self._last_engine = (backend, engine_layer(backend))
+        return last[1].capture_engine() if last[1] is not None else None
+
     def _drop(self, key: Any) -> None:
         program = self._programs.pop(key, None)
         if program is not None and program is not _EAGER:
@@ -273,12 +292,6 @@ def _tracked(t: Tensor) -> bool:
     """Whether autodiff tracks `t` (it requires grad or came from one that does)."""
     prim = t._prim
     return prim.__class__ is Tracked and prim.node is not None
-
-
-def _engine(tensors: list[Tensor]) -> Any:
-    """The capture engine of the first tensor's device."""
-    layer = engine_layer(tensors[0]._backend) if tensors else None
-    return layer.capture_engine() if layer is not None else None
 
 
 def _untrace_optimizers(optimizers: list[Any]) -> None:

@@ -22,6 +22,7 @@ from ..module.base import Module
 from ..module.param import Param
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
+from . import memo
 
 
 class Refused(Exception):
@@ -158,40 +159,63 @@ def _flatten_module(module: Module, leaves: list[Leaf]) -> Spec:
     """Params and constant tensors in `Module._visit`'s order (so `_map` puts them back), and
     every plain attribute of the module and its submodules (a dropout's probability, a
     convolution's stride): a replay computes with the values captured, so another value is
-    another signature. One walk gathers both."""
+    another signature. One walk gathers both; a module unchanged since its last walk is not
+    walked again (memo.py)."""
+    found = memo.recall(module)
+    if found is not None:  # the key and leaves only: an entry must not keep the module alive
+        leaves.extend(found[1])
+        return Spec("module", found[0], module, (_TENSOR,) * len(found[1]))
+    mine: list[Leaf] = []
     shape: list[Any] = []
     settings: list[Any] = []
-    _walk(module, "", leaves, shape, settings)
-    kids = (_TENSOR,) * len(shape)
-    return Spec("module", (type(module), tuple(shape), tuple(settings)), module, kids)
+    seen: tuple[list[Any], list[Any], list[Any]] | None = \
+        ([], [], []) if memo.wanted(module) else None
+    _walk(module, "", mine, shape, settings, seen)
+    key = (type(module), tuple(shape), tuple(settings))
+    if seen is not None:
+        memo.remember(module, *seen, (key, tuple(mine)))
+    leaves.extend(mine)
+    return Spec("module", key, module, (_TENSOR,) * len(shape))
 
 
 def _walk(module: Module, prefix: str, leaves: list[Leaf], shape: list[Any],
-          settings: list[Any]) -> None:
+          settings: list[Any], seen: tuple[list[Any], list[Any], list[Any]] | None) -> None:
+    """`seen`, when given, gets the modules visited, the lists their attributes hold and the
+    params found (what memo.py's snapshot checks)."""
+    if seen is not None:
+        seen[0].append(module)
     for name, value in module._attrs():
         path = prefix + name
         if isinstance(value, Param):
             leaves.append(value.val)
             shape.append((path, value.id, value.require_grad))
+            if seen is not None:
+                seen[2].append(value)
         elif isinstance(value, Module):
-            _walk(value, path + ".", leaves, shape, settings)
+            _walk(value, path + ".", leaves, shape, settings, seen)
         elif isinstance(value, Tensor):
             leaves.append(value)
             shape.append((path,))
         elif isinstance(value, (list, tuple)) and value and all(
                 isinstance(v, (Module, Param)) for v in value):
+            if seen is not None and isinstance(value, list):
+                seen[1].append(value)
             for i, item in enumerate(value):
                 if isinstance(item, Param):
                     leaves.append(item.val)
                     shape.append((f"{path}.{i}", item.id, item.require_grad))
+                    if seen is not None:
+                        seen[2].append(item)
                 else:
-                    _walk(item, f"{path}.{i}.", leaves, shape, settings)
+                    _walk(item, f"{path}.{i}.", leaves, shape, settings, seen)
         elif value is None or isinstance(value, (bool, int, float, str, tuple)):
             try:
                 hash(value)
             except TypeError:
                 continue
             settings.append((path, value))
+        elif seen is not None and isinstance(value, list):
+            seen[1].append(value)  # it may hold submodules later
 
 
 def _build_module(template: Module, values: list[Any]) -> Module:
