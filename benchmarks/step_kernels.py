@@ -50,8 +50,9 @@ class Tap:
         make, replay = rt.pipeline, rt.replay
         self.replay = replay  # the untapped replay, for the timing
 
-        def pipeline(key: Any, source: str, entry_point: str = "main") -> Any:
-            found = make(key, source, entry_point)
+        def pipeline(key: Any, source: str, entry_point: str = "main",
+                     *checks: Any) -> Any:
+            found = make(key, source, entry_point, *checks)
             self.names[id(found)] = label(key, entry_point)
             return found
 
