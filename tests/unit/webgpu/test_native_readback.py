@@ -53,6 +53,38 @@ def test_a_read_sees_the_work_recorded_before_it(native) -> None:
     np.testing.assert_array_equal(got, values * 8)
 
 
+@pytest.mark.parametrize("spin_s", [0.0, 1e-9, 10.0])
+def test_the_wait_polls_then_blocks_and_sees_the_work(native, monkeypatch, spin_s) -> None:
+    """No spin (one blocking poll), a spin shorter than the work (then a blocking poll) and a
+    spin longer than it: each read sees every dispatch before it."""
+    monkeypatch.setattr(native_readback, "SPIN_S", spin_s)
+    values = np.arange(1 << 16, dtype=np.float32)
+    buffer = native.create_buffer(values.nbytes)
+    native.write_buffer(buffer, 0, values.tobytes())
+    pipeline = native.pipeline("test-readback-double", _DOUBLE)
+    group = native.bind_group(pipeline, [buffer])
+    for _ in range(4):
+        native.dispatch(pipeline, group, (1024, 1, 1))
+    got = np.frombuffer(native.read_buffer(buffer, 0, values.nbytes), np.float32)
+    np.testing.assert_array_equal(got, values * 16)
+
+
+def test_a_read_after_a_replay_copies_through_the_c_functions(native) -> None:
+    """A replay submits its own work, so the read's copy is a submit of its own (made through
+    wgpu-native's C functions): it must still see the replayed dispatches."""
+    values = np.arange(1000, dtype=np.float32)
+    buffer = native.create_buffer(values.nbytes)
+    native.write_buffer(buffer, 0, values.tobytes())
+    pipeline = native.pipeline("test-readback-double", _DOUBLE)
+    group = native.bind_group(pipeline, [buffer])
+    native.replay([(pipeline, group, (16, 1, 1))] * 2)
+    assert native._encoder is None  # nothing pending: the C-function copy is taken
+    submits = native.stats["submits"]
+    got = np.frombuffer(native.read_buffer(buffer, 0, values.nbytes), np.float32)
+    np.testing.assert_array_equal(got, values * 4)
+    assert native.stats["submits"] == submits + 1
+
+
 def test_a_large_read_gets_a_staging_buffer_of_its_own(native, monkeypatch) -> None:
     monkeypatch.setattr(native_readback, "KEEP_BELOW", 1024)
     buffer = native.create_buffer(4096)
