@@ -11,7 +11,9 @@ layer: N = 10; `SPLIT_BELOW`) splits K into slices (`matmul_config.split_k`), an
 (or, with autotune off, `matmul_config.choose_split`) may split mid-size products too.
 Everything else (small or integer products) runs `shaders/matmul_naive.wgsl`, which reads any
 strided view directly. A page's software adapter (`software.py`) runs f32 products of a few
-rows, whatever their size, on `gemv.py`'s kernel instead of either.
+rows, whatever their size, on `gemv.py`'s kernel instead of either. Natively, a product the
+tiled kernel would split whose output has at most 16 columns (that classifier layer) runs on
+`matmul_narrow.py`'s one-workgroup-a-row kernel instead: one dispatch, not two.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from ..dtype import DType
-from . import gemv, matmul_config, matmul_variants, software
+from . import gemv, matmul_config, matmul_narrow, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, compute_type, header, load, render, storage_type, store
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -53,7 +55,7 @@ def matmul_epilogue(k: Kernels, a: GpuTensor, b: GpuTensor,
         if done is not None:
             return done
     if m * n * inner >= TILED_MIN_WORK:
-        done = _tiled(k, a, b, batch, epilogue)
+        done = _narrow(k, a, b, batch, epilogue) or _tiled(k, a, b, batch, epilogue)
         if done is not None:
             return done
     return _naive(k, a.expanded(batch + (m, inner)), b.expanded(batch + (inner, n)), epilogue)
@@ -70,7 +72,7 @@ def matmul(k: Kernels, a: GpuTensor, b: GpuTensor) -> GpuTensor:
         if done is not None:
             return done
     if a.dtype is DType.F32 and m * n * inner >= TILED_MIN_WORK:
-        done = _tiled(k, a, b, batch)
+        done = _narrow(k, a, b, batch) or _tiled(k, a, b, batch)
         if done is not None:
             return done
     return _naive(k, a.expanded(batch + (m, inner)), b.expanded(batch + (inner, n)))
@@ -159,6 +161,40 @@ def _gemv(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
         code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
         pipeline = k.pipeline(key, gemv.render(code))
     k.launch(pipeline, bindings, gemv.dispatch(m, n, count))
+    return out
+
+
+def _narrow(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
+            epilogue: DenseEpilogue | None = None) -> GpuTensor | None:
+    """A product the tiled kernel would split K for, with few output columns, on
+    `matmul_narrow.py`'s kernel (one dispatch, the epilogue in it); None where it does not
+    take it or the operands do not fit (see `_operands`)."""
+    m, inner, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    count = math.prod(batch)
+    most = k.runtime.limits.max_compute_workgroups_per_dimension
+    if not (splits_k(m, n, inner, count) and b.dtype is DType.F32 and matmul_narrow.takes(
+            m, n, inner, a.dtype, software.software(k.runtime.adapter), most)):
+        return None
+    found = _operands(k, a, b, batch)
+    if found is None:
+        return None
+    views, op_a, op_b = found
+    layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
+    out = k.empty(batch + (m, n), DType.F32, "matmul")
+    params = k.constant(gemv.params_bytes(
+        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
+        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
+    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
+    extra: tuple[object, ...] = ()
+    if epilogue is not None:
+        bindings += epilogue.bindings(k)
+        extra = epilogue.key()
+    key = KernelKey("matmul_narrow", "", (DType.F32,) * 3, 0, (n, *extra))
+    pipeline = k.cached(key)
+    if pipeline is None:  # the epilogue's source is generated on a miss only
+        code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
+        pipeline = k.pipeline(key, matmul_narrow.render(n, code))
+    k.launch(pipeline, bindings, matmul_narrow.dispatch(m, count))
     return out
 
 

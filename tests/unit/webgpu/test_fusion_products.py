@@ -128,9 +128,12 @@ def test_the_mnist_models_inference_fuses_every_epilogue(fdev, fx) -> None:
     fx.close(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_a_split_k_product_runs_its_epilogue_in_the_sum(fdev, fx) -> None:
+def test_a_split_k_product_runs_its_epilogue_in_the_sum(fdev, fx, monkeypatch) -> None:
     # few output tiles and a long K: the product is split in K slices, so the epilogue runs in
-    # the kernel that adds the slices (before, the naive kernel ran such a product whole)
+    # the kernel that adds the slices (before, the naive kernel ran such a product whole);
+    # with at most 16 columns the narrow kernel would take it whole (test_linalg)
+    from pyrite.webgpu import matmul_narrow
+    monkeypatch.setattr(matmul_narrow, "MAX_COLS", 0)
     xa, wa, ba = fx.f32((16, 2048)), fx.f32((2048, 12)), fx.f32((12,))
     x, w, b = fx.on(fdev, xa, wa, ba)
     with fusion.inspect() as seen:

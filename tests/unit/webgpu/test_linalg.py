@@ -96,9 +96,10 @@ def test_few_output_tiles_split_k(gpu, up, down, monkeypatch):
     into slices and adds their partial sums: the values of the unsplit product, ragged and
     aligned, transposed, batched, and through Fusion with the epilogue run apart."""
     import pyrite
-    from pyrite.webgpu import linalg
+    from pyrite.webgpu import linalg, matmul_narrow
     from pyrite.webgpu.fusion import Fusion
 
+    monkeypatch.setattr(matmul_narrow, "MAX_COLS", 0)  # the narrow kernel would take these
     dispatched: list[tuple[int, int, int]] = []
     launch = gpu.kernels.launch
     monkeypatch.setattr(gpu.kernels, "launch", lambda p, b, g: (dispatched.append(g),
@@ -126,3 +127,45 @@ def test_few_output_tiles_split_k(gpu, up, down, monkeypatch):
     out = (pyrite.tensor(x, device=device) @ pyrite.tensor(w, device=device)
            + pyrite.tensor(bias, device=device)).clamp_min(0.0)
     np.testing.assert_allclose(out.numpy(), np.maximum(x @ w + bias, 0), rtol=1e-4, atol=1e-3)
+
+
+def test_few_output_columns_and_a_long_k_run_the_narrow_kernel(gpu, up, down, monkeypatch):
+    """Where the tiled kernel would split K and the output has at most 16 columns (a
+    classifier's last layer), one workgroup a row sums K in one dispatch: the values of the
+    product for row-major, transposed and batched operands, and through Fusion with the
+    epilogue in the same kernel."""
+    import pyrite
+    from pyrite.webgpu import linalg
+    from pyrite.webgpu.fusion import Fusion
+
+    dispatched: list[tuple[int, int, int]] = []
+    launch = gpu.kernels.launch
+    monkeypatch.setattr(gpu.kernels, "launch", lambda p, b, g: (dispatched.append(g),
+                                                                  launch(p, b, g))[1])
+    for m, inner, n in ((256, 512, 10), (64, 1000, 16), (100, 777, 5), (300, 4096, 1)):
+        assert linalg.splits_k(m, n, inner, 1)
+        a = RNG.normal(size=(m, inner)).astype(np.float32)
+        b = RNG.normal(size=(inner, n)).astype(np.float32)
+        dispatched.clear()
+        np.testing.assert_allclose(down(gpu.matmul(up(a), up(b))), a @ b, rtol=1e-4, atol=1e-3)
+        assert dispatched == [(m, 1, 1)], dispatched  # one workgroup a row, one dispatch
+        bt, at = np.ascontiguousarray(b.T), np.ascontiguousarray(a.T)
+        got = down(gpu.matmul(gpu.permute(up(at), (1, 0)), gpu.permute(up(bt), (1, 0))))
+        np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+    a = RNG.normal(size=(3, 64, 600)).astype(np.float32)
+    b = RNG.normal(size=(600, 8)).astype(np.float32)
+    dispatched.clear()
+    got = down(gpu.matmul(up(a), gpu.reshape(up(b), (1, 600, 8))))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+    assert dispatched == [(64, 3, 1)], dispatched
+    device = Fusion(gpu)
+    x = RNG.normal(size=(64, 512)).astype(np.float32)
+    w = RNG.normal(size=(512, 10)).astype(np.float32)
+    bias = RNG.normal(size=(10,)).astype(np.float32)
+    dispatched.clear()
+    out = (pyrite.tensor(x, device=device) @ pyrite.tensor(w, device=device)
+           + pyrite.tensor(bias, device=device)).clamp_min(0.0)
+    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w + bias, 0), rtol=1e-4, atol=1e-3)
+    assert dispatched == [(64, 1, 1)], dispatched  # the bias and the ReLU in the product
+    assert any(key.kernel == "matmul_narrow" and len(key.params) > 1  # the epilogue's key
+               for key, _ in gpu.kernels._sources)
