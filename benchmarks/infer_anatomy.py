@@ -176,16 +176,22 @@ def main() -> int:
     ap.add_argument("--gpu-reps", type=int, default=50)
     ap.add_argument("--profile-steps", type=int, default=300)
     ap.add_argument("--quick", action="store_true", help="few steps (lavapipe)")
+    ap.add_argument("--no-narrow", action="store_true",
+                    help="the 512 -> 10 layer split in K as before matmul_narrow.py")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     if args.quick:
         args.steps, args.gpu_reps, args.profile_steps = 20, 3, 20
+    if args.no_narrow:
+        from pyrite.webgpu import matmul_narrow
+        matmul_narrow.MAX_COLS = 0
     raw, model, images, run = build(args.batch)
     rt = raw.kernels.runtime
     result: dict[str, Any] = {"benchmark": "infer_anatomy", "host": platform.node(),
                               "cpu": cpu_name(), "adapter": str(raw.adapter),
                               "features": sorted(rt.features), "batch": args.batch,
-                              "python": platform.python_version()}
+                              "python": platform.python_version(),
+                              "narrow": not args.no_narrow}
     n = len(images)
     for i in range(6):  # eager, two captures, replays
         run(model, images[i % n]).to_data()

@@ -79,3 +79,29 @@ def test_inference_runs_eagerly_where_autodiff_tracks_so_gradients_reach_the_par
         got = valid(pyrite.tensor(x, device=valid.devices()[0])).numpy()
         np.testing.assert_allclose(got, _expected(valid, x), rtol=1e-5, atol=1e-5)
     assert forward.replays == replays + 1  # type: ignore[attr-defined]
+
+
+def test_a_model_changed_in_place_between_replays_replays_its_new_values() -> None:
+    """A model passed to every call is not walked again while unchanged (capture/memo.py):
+    a param given a new value, a layer swapped and a new batch shape between replays must
+    each give what the eager call gives."""
+    device = Fusion(WebGpu(seed=3))
+    model = _Affine(device)
+    run = pyrite.compile(lambda m, x: m.fc(x) * 2.0 + 1.0)
+    xs = _inputs(device, 4)
+    for x in xs:  # capture, check, replays: the module is remembered from its second call
+        run(model, pyrite.tensor(x, device=device)).numpy()
+    replays = run.replays
+    rng = np.random.default_rng(9)
+    model.fc.weight.val = pyrite.tensor(rng.normal(size=(4, 3)).astype(np.float32),
+                                        device=device)
+    got = run(model, pyrite.tensor(xs[0], device=device)).numpy()
+    np.testing.assert_allclose(got, _expected(model, xs[0]), rtol=1e-5, atol=1e-5)
+    assert run.replays == replays + 1  # the same signature: replayed with the new buffer
+    model.fc = nn.LinearConfig(4, 3).init(device)  # new params (new ids): a new signature
+    got = run(model, pyrite.tensor(xs[1], device=device)).numpy()
+    np.testing.assert_allclose(got, _expected(model, xs[1]), rtol=1e-5, atol=1e-5)
+    wide = rng.normal(size=(5, 4)).astype(np.float32)  # another batch: a new program
+    got = run(model, pyrite.tensor(wide, device=device)).numpy()
+    np.testing.assert_allclose(got, _expected(model, wide), rtol=1e-5, atol=1e-5)
+    assert run.replays == replays + 1
