@@ -82,22 +82,31 @@ def fits(form: Form, w_shape: tuple[int, ...], pixels: int, groups: int,
 
 
 # The heuristic's rule (`choose`), native adapters only: a conv whose outputs have at most
-# MAX_OUT channels per group (a 1x1 kernel), or MAX_OUT_TAPS (a kernel of several taps), runs
-# here without slices, in the largest block (64 on a 1x1 kernel, 32, 16, 8; no more than the
-# group's channels) that still makes MIN_WORKGROUPS workgroups. On the H100 (conv_layers
-# sweeps, launched by hand, benchmarks/results/conv_layers_h100_s7f_*.json): SqueezeNet's
-# fire2/3 expand1x1 forwards (16 -> 64 channels on 56x56) took 20-24 us in blocks of 64
-# against 37-49 direct; fire4/5's (32 -> 128 on 28x28) 29-32 against 42-44 on the GEMM;
-# MNIST's conv2 (8 -> 16, 3x3) 31-32 against 46 direct; fire2/3's 1x1 input gradients (64 -> 16
-# as the flipped forward) 35-47 against 57-63 direct. Slices lost wherever timed there (their
-# sum is one more dispatch: fire2 expand1x1's forward 59-85 us in 2-4 slices against 24).
+# MAX_OUT channels per group (a 1x1 kernel), MAX_OUT_TAPS (a forward of several taps) or
+# MAX_OUT_TAPS_GRAD (an input gradient of several taps) runs here, in the largest block (64 or
+# 32 on a 1x1 kernel, 16, 8; no more than the group's channels) that still makes
+# MIN_WORKGROUPS workgroups. Where the pixels alone make fewer than MIN_WORKGROUPS workgroups,
+# the input channels are split into slices of about SLICE_TERMS terms (at most MAX_SLICES).
+# On the H100 against session 6's kernels (conv_layers_h100_s6_lead.json -> _s7f.json, as
+# dispatched, cuDNN in the same runs): SqueezeNet's 1x1 squeezes ran 42-71 us where they took
+# 44-214 (fire2 58 -> 42, fire3 87 -> 53, fire8 65 -> 60, fire9 214 -> 71), fire2/3's expand1x1
+# forwards 29-46 against 38-57, the 1x1 input gradients of few channels 28-46 against 40-64,
+# fire2/3's 3x3 input gradients 115-117 against 170-193 and MNIST's conv2 forward 38 against 46
+# (its input gradient 43 against 53). Unsliced, the 3x3 input gradients of the 14x14 layers
+# (48-64 channels out of 192-256, 9 taps: 1728-2304 terms over 49 workgroups of pixels) took
+# 107-145 us, no faster than the GEMM; launched by hand in the same run, 4 slices took 116-166
+# against 181-339 unsliced (blocks of 8-16) and 146-176 for the GEMM. Blocks of 32 on a 3x3
+# kernel stage 7 input channels at a time and lost (fire8's 189-578 us against 140-346 for 16).
 MAX_OUT = 64
 MAX_OUT_TAPS = 32
 MAX_OUT_TAPS_GRAD = 64  # the input gradient's (SqueezeNet's 3x3 expands: 32-64 input channels)
 MIN_WORKGROUPS = 256
+SLICE_TERMS = 512  # terms (input channels x taps) per invocation a slice aims at
+MAX_SLICES = 4
 MAX_TAPS = 9  # kernels of more taps (7x7) keep the other kernels
 MIN_OUT = 4  # fewer output channels (MNIST's conv1 input gradient, 1) would leave blocks empty
 _BLOCKS = (64, 32, 16, 8)
+_BLOCKS_TAPS = (16, 8)  # of a kernel of several taps
 
 
 def choose(cog: int, cg: int, taps: int, pixels: int, groups: int, workgroup_bytes: int,
@@ -109,12 +118,15 @@ def choose(cog: int, cg: int, taps: int, pixels: int, groups: int, workgroup_byt
     most = MAX_OUT if taps == 1 else MAX_OUT_TAPS_GRAD if gradient else MAX_OUT_TAPS
     if cog > most or cog < MIN_OUT or taps > MAX_TAPS:
         return None
+    runs = -(-pixels // WORKGROUP) * groups  # workgroups of pixels
+    slices = 1 if runs >= MIN_WORKGROUPS else \
+        max(1, min(MAX_SLICES, cg, -(-cg * taps // SLICE_TERMS)))
     w_shape = (cog * groups, cg, taps, 1)
-    fitting = [Form(b) for b in _BLOCKS if (b <= cog or b == _BLOCKS[-1])
-               and (b < 64 or taps == 1)
-               and fits(Form(b), w_shape, pixels, groups, workgroup_bytes, max_groups)]
+    blocks = _BLOCKS if taps == 1 else _BLOCKS_TAPS
+    fitting = [Form(b, slices) for b in blocks if (b <= cog or b == blocks[-1])
+               and fits(Form(b, slices), w_shape, pixels, groups, workgroup_bytes, max_groups)]
     for form in fitting:
-        if -(-pixels // WORKGROUP) * groups * -(-cog // form.channels) >= MIN_WORKGROUPS:
+        if runs * -(-cog // form.channels) * slices >= MIN_WORKGROUPS:
             return form
     return fitting[-1] if fitting else None
 
@@ -187,6 +199,6 @@ def run(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor, bias: GpuTe
         matmul_variants.add_partials(k, target, out, 1, slices, epilogue)
 
 
-__all__ = ["EPILOGUE_BINDING", "MAX_OUT", "MAX_OUT_TAPS", "MAX_OUT_TAPS_GRAD", "MAX_TAPS",
-           "MIN_OUT", "MIN_WORKGROUPS", "PREFIX", "STAGE_FLOATS", "WORKGROUP", "Form", "choose",
-           "chunk", "fits", "run"]
+__all__ = ["EPILOGUE_BINDING", "MAX_OUT", "MAX_OUT_TAPS", "MAX_OUT_TAPS_GRAD", "MAX_SLICES",
+           "MAX_TAPS", "MIN_OUT", "MIN_WORKGROUPS", "PREFIX", "SLICE_TERMS", "STAGE_FLOATS",
+           "WORKGROUP", "Form", "choose", "chunk", "fits", "run"]
