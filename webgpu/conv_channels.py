@@ -95,8 +95,9 @@ def fits(form: Form, w_shape: tuple[int, ...], pixels: int, groups: int,
 # (its input gradient 43 against 53). Unsliced, the 3x3 input gradients of the 14x14 layers
 # (48-64 channels out of 192-256, 9 taps: 1728-2304 terms over 49 workgroups of pixels) took
 # 107-145 us, no faster than the GEMM; launched by hand in the same run, 4 slices took 116-166
-# against 181-339 unsliced (blocks of 8-16) and 146-176 for the GEMM. Blocks of 32 on a 3x3
-# kernel stage 7 input channels at a time and lost (fire8's 189-578 us against 140-346 for 16).
+# against 181-256 unsliced (the best block of each) and 146-173 for the GEMM (this sliced rule
+# was not timed as dispatched). Blocks of 32 on a 3x3 kernel stage 7 input channels at a time
+# and lost (fire8's 189-578 us sliced and not, against 166-346 for 16).
 MAX_OUT = 64
 MAX_OUT_TAPS = 32
 MAX_OUT_TAPS_GRAD = 64  # the input gradient's (SqueezeNet's 3x3 expands: 32-64 input channels)
