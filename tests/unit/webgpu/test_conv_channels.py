@@ -149,3 +149,20 @@ def test_a_software_adapter_keeps_the_other_kernels() -> None:
         name = conv._heuristic("conv2d_kernel", 16, 16 * 56 * 56, 64, 1, 1, 16384, soft, True,
                                True)
         assert name.startswith(conv_channels.PREFIX) != soft, name
+
+
+def test_a_sliced_input_gradient_replays_its_plan(gpu, ref, down) -> None:
+    # few pixels over 576 terms: the rule's form has slices (a temporary and the sum); the
+    # second call records the plan and the third replays it, each with new values
+    xs, ws, args = (1, 16, 4, 4), (64, 16, 3, 3), ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    name = conv.heuristic_variant(gpu.kernels, "input_grad", xs, ws, *args)
+    assert name.startswith(conv_channels.PREFIX) and Form.parse(name).slices > 1, name
+    for seed in range(3):
+        r = np.random.default_rng(seed)
+        w = r.normal(size=ws).astype(np.float32)
+        g = r.normal(size=(1, 64, 4, 4)).astype(np.float32)
+        want = np.asarray(ref.to_data(ref.conv2d_input_grad(g, w, xs, *args)).to_numpy())
+        got = down(gpu.conv2d_input_grad(_up(gpu, g), _up(gpu, w), xs, *args))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    (plan,) = conv_plan._PLANS[gpu.kernels].values()
+    assert isinstance(plan, conv_plan.Plan) and len(plan.steps) == 2  # the kernel, the sum
