@@ -2,7 +2,8 @@
 4 output channels per invocation), `conv2d_input_grad.wgsl` (one invocation per input pixel,
 gathering over the taps that reached it) and `conv2d_weight_grad.wgsl` (one workgroup per
 channel pair, chunk of taps and slice of the batch's pixels, every tap of the chunk summed in
-registers), or the implicit GEMMs of `conv_gemm.py`.
+registers), or the implicit GEMMs of `conv_gemm.py`, or (few output channels: a forward, a
+stride-1 input gradient) the channel-block kernel of `conv_channels.py`.
 
 All three read padding, stride, dilation and groups from run-time metadata, so one compiled
 pipeline serves every conv layer; padding is never materialised. They take f32 tensors in any
