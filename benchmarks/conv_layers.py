@@ -258,10 +258,13 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
         row[name] = r
     if args.sweep:
+        picks = _heuristic_picks(p, layer)
+        keep = args.variants.split(",") if args.variants else [""]
         row["sweep"] = {op: {name: round(timed(make, hold)["median_ms"], 5)
-                             for name, make in variants.items()}
+                             for name, make in variants.items()
+                             if name == picks[op] or any(name.startswith(v) for v in keep)}
                         for op, variants in _sweep(p, layer, gx, gw, gb, gdy).items()}
-        row["heuristic"] = _heuristic_picks(p, layer)
+        row["heuristic"] = picks
     hold.clear()
     if pt is not None:
         r = _blocks(pt["ops"]["forward_relu"], torch.cuda.synchronize, args.min_ms, args.iters)
@@ -392,12 +395,37 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops["forward"][f"gemm/{tile}/s{'x'.join(map(str, rule))}"] = (
                 lambda cfg=cfg, rule=rule: cg.run(k, cfg, y, gx, gw, gb, xs, *conv, cg.FORWARD,
                                                   split=rule))
+    for form in channel_forms(layer, "forward"):
+        ops["forward"][form] = (lambda form=form: wconv.launch_variant(
+            k, "forward", form, y, gx, gw, gb, xs, *conv))
+    if cg.flipped_padding(layer["w"], *conv[:3]) is not None:
+        for form in channel_forms(layer, "input_grad"):
+            ops["input_grad"][form] = (lambda form=form: wconv.launch_variant(
+                k, "input_grad", form, dx, gdy, gw, None, xs, *conv))
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]
         ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (
             lambda cfg=cfg, rule=rule: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv,
                                               cg.INPUT_GRAD, split=rule))
     return ops
+
+
+SWEEP_CHANNELS = (8, 16, 32)  # conv_channels.py's blocks timed (and 64 on a 1x1 kernel)
+SWEEP_CHANNEL_SLICES = (1, 4)
+
+
+def channel_forms(layer: Layer, op: str) -> list[str]:
+    """`webgpu/conv_channels.py`'s forms timed by the sweep for `op` ("forward", or
+    "input_grad": the forward conv with the flipped weight): each block of SWEEP_CHANNELS
+    (64 too on a 1x1 kernel) that the conv's output channels per group need, in each of
+    SWEEP_CHANNEL_SLICES."""
+    from pyrite.webgpu import conv_channels
+
+    c_out, cg, kh, kw = layer["w"]
+    per_group = c_out // layer["groups"] if op == "forward" else cg
+    blocks = [c for c in (*SWEEP_CHANNELS, *((64,) if kh * kw == 1 else ()))
+              if c // 2 < per_group]
+    return [conv_channels.Form(c, s).name for c in blocks for s in SWEEP_CHANNEL_SLICES]
 
 
 def _as_matmul(k: Any, layer: Layer, gx: Any, gw: Any, gdy: Any, dw: Any) -> dict[str, Any]:
@@ -526,6 +554,9 @@ def main() -> int:
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--sweep", action="store_true",
                     help="also time every op on the direct kernel and each GEMM form and tile")
+    ap.add_argument("--variants", default="",
+                    help="with --sweep: time only the variants whose names start with one of "
+                         "these comma-separated prefixes (and each op's heuristic pick)")
     ap.add_argument("--checked", action="store_true",
                     help="compile the implicit GEMM with every naga check and no INTERIOR form"
                          " (session 6's modules), to time against the default")
@@ -547,10 +578,13 @@ def main() -> int:
     info = p.raw.kernels.runtime.adapter
     print(f"adapter: {info.name} ({info.backend}, {info.adapter_type})", flush=True)
     rng = np.random.default_rng(0)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for layer in layers:
         row = run_layer(p, torch, layer, args, rng)
         rows.append(row)
+        if args.out:  # the layers so far, in case the run is cut short
+            write_results(args.out, {"benchmark": "conv_layers", "partial": True,
+                                     "summary": _summary(rows), "layers": rows})
         line = f"{row['layer']:32s}"
         for name in ("forward", "input_grad", "weight_grad"):
             line += f" {name} {row[name]['gflops']:8.1f}"

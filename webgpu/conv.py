@@ -2,7 +2,8 @@
 4 output channels per invocation), `conv2d_input_grad.wgsl` (one invocation per input pixel,
 gathering over the taps that reached it) and `conv2d_weight_grad.wgsl` (one workgroup per
 channel pair, chunk of taps and slice of the batch's pixels, every tap of the chunk summed in
-registers), or the implicit GEMMs of `conv_gemm.py`.
+registers), or the implicit GEMMs of `conv_gemm.py`, or (few output channels: a forward, a
+stride-1 input gradient) the channel-block kernel of `conv_channels.py`.
 
 All three read padding, stride, dilation and groups from run-time metadata, so one compiled
 pipeline serves every conv layer; padding is never materialised. They take f32 tensors in any
@@ -20,7 +21,7 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_direct, conv_gemm, conv_plan, linalg, matmul_variants, software
+from . import conv_channels, conv_direct, conv_gemm, conv_plan, linalg, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
@@ -93,17 +94,19 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object], plain: bool = False,
-            blocks: Callable[[], Sequence[Block]] = tuple) -> str:
-    """"direct", "gemm/<tile>" or (a `plain` 1x1 layer's ops) "matmul" for a conv of
-    this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
-    `conv_gemm.choose_tile`'s tile, software adapters included). "direct" runs the heuristic's
-    block (`conv_direct.choose_block`); autotune also times the direct kernel with each of
-    `blocks()`, as "direct/<block>"."""
+            blocks: Callable[[], Sequence[Block]] = tuple, channels: bool = False) -> str:
+    """"direct", "gemm/<tile>", "channels/<form>" (`conv_channels.py`, where `channels`: a
+    forward, or a stride-1 input gradient) or (a `plain` 1x1 layer's ops) "matmul" for a conv
+    of this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
+    `conv_gemm.choose_tile`'s tile, software adapters included, and `conv_channels.choose`
+    natively). "direct" runs the heuristic's block (`conv_direct.choose_block`); autotune also
+    times the direct kernel with each of `blocks()`, as "direct/<block>"."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     soft = software.software(k.runtime.adapter)
     first = _heuristic(family, m, n, kdim, groups, taps,
-                       limits.max_compute_workgroup_storage_size, soft, plain)
+                       limits.max_compute_workgroup_storage_size, soft, plain, channels,
+                       limits.max_compute_workgroups_per_dimension)
     if k.autotune.mode == "off":
         return first
 
@@ -111,7 +114,12 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
         direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
         whole = [_MATMUL] if plain and not soft else []
-        return [first] + [c for c in (*direct, *tiled, *whole) if c != first]
+        w_shape = (m * groups, kdim // taps, taps, 1)
+        blocked = [f.name for f in map(conv_channels.Form, (8, 16, 32))
+                   if channels and taps <= conv_channels.MAX_TAPS and conv_channels.fits(
+                       f, w_shape, n, groups, limits.max_compute_workgroup_storage_size,
+                       limits.max_compute_workgroups_per_dimension)]
+        return [first] + [c for c in (*direct, *tiled, *blocked, *whole) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
@@ -145,7 +153,13 @@ def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -
 
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
-               workgroup_bytes: int, soft: bool = False, plain: bool = False) -> str:
+               workgroup_bytes: int, soft: bool = False, plain: bool = False,
+               channels: bool = False, max_groups: int = 65535) -> str:
+    if channels and not soft:  # the GEMM's M x K per group is the conv's (out, in x taps)
+        form = conv_channels.choose(m, kdim // taps, taps, n, groups, workgroup_bytes,
+                                    max_groups, family == "conv2d_input_grad_kernel")
+        if form is not None:
+            return form.name
     if plain and not soft and (
             (family == "conv2d_input_grad_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)
             or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)
@@ -212,6 +226,9 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
         if name.startswith(_DIRECT):
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
+        elif name.startswith(conv_channels.PREFIX):
+            conv_channels.run(k, out, x, weight, bias, stride, padding, dilation, groups,
+                              conv_channels.Form.parse(name), ep)
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, k.dense(weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
@@ -222,7 +239,7 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
     def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
         return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
     name = _choose(k, "conv2d_kernel", gemm, groups, taps, launch,
-                   _plain(weight.shape, stride, padding, groups), blocks)
+                   _plain(weight.shape, stride, padding, groups), blocks, True)
     if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.FORWARD).name
     return launch(name, epilogue)
@@ -317,6 +334,9 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         out = made[0]
         if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
+        elif name.startswith(conv_channels.PREFIX):
+            _channels_input_grad(k, out, grad, weight, stride, padding, dilation, groups,
+                                 conv_channels.Form.parse(name), ep)
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, grad, k.dense(weight), None,
                           input_shape, stride, padding, dilation, groups, conv_gemm.INPUT_GRAD,
@@ -326,14 +346,29 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     gemm = conv_gemm.sizes(input_shape, weight.shape, grad.shape[2:], groups,
                            conv_gemm.INPUT_GRAD)
     taps = weight.shape[2] * weight.shape[3]
+    flippable = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is not None
     name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch,
-                   _plain(weight.shape, stride, padding, groups))
+                   _plain(weight.shape, stride, padding, groups), channels=flippable)
     if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.INPUT_GRAD).name
     if epilogue is not None and name == _DIRECT and \
             conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is None:
         return None
     return launch(name, epilogue)
+
+
+def _channels_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
+                         stride: Pair, padding: Pads, dilation: Pair, groups: int,
+                         form: conv_channels.Form, epilogue: Epilogue | None = None) -> None:
+    """A stride-1 input gradient on `conv_channels.py`'s kernel: the forward conv of the
+    gradient with the flipped, transposed weight."""
+    pads = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation)
+    if pads is None:
+        raise ValueError(f"the {form.name} input gradient needs stride 1 and padding within the "
+                         f"kernel's reach (stride {stride}, padding {padding}): use direct or a "
+                         f"gemm variant")
+    conv_channels.run(k, out, grad, conv_gemm.flipped_weight(k, weight, groups), None, (1, 1),
+                      pads, dilation, groups, form, epilogue)
 
 
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
@@ -469,10 +504,13 @@ def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tu
     family, mode = _FAMILIES[op]
     out_hw = _out_hw(x_shape, w_shape, stride, padding, dilation)
     limits = k.runtime.limits
+    channels = op == "forward" or (op == "input_grad" and conv_gemm.flipped_padding(
+        w_shape, stride, padding, dilation) is not None)
     return _heuristic(family, *conv_gemm.sizes(x_shape, w_shape, out_hw, groups, mode), groups,
                       w_shape[2] * w_shape[3], limits.max_compute_workgroup_storage_size,
                       software.software(k.runtime.adapter),
-                      _plain(w_shape, stride, padding, groups))
+                      _plain(w_shape, stride, padding, groups), channels,
+                      limits.max_compute_workgroups_per_dimension)
 
 
 def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor, b: GpuTensor,
@@ -489,9 +527,16 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     if name.startswith(_GEMM):
         mode = _FAMILIES[op][1]
         conv_gemm.run(k, tile(name[len(_GEMM):]), out, a, b, bias, x_shape, *conv, mode)
+    elif name.startswith(conv_channels.PREFIX) and op != "weight_grad":
+        form = conv_channels.Form.parse(name)
+        if op == "forward":
+            conv_channels.run(k, out, a, b, bias, *conv, form)
+        else:
+            _channels_input_grad(k, out, a, b, *conv, form)
     elif name != _DIRECT and not name.startswith(_DIRECT + "/"):
         raise ValueError(f"unknown conv variant {name!r}: use direct, direct/<block>, "
-                         f"direct/s<slices> or gemm/<tile>")
+                         f"direct/s<slices>, gemm/<tile> or (forward, input gradient) "
+                         f"channels/<C>[s<S>]")
     elif op == "forward":
         block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
         _direct(k, out, a, b, bias, *conv, block=block)

@@ -167,3 +167,119 @@ def test_numpy_keeps_the_training_forwards_columns() -> None:
     out, saved = backend.conv2d_saving(xt.into_primitive(), wt.into_primitive(),
                                        bt.into_primitive(), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     assert saved is not None and saved.shape == (2, 1, 27, 30)
+
+
+# conv_channels.py's kernel (`shaders/conv2d_channels.wgsl`), each form launched by name: a
+# page's software adapter never picks it, so this runs it there by hand, the same code as
+# natively (the page awaits its readbacks and has no numpy), against a plain-Python conv.
+CHANNEL_FORMS_CHECK = """
+import array
+import random
+
+import pyrite
+from pyrite import Tensor
+from pyrite.data import TensorData
+from pyrite.dtype import DType
+from pyrite.webgpu import conv
+
+CASES = [  # x, w, stride, padding, dilation, groups
+    ((2, 24, 7, 9), (10, 24, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+    ((1, 40, 5, 6), (12, 40, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+    ((2, 12, 8, 7), (20, 6, 3, 2), (1, 1), ((2, 1), (0, 1)), (2, 1), 2),
+    ((2, 5, 11, 10), (6, 5, 3, 3), (2, 3), ((1, 0), (1, 1)), (1, 1), 1),
+]
+FORMS = ["channels/4", "channels/8s2", "channels/16s3"]
+
+
+def out_shape(xs, ws, stride, pads, dil):
+    return (xs[0], ws[0], *((xs[2 + d] + sum(pads[d]) - dil[d] * (ws[2 + d] - 1) - 1)
+                            // stride[d] + 1 for d in (0, 1)))
+
+
+def taps(xs, ws, stride, pads, dil, groups):
+    # (output index, input index, weight index) of every product of the conv, flat NCHW
+    n, c, h, w = xs
+    co, cg, kh, kw = ws
+    _, _, oh, ow = out_shape(xs, ws, stride, pads, dil)
+    cog = co // groups
+    for b in range(n):
+        for o in range(co):
+            g = o // cog
+            for oy in range(oh):
+                for ox in range(ow):
+                    out = ((b * co + o) * oh + oy) * ow + ox
+                    for ci in range(cg):
+                        for ky in range(kh):
+                            iy = oy * stride[0] - pads[0][0] + ky * dil[0]
+                            if iy < 0 or iy >= h:
+                                continue
+                            for kx in range(kw):
+                                ix = ox * stride[1] - pads[1][0] + kx * dil[1]
+                                if 0 <= ix < w:
+                                    yield (out, ((b * c + g * cg + ci) * h + iy) * w + ix,
+                                           ((o * cg + ci) * kh + ky) * kw + kx)
+
+
+async def check():
+    dev = pyrite.device("webgpu")
+    raw = getattr(dev, "inner", dev)
+    k = raw.kernels
+    rnd = random.Random(4)
+    errors = []
+
+    def up(values, shape):
+        return raw.from_data(TensorData(values, shape, "float32"))
+
+    async def down(t):
+        data = await Tensor.from_primitive(t, raw).to_data_async()
+        return array.array("f", data.bytes).tolist()
+
+    for xs, ws, stride, pads, dil, groups in CASES:
+        x, w, b = ([rnd.uniform(-1, 1) for _ in range(sz)]
+                   for sz in (xs[0] * xs[1] * xs[2] * xs[3], ws[0] * ws[1] * ws[2] * ws[3],
+                              ws[0]))
+        ys = out_shape(xs, ws, stride, pads, dil)
+        plane = ys[2] * ys[3]
+        y = [b[(i // plane) % ws[0]] for i in range(ys[0] * ys[1] * plane)]
+        products = list(taps(xs, ws, stride, pads, dil, groups))
+        for o, i, j in products:
+            y[o] += x[i] * w[j]
+        dy = [rnd.uniform(-1, 1) for _ in range(len(y))]
+        dx = [0.0] * len(x)
+        for o, i, j in products:
+            dx[i] += dy[o] * w[j]
+        args = (stride, pads, dil, groups)
+        for name in FORMS:
+            out = k.empty(ys, DType.F32, "test")
+            conv.launch_variant(k, "forward", name, out, up(x, xs), up(w, ws), up(b, ws[:1]),
+                                xs, *args)
+            got = await down(out)
+            errors.append([name, "forward", max(abs(p - q) for p, q in zip(got, y))])
+            if stride == (1, 1):
+                grad = k.empty(xs, DType.F32, "test")
+                conv.launch_variant(k, "input_grad", name, grad, up(dy, ys), up(w, ws), None,
+                                    xs, *args)
+                got = await down(grad)
+                errors.append([name, "input_grad", max(abs(p - q) for p, q in zip(got, dx))])
+    return errors
+"""
+
+
+def test_channel_block_kernel_forms(backend) -> None:
+    """Each form of the channel-block kernel against numpy: natively on the webgpu backends, and
+    in the page (`page-webgpu`), where it runs as the page's checked module."""
+    if type(backend).__name__ == "PageBackend":
+        evaluate = backend.channel.evaluate  # type: ignore[attr-defined]
+        errors = evaluate("(code) => window.pyriteModule.run(code)",
+                          CHANNEL_FORMS_CHECK + "\nawait check()")
+    elif hasattr(getattr(backend, "inner", backend), "kernels"):
+        import asyncio
+
+        space: dict[str, object] = {}
+        exec(CHANNEL_FORMS_CHECK, space)  # noqa: S102 - the same code the page runs
+        errors = asyncio.run(space["check"]())  # type: ignore[operator]
+    else:
+        pytest.skip("the channel-block kernel is webgpu's")
+    assert len(errors) == 21, errors
+    for name, op, err in errors:
+        assert err < 1e-3, (name, op, err)
