@@ -13,7 +13,7 @@ import pytest
 import pyrite
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
-from pyrite.webgpu import conv, conv_gemm, conv_plan
+from pyrite.webgpu import conv, conv_channels, conv_gemm, conv_plan
 from pyrite.webgpu.matmul_config import CONFIGS
 
 CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
@@ -38,8 +38,10 @@ def _fresh_plans():  # type: ignore[no-untyped-def]
 
 
 def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
-    """Make the heuristic answer `gemm` for every conv (a fresh cache, restored afterwards)."""
+    """Make the heuristic answer `gemm` for every conv, never the channel-block kernel (a fresh
+    cache, restored afterwards)."""
     monkeypatch.setattr(conv, "prefers_gemm", lambda *args: gemm)
+    monkeypatch.setattr(conv_channels, "choose", lambda *args: None)
     monkeypatch.setattr(conv, "_heuristic", functools.lru_cache(conv._heuristic.__wrapped__))
     conv_plan.clear()
 
