@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_direct, conv_gemm, conv_plan, linalg, matmul_variants, software
+from . import conv_direct, conv_gemm, conv_plan, conv_wgrad, linalg, matmul_variants, software
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
@@ -111,7 +111,9 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
         direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
         whole = [_MATMUL] if plain and not soft else []
-        return [first] + [c for c in (*direct, *tiled, *whole) if c != first]
+        own = [conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n)] \
+            if family == "conv2d_weight_grad_kernel" else []
+        return [first] + [c for c in (*direct, *tiled, *whole, *own) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
@@ -135,6 +137,9 @@ _MATMUL = "matmul"
 # Fusion's epilogue, which stays with the GEMM): 189 us as the matmul without the bias against
 # 320 as the conv GEMM (conv_layers_h100_s5_lead.json); the bias costs one elementwise pass.
 MATMUL_MIN_WEIGHTS = 1 << 18
+# A weight gradient the GEMM would take (`prefers_gemm`) runs on its own tiled kernel
+# (`conv_wgrad.py`, "wgrad/<tile>"), software adapters included.
+WEIGHT_GRAD_TILED = True
 
 
 def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -> bool:
@@ -151,6 +156,9 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
             or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)
             or (family == "conv2d_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)):
         return _MATMUL
+    if family == "conv2d_weight_grad_kernel" and WEIGHT_GRAD_TILED and \
+            prefers_gemm(family, m, n, kdim, taps):
+        return conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n)
     if not prefers_gemm(family, m, n, kdim, taps) or (
             not soft and family != "conv2d_weight_grad_kernel" and n >= DIRECT_MIN_COLUMNS
             and kdim <= DIRECT_MAX_TERMS):
@@ -395,6 +403,9 @@ def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
             matmul_variants.add_partials(k, parts, out, 1, n)
         elif name == _DIRECT:
             _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups)
+        elif name.startswith(conv_wgrad.PREFIX):
+            conv_wgrad.run(k, out, x, grad, stride, padding, dilation, groups,
+                           *conv_wgrad.parse(name))
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, grad, None, x.shape, stride,
                           padding, dilation, groups, conv_gemm.WEIGHT_GRAD)
@@ -486,7 +497,9 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     (`conv_gemm.run` with a `matmul_config.tile`; call it directly for its other
     options). A layer's "matmul" route allocates its result, and is not one of these."""
     conv = (stride, padding, dilation, groups)
-    if name.startswith(_GEMM):
+    if op == "weight_grad" and name.startswith(conv_wgrad.PREFIX):
+        conv_wgrad.run(k, out, a, b, *conv, *conv_wgrad.parse(name))
+    elif name.startswith(_GEMM):
         mode = _FAMILIES[op][1]
         conv_gemm.run(k, tile(name[len(_GEMM):]), out, a, b, bias, x_shape, *conv, mode)
     elif name != _DIRECT and not name.startswith(_DIRECT + "/"):
