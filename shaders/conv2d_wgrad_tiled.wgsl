@@ -22,7 +22,14 @@
 //             (N, C_out, OH, OW) dense, 3 out: array<f32> (groups * slices * cog * K).
 // Grid: (ceil(K / BN), ceil(cog / BM), groups * slices).
 // Placeholders: {{ wg_x }}, {{ wg_y }}: invocations along K and along M (BN = 4 wg_x,
-//   BM = 4 wg_y; wg_x * wg_y a multiple of 16, wg_x and wg_y each 4, 8 or 16).
+//   BM = 4 wg_y; wg_x and wg_y each 4, 8 or 16, wg_x * wg_y at least 64); the statements
+//   `webgpu/conv_wgrad.py` generates, unrolled (no private array is indexed at run time):
+//   {{ setup }} (each A row quad's channel offsets and each B column's x offset and tap
+//   reach), {{ declare }} (the load registers), {{ loads }} (a step's loads into them),
+//   {{ stores }} (the registers into workgroup memory, a vec4 per quad), {{ products }} (the
+//   step's 16 pixels of 4 x 4 products), {{ output }} (the 16 sums stored).
+// Each invocation loads LOADS_A / 4 quads of 4 A rows and LOADS_B / 4 quads of 4 B columns:
+//   quad q = t / 16 + i * THREADS / 16 holds rows (columns) 4q .. 4q + 3 of the tile.
 // Index safety (natively compiled without naga's bounds checks, as conv2d_gemm.wgsl): every
 //   storage read is inside an `if` on the pixel's slice and on the row, column, padding and
 //   image extent; every store on the row and column; workgroup and private arrays are indexed
@@ -39,9 +46,6 @@ const THREADS: u32 = WG_X * WG_Y;
 const BM: u32 = 4u * WG_Y;
 const BN: u32 = 4u * WG_X;
 const BK: u32 = 16u;
-const STEP_ROWS: u32 = THREADS / BK;  // rows (or columns) between one invocation's loads
-const LOADS_A: u32 = BK * BM / THREADS;
-const LOADS_B: u32 = BK * BN / THREADS;
 const SA: u32 = BM / 4u + 1u;  // vec4s per pixel of the tiles in workgroup memory (padded)
 const SB: u32 = BN / 4u + 1u;
 const OUTSIDE: i32 = -1073741824;  // a column past K: its rows never fall inside the image
@@ -49,7 +53,7 @@ const OUTSIDE: i32 = -1073741824;  // a column past K: its rows never fall insid
 var<workgroup> as_: array<vec4<f32>, BK * SA>;
 var<workgroup> bs: array<vec4<f32>, BK * SB>;
 
-@compute @workgroup_size({{ wg_x }} * {{ wg_y }})
+@compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let h = cm[0]; let w = cm[1]; let oh = cm[2]; let ow = cm[3];
     let kw = cm[5];
@@ -62,33 +66,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let row0 = i32(wid.y * BM);
     let col0 = i32(wid.x * BN);
     let lane = i32(t % BK);
-    let first = i32(t / BK);
+    let quad = i32(t / BK);
     let plane = oh * ow;
+    let hw = h * w;
 
-    // A rows (dy channels) and B columns (x channel offset, tap rows and columns), fixed
-    var a_off: array<i32, LOADS_A>;
-    var a_ok: array<bool, LOADS_A>;
-    for (var e = 0u; e < LOADS_A; e++) {
-        let row = row0 + first + i32(e * STEP_ROWS);
-        a_ok[e] = row < cog;
-        a_off[e] = (g * cog + row) * plane;
-    }
-    var b_off: array<i32, LOADS_B>;
-    var b_dy: array<i32, LOADS_B>;
-    var b_dx: array<i32, LOADS_B>;
-    for (var e = 0u; e < LOADS_B; e++) {
-        let col = col0 + first + i32(e * STEP_ROWS);
-        let ci = col / taps;
-        let tap = col - ci * taps;
-        let ky = tap / kw;
-        let kx = tap - ky * kw;
-        b_off[e] = (g * cg + ci) * h * w;
-        b_dy[e] = ky * cm[10] - cm[8];
-        b_dx[e] = kx * cm[11] - cm[9];
-        if (col >= kdim) {
-            b_dy[e] = OUTSIDE;
-        }
-    }
+{{ setup }}
 
     // this invocation's pixel lane, walked 16 pixels a step
     let start = s * length;
@@ -98,52 +80,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let pix = j - n * plane;
     var oy = pix / ow;
     var ox = pix - oy * ow;
-    var ra: array<f32, LOADS_A>;
-    var rb: array<f32, LOADS_B>;
     let steps = (end - start + i32(BK) - 1) / i32(BK);
-
-    var acc: array<vec4<f32>, 4>;
-    for (var i = 0; i < 4; i++) {
-        acc[i] = vec4<f32>(0.0);
-    }
+{{ declare }}
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
     let tx = t % WG_X;
     let ty = t / WG_X;
+    let a_at = u32(lane) * SA + u32(quad);
+    let b_at = u32(lane) * SB + u32(quad);
 
     for (var step = -1; step < steps; step++) {
         if (step >= 0) {
             workgroupBarrier();
-            for (var e = 0u; e < LOADS_A; e++) {
-                let r = u32(first) + e * STEP_ROWS;
-                as_[u32(lane) * SA + r / 4u][r % 4u] = ra[e];
-            }
-            for (var e = 0u; e < LOADS_B; e++) {
-                let c = u32(first) + e * STEP_ROWS;
-                bs[u32(lane) * SB + c / 4u][c % 4u] = rb[e];
-            }
+{{ stores }}
             workgroupBarrier();
         }
         if (step + 1 < steps) {  // the next step's loads, in flight during this step's products
             let inside = j < end;
             let dy_at = n * c_out * plane + oy * ow + ox;
-            let x_at = n * c_in * h * w;
+            let x_at = n * c_in * hw;
             let iy0 = oy * sh;
             let ix0 = ox * sw;
-            for (var e = 0u; e < LOADS_A; e++) {
-                var v = 0.0;
-                if (inside && a_ok[e]) {
-                    v = dy[dy_at + a_off[e]];
-                }
-                ra[e] = v;
-            }
-            for (var e = 0u; e < LOADS_B; e++) {
-                let iy = iy0 + b_dy[e];
-                let ix = ix0 + b_dx[e];
-                var v = 0.0;
-                if (inside && iy >= 0 && iy < h && ix >= 0 && ix < w) {
-                    v = x[x_at + b_off[e] + iy * w + ix];
-                }
-                rb[e] = v;
-            }
+{{ loads }}
             j += i32(BK);
             ox += i32(BK);
             while (ox >= ow) {
@@ -156,27 +116,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         if (step >= 0) {
-            for (var kk = 0u; kk < BK; kk++) {
-                let av = as_[kk * SA + ty];
-                let bv = bs[kk * SB + tx];
-                acc[0] += av.x * bv;
-                acc[1] += av.y * bv;
-                acc[2] += av.z * bv;
-                acc[3] += av.w * bv;
-            }
+{{ products }}
         }
     }
 
     let base = i32(wid.z) * cog * kdim;
-    for (var i = 0; i < 4; i++) {
-        let row = row0 + i32(ty) * 4 + i;
-        if (row < cog) {
-            for (var c = 0; c < 4; c++) {
-                let col = col0 + i32(tx) * 4 + c;
-                if (col < kdim) {
-                    out[base + row * kdim + col] = acc[i][c];
-                }
-            }
-        }
-    }
+    let r0 = row0 + i32(ty) * 4;
+    let c0 = col0 + i32(tx) * 4;
+{{ output }}
 }

@@ -83,6 +83,70 @@ def parse(name: str) -> tuple[str, int | None]:
     return tile, int(parts[1][1:]) if len(parts) == 2 else None
 
 
+_LANES = "xyzw"
+
+
+def statements(wg_x: int, wg_y: int) -> dict[str, str]:
+    """conv2d_wgrad_tiled.wgsl's generated placeholders for a tile of `wg_x` x `wg_y`
+    invocations, every loop over loads, products and sums unrolled (naga's loop bounding keeps
+    a driver from unrolling them, and a private array indexed at run time lives in memory)."""
+    threads = wg_x * wg_y
+    quads_a, quads_b = 16 // wg_x, 16 // wg_y  # quads of 4 rows (columns) an invocation loads
+    step = threads // STEP  # quads between one invocation's quads
+    sa, sb = wg_y + 1, wg_x + 1  # vec4s per pixel in workgroup memory (the shader's SA, SB)
+    ind, ind3 = "    ", "            "
+    setup, declare, loads, stores = [], [], [], []
+    for i in range(quads_a):
+        setup += [f"{ind}let ar{i} = row0 + 4 * (quad + {i * step});",
+                  f"{ind}let ao{i} = (g * cog + ar{i}) * plane;"]
+        regs = [f"ra{i}_{c}" for c in range(4)]
+        declare += [f"{ind}var {r} = 0.0;" for r in regs]
+        for c, r in enumerate(regs):
+            loads += [f"{ind3}{r} = 0.0;",
+                      f"{ind3}if (inside && ar{i} + {c} < cog) {{",
+                      f"{ind3}    {r} = dy[dy_at + ao{i} + {c} * plane];",
+                      f"{ind3}}}"]
+        stores.append(f"{ind3}as_[a_at + {i * step}u] = vec4<f32>({', '.join(regs)});")
+    for i in range(quads_b):
+        regs = []
+        for c in range(4):
+            q = f"{i}_{c}"
+            setup += [f"{ind}let bc{q} = col0 + 4 * (quad + {i * step}) + {c};",
+                      f"{ind}let bi{q} = bc{q} / taps;",
+                      f"{ind}let bt{q} = bc{q} - bi{q} * taps;",
+                      f"{ind}let bky{q} = bt{q} / kw;",
+                      f"{ind}let bo{q} = (g * cg + bi{q}) * hw;",
+                      f"{ind}var by{q} = bky{q} * cm[10] - cm[8];",
+                      f"{ind}if (bc{q} >= kdim) {{ by{q} = OUTSIDE; }}",
+                      f"{ind}let bx{q} = (bt{q} - bky{q} * kw) * cm[11] - cm[9];"]
+            declare.append(f"{ind}var rb{q} = 0.0;")
+            loads += [f"{ind3}rb{q} = 0.0;",
+                      f"{ind3}let iy{q} = iy0 + by{q};",
+                      f"{ind3}let ix{q} = ix0 + bx{q};",
+                      f"{ind3}if (inside && iy{q} >= 0 && iy{q} < h && ix{q} >= 0 && ix{q} < w) {{",
+                      f"{ind3}    rb{q} = x[x_at + bo{q} + iy{q} * w + ix{q}];",
+                      f"{ind3}}}"]
+            regs.append(f"rb{q}")
+        stores.append(f"{ind3}bs[b_at + {i * step}u] = vec4<f32>({', '.join(regs)});")
+    products = []
+    for kk in range(STEP):
+        products += [f"{ind3}let av{kk} = as_[{kk * sa}u + ty];",
+                     f"{ind3}let bv{kk} = bs[{kk * sb}u + tx];"]
+        products += [f"{ind3}acc{r} += av{kk}.{_LANES[r]} * bv{kk};" for r in range(4)]
+    output = []
+    for r in range(4):
+        output.append(f"{ind}if (r0 + {r} < cog) {{")
+        for c in range(4):
+            output += [f"{ind}    if (c0 + {c} < kdim) {{",
+                       f"{ind}        out[base + (r0 + {r}) * kdim + c0 + {c}] = "
+                       f"acc{r}.{_LANES[c]};",
+                       f"{ind}    }}"]
+        output.append(f"{ind}}}")
+    return {"setup": "\n".join(setup), "declare": "\n".join(declare),
+            "loads": "\n".join(loads), "stores": "\n".join(stores),
+            "products": "\n".join(products), "output": "\n".join(output)}
+
+
 def _native(k: Kernels) -> bool:
     return k.runtime.adapter.backend not in (software.BROWSER_BACKEND, software.RECORDER_BACKEND)
 
@@ -117,7 +181,8 @@ def run(k: Kernels, out: GpuTensor, x: GpuTensor, dy: GpuTensor, stride: Pair, p
     checks = NATIVE_CHECKS if _native(k) else ALL_CHECKS
     key = KernelKey("conv2d_wgrad_tiled", tile, _F32, 0, (checks,))
     pipeline = k.cached(key) or k.pipeline(
-        key, render("conv2d_wgrad_tiled.wgsl", wg_x=wg_x, wg_y=wg_y), checks=checks)
+        key, render("conv2d_wgrad_tiled.wgsl", wg_x=wg_x, wg_y=wg_y,
+                    **statements(wg_x, wg_y)), checks=checks)
     grid = (-(-kdim // (4 * wg_x)), -(-cog // (4 * wg_y)), groups * slices)
     k.launch(pipeline, [k.meta(words), x.block.buffer, dy.block.buffer, target.block.buffer],
              grid, cost=2.0 * c_out * kdim * total)
@@ -126,4 +191,4 @@ def run(k: Kernels, out: GpuTensor, x: GpuTensor, dy: GpuTensor, stride: Pair, p
 
 
 __all__ = ["MAX_SLICES", "MIN_LENGTH", "NATIVE_CHECKS", "PREFIX", "STEP", "TARGET_INVOCATIONS",
-           "TILES", "choose_tile", "parse", "run", "slice_length"]
+           "TILES", "choose_tile", "parse", "run", "slice_length", "statements"]
