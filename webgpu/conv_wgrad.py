@@ -101,10 +101,10 @@ def statements(wg_x: int, wg_y: int) -> dict[str, str]:
                   f"{ind}let ao{i} = (g * cog + ar{i}) * plane;"]
         regs = [f"ra{i}_{c}" for c in range(4)]
         declare += [f"{ind}var {r} = 0.0;" for r in regs]
-        for c, r in enumerate(regs):
-            loads += [f"{ind3}{r} = 0.0;",
+        for c, reg in enumerate(regs):
+            loads += [f"{ind3}{reg} = 0.0;",
                       f"{ind3}if (inside && ar{i} + {c} < cog) {{",
-                      f"{ind3}    {r} = dy[dy_at + ao{i} + {c} * plane];",
+                      f"{ind3}    {reg} = dy[dy_at + ao{i} + {c} * plane];",
                       f"{ind3}}}"]
         stores.append(f"{ind3}as_[a_at + {i * step}u] = vec4<f32>({', '.join(regs)});")
     for i in range(quads_b):
