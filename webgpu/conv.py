@@ -137,8 +137,14 @@ _MATMUL = "matmul"
 # Fusion's epilogue, which stays with the GEMM): 189 us as the matmul without the bias against
 # 320 as the conv GEMM (conv_layers_h100_s5_lead.json); the bias costs one elementwise pass.
 MATMUL_MIN_WEIGHTS = 1 << 18
-# A weight gradient the GEMM would take (`prefers_gemm`) runs on its own tiled kernel
-# (`conv_wgrad.py`, "wgrad/<tile>"), software adapters included.
+# Weight gradients run on their own tiled kernel (`conv_wgrad.py`, "wgrad/<tile>"): every one
+# on a native adapter (but the plain 1x1 layers of MATMUL_MIN_WEIGHTS), and on a page's
+# software adapter those the GEMM took (`prefers_gemm`). On the H100 all 27 of MNIST's and
+# SqueezeNet's that the GEMM ran took 0.55-0.97x its time as dispatched (SqueezeNet's conv1
+# 105 us against 334, the 3x3 expands 83-149 against 136-266; cuDNN 70-96), MNIST's conv1
+# 55 us against 66 on the direct kernel, timed by hand (conv_layers_h100_s7w_b.json, against
+# _s6_lead.json). On lavapipe, a CPU adapter as a page's is, it took 0.15-0.5x the time of
+# the software tile on three layers (docs/webgpu.md).
 WEIGHT_GRAD_TILED = True
 
 
@@ -156,8 +162,8 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
             or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)
             or (family == "conv2d_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)):
         return _MATMUL
-    if family == "conv2d_weight_grad_kernel" and WEIGHT_GRAD_TILED and \
-            prefers_gemm(family, m, n, kdim, taps):
+    if family == "conv2d_weight_grad_kernel" and WEIGHT_GRAD_TILED and (
+            not soft or prefers_gemm(family, m, n, kdim, taps)):
         return conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n)
     if not prefers_gemm(family, m, n, kdim, taps) or (
             not soft and family != "conv2d_weight_grad_kernel" and n >= DIRECT_MIN_COLUMNS

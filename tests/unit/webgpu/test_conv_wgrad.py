@@ -60,16 +60,21 @@ def test_every_tile_and_slicing_agrees_with_numpy(gpu, ref, down, case) -> None:
                                        err_msg=f"{case} {name}")
 
 
-def test_the_dispatcher_runs_it_where_the_gemm_would(gpu, ref, down) -> None:
-    """A weight gradient of 1024 or more weights per group goes to the tiled kernel (its
-    result agrees); a smaller one stays on the direct kernel."""
+def test_the_dispatcher_runs_it(gpu, ref, down) -> None:
+    """Natively every weight gradient runs on the tiled kernel (its result agrees), but a
+    plain 1x1 layer of MATMUL_MIN_WEIGHTS; on a page's software adapter those of 1024 or more
+    weights per group (the GEMM's before), the smaller ones direct."""
     xs, ws, stride, pads, dil, groups = CASES["3x3 padded"]
     args = (stride, pads, dil, groups)
     k = gpu.kernels
-    name = conv.heuristic_variant(k, "weight_grad", xs, (40, 8, 3, 3), *args)
-    assert name == "wgrad/" + conv_wgrad.choose_tile(40, 72)
+    assert conv.heuristic_variant(k, "weight_grad", xs, (40, 8, 3, 3), *args) == "wgrad/64x64"
     assert conv.heuristic_variant(k, "weight_grad", xs, ws, *args) == "wgrad/32x64"
-    assert conv.heuristic_variant(k, "weight_grad", xs, (4, 8, 3, 3), *args) == "direct"
+    assert conv.heuristic_variant(k, "weight_grad", xs, (4, 8, 3, 3), *args) == "wgrad/16x64"
+    assert conv.heuristic_variant(k, "weight_grad", (2, 512, 14, 14), (1000, 512, 1, 1),
+                                  (1, 1), ((0, 0), (0, 0)), (1, 1), 1) == "matmul"
+    family = "conv2d_weight_grad_kernel"
+    assert conv._heuristic(family, 20, 72, 500, 1, 9, 16384, soft=True) == "wgrad/32x64"
+    assert conv._heuristic(family, 4, 72, 500, 1, 9, 16384, soft=True) == "direct"
     x, g, gx, gg = _operands(gpu, ref, xs, ws, args)
     got = gpu.conv2d_weight_grad(gx, gg, ws, *args)
     np.testing.assert_allclose(down(got), _want(ref, x, g, ws, args), rtol=1e-4, atol=1e-4)
@@ -105,3 +110,19 @@ def test_a_bad_variant_is_refused_in_one_line(name) -> None:
     with pytest.raises(ValueError, match="unknown weight-gradient variant") as e:
         conv_wgrad.parse(name)
     assert "\n" not in str(e.value)
+
+
+def test_many_slices_sum_the_same_bits_every_time(gpu, ref, down) -> None:
+    """Slices of 16 pixels (one kernel step each) added by the split sum: the same result, bit
+    for bit, on every run (no atomics, a fixed order), and within float error of numpy."""
+    xs, ws, *rest = CASES["first layer, stride 2"]
+    args = tuple(rest)
+    x, g, gx, gg = _operands(gpu, ref, xs, ws, args)
+    k = gpu.kernels
+    runs = []
+    for _ in range(3):
+        out = k.empty(ws, DType.F32, "test")
+        conv_wgrad.run(k, out, gx, gg, *args, tile="64x32", length=conv_wgrad.STEP)
+        runs.append(down(out))
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])
+    np.testing.assert_allclose(runs[0], _want(ref, x, g, ws, args), rtol=1e-4, atol=1e-4)
