@@ -8,7 +8,7 @@ Three layer shapes (a 28x28 3x3 of SqueezeNet at batch 1, MNIST's conv2 at batch
 checked against numpy first (exit 1 on a mismatch); then `--reps` calls and one readback,
 the median of `--iters` such blocks after a warm-up, ms per call.
 
-    python benchmarks/conv_wgrad_software.py --out benchmarks/results/conv_wgrad_software_lavapipe.json
+    python benchmarks/conv_wgrad_software.py --out FILE.json
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import platform
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +66,10 @@ def main() -> int:
         tile = conv_wgrad.choose_tile(m, n)
         length = conv_wgrad.slice_length(tile, m, n, 1, kdim, soft=True)
         variants = {
-            f"gemm/{cfg.name}": lambda: conv_gemm.run(k, cfg, out, gx, gg, None, xs, *_CONV,
-                                                      conv_gemm.WEIGHT_GRAD),
-            f"wgrad/{tile}/l{length}": lambda: conv_wgrad.run(k, out, gx, gg, *_CONV, tile,
-                                                              length)}
+            f"gemm/{cfg.name}": partial(conv_gemm.run, k, cfg, out, gx, gg, None, xs, *_CONV,
+                                        conv_gemm.WEIGHT_GRAD),
+            f"wgrad/{tile}/l{length}": partial(conv_wgrad.run, k, out, gx, gg, *_CONV, tile,
+                                               length)}
         row: dict[str, Any] = {"layer": name, "x": list(xs), "w": list(ws), "ms": {}}
         for label, run in variants.items():
             run()
