@@ -63,7 +63,7 @@ def main() -> int:
         m, n, kdim = conv_gemm.sizes(xs, ws, (oh, ow), 1, conv_gemm.WEIGHT_GRAD)
         cfg = conv_gemm.choose_tile((m, n, kdim), 1, conv_gemm.WEIGHT_GRAD,
                                     k.runtime.limits.max_compute_workgroup_storage_size, True)
-        tile = conv_wgrad.choose_tile(m, n)
+        tile = conv_wgrad.choose_tile(m, n, soft=True)
         length = conv_wgrad.slice_length(tile, m, n, 1, kdim, soft=True)
         variants = {
             f"gemm/{cfg.name}": partial(conv_gemm.run, k, cfg, out, gx, gg, None, xs, *_CONV,

@@ -111,7 +111,7 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
         tiled = [_GEMM + c.name for c in conv_gemm.tiles(k, m, n, kdim, groups)]
         direct = [_DIRECT] + [f"{_DIRECT}/{b.name}" for b in blocks()]
         whole = [_MATMUL] if plain and not soft else []
-        own = [conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n)] \
+        own = [conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n, soft)] \
             if family == "conv2d_weight_grad_kernel" else []
         return [first] + [c for c in (*direct, *tiled, *whole, *own) if c != first]
 
@@ -164,7 +164,7 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
         return _MATMUL
     if family == "conv2d_weight_grad_kernel" and WEIGHT_GRAD_TILED and (
             not soft or prefers_gemm(family, m, n, kdim, taps)):
-        return conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n)
+        return conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n, soft)
     if not prefers_gemm(family, m, n, kdim, taps) or (
             not soft and family != "conv2d_weight_grad_kernel" and n >= DIRECT_MIN_COLUMNS
             and kdim <= DIRECT_MAX_TERMS):

@@ -33,6 +33,10 @@ TILES = {"64x64": (16, 16), "32x64": (16, 8), "16x64": (16, 4), "64x32": (8, 16)
 # The slices: enough (tile, slice) workgroups for TARGET_INVOCATIONS invocations in all (about
 # 2048 per H100 multiprocessor, 132 of them), each slice at least MIN_LENGTH pixels, at most
 # MAX_SLICES slices. A page's software adapter runs on a few CPU threads: SOFTWARE_INVOCATIONS.
+# In Chromium's SwiftShader the 16x64 tile (16 B columns loaded per invocation) lost the device
+# (conformance's 16 x 108 gradient) where 64x64 ran every case; lavapipe runs every tile. So a
+# page's software adapter takes 64x64 whatever the shape.
+SOFTWARE_TILE = "64x64"
 TARGET_INVOCATIONS = 1 << 18
 SOFTWARE_INVOCATIONS = 1 << 12
 MIN_LENGTH = 256
@@ -43,10 +47,13 @@ NATIVE_CHECKS = LOOP_BOUNDING
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
-def choose_tile(m: int, n: int) -> str:
+def choose_tile(m: int, n: int, soft: bool = False) -> str:
     """The tile for a weight gradient of `m` rows (cog) by `n` columns (cg*KH*KW): the
     narrowest of 16, 32 and 64 that holds each side, widened to at least 64 invocations
-    (a 16-row gradient takes 64 columns, a 32 x 16 one 64 rows)."""
+    (a 16-row gradient takes 64 columns, a 32 x 16 one 64 rows); SOFTWARE_TILE on a page's
+    software adapter."""
+    if soft:
+        return SOFTWARE_TILE
     bm = 16 if m <= 16 else 32 if m <= 32 else 64
     bn = 16 if n <= 16 else 32 if n <= 32 else 64
     if bm * bn < 1024:
@@ -163,11 +170,11 @@ def run(k: Kernels, out: GpuTensor, x: GpuTensor, dy: GpuTensor, stride: Pair, p
     cog = c_out // groups
     kdim = cg * kh * kw
     total = n_img * oh * ow
-    tile = tile or choose_tile(cog, kdim)
+    soft = software.software(k.runtime.adapter)
+    tile = tile or choose_tile(cog, kdim, soft)
     wg_x, wg_y = TILES[tile]
     if length is None:
-        length = slice_length(tile, cog, kdim, groups, total,
-                              software.software(k.runtime.adapter))
+        length = slice_length(tile, cog, kdim, groups, total, soft)
     most = max(1, k.runtime.limits.max_compute_workgroups_per_dimension // groups)
     if -(-total // length) > most:  # the grid's z holds groups * slices
         shortest = -(-total // most)
@@ -190,5 +197,6 @@ def run(k: Kernels, out: GpuTensor, x: GpuTensor, dy: GpuTensor, stride: Pair, p
         matmul_variants.add_partials(k, target, out, groups, slices)
 
 
-__all__ = ["MAX_SLICES", "MIN_LENGTH", "NATIVE_CHECKS", "PREFIX", "STEP", "TARGET_INVOCATIONS",
+__all__ = ["MAX_SLICES", "MIN_LENGTH", "NATIVE_CHECKS", "PREFIX", "SOFTWARE_TILE", "STEP",
+           "TARGET_INVOCATIONS",
            "TILES", "choose_tile", "parse", "run", "slice_length", "statements"]

@@ -73,7 +73,7 @@ def test_the_dispatcher_runs_it(gpu, ref, down) -> None:
     assert conv.heuristic_variant(k, "weight_grad", (2, 512, 14, 14), (1000, 512, 1, 1),
                                   (1, 1), ((0, 0), (0, 0)), (1, 1), 1) == "matmul"
     family = "conv2d_weight_grad_kernel"
-    assert conv._heuristic(family, 20, 72, 500, 1, 9, 16384, soft=True) == "wgrad/32x64"
+    assert conv._heuristic(family, 20, 72, 500, 1, 9, 16384, soft=True) == "wgrad/64x64"
     assert conv._heuristic(family, 4, 72, 500, 1, 9, 16384, soft=True) == "direct"
     x, g, gx, gg = _operands(gpu, ref, xs, ws, args)
     got = gpu.conv2d_weight_grad(gx, gg, ws, *args)
@@ -89,6 +89,7 @@ def test_the_tile_rule() -> None:
     assert conv_wgrad.choose_tile(64, 27) == "64x32"
     assert conv_wgrad.choose_tile(32, 128) == "32x64"
     assert conv_wgrad.choose_tile(20, 30) == "32x32"
+    assert conv_wgrad.choose_tile(16, 72, soft=True) == conv_wgrad.SOFTWARE_TILE == "64x64"
 
 
 def test_the_slice_rule() -> None:
