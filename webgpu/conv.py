@@ -139,12 +139,13 @@ _MATMUL = "matmul"
 MATMUL_MIN_WEIGHTS = 1 << 18
 # Weight gradients run on their own tiled kernel (`conv_wgrad.py`, "wgrad/<tile>"): every one
 # on a native adapter (but the plain 1x1 layers of MATMUL_MIN_WEIGHTS), and on a page's
-# software adapter those the GEMM took (`prefers_gemm`). On the H100 all 27 of MNIST's and
-# SqueezeNet's that the GEMM ran took 0.55-0.97x its time as dispatched (SqueezeNet's conv1
-# 105 us against 334, the 3x3 expands 83-149 against 136-266; cuDNN 70-96), MNIST's conv1
-# 55 us against 66 on the direct kernel, timed by hand (conv_layers_h100_s7w_b.json, against
-# _s6_lead.json). On lavapipe, a CPU adapter as a page's is, it took 0.15-0.5x the time of
-# the software tile on three layers (docs/webgpu.md).
+# software adapter those the GEMM took (`prefers_gemm`). On the H100, as dispatched against
+# cuDNN in the same run (conv_layers_h100_s7w.json against _s6_lead.json): the 26 that the
+# GEMM ran took a median 0.56x their time (SqueezeNet's conv1 86 us against 334, the 3x3
+# expands 64-97 against 96-266); MNIST's conv1 57 us against 87 on the direct kernel; all 28
+# at >= 0.5x cuDNN in every pair. On lavapipe, a CPU adapter as a page's is, the 64x64 tile
+# took 0.30-0.72x the software GEMM tile's time on three layers in two runs of a loaded
+# machine (benchmarks/conv_wgrad_software.py).
 WEIGHT_GRAD_TILED = True
 
 
