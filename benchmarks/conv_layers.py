@@ -29,6 +29,10 @@ count 2 * multiply-adds of the direct convolution (the same for all three).
     python benchmarks/conv_layers.py --quick --out benchmarks/results/conv_layers_lavapipe.json
     python benchmarks/conv_layers.py --out $OUT/conv.json          # H100: about a minute
 
+`--ops weight_grad` (any comma-separated subset of the three) times only those ops, and
+`--only` only the layers whose names contain one of its substrings. `--sweep` also times the
+weight gradient's own tiled kernel (`webgpu/conv_wgrad.py`) on each tile and slice length.
+
 `--checked` compiles the implicit GEMM as session 6 did (every naga check, no INTERIOR form;
 `webgpu/conv_gemm.py`'s NATIVE_CHECKS and NATIVE_INTERIOR), to time it against the default.
 """
@@ -237,9 +241,12 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         return _blocks(_looped(make, hold, fused), p.sync, args.min_ms, args.iters)
 
     hold: list[Any] = []
-    main = {"forward": fwd, "input_grad": dgrad, "weight_grad": wgrad}
-    ops = {"forward_relu": fwd_relu, "forward_relu_unfused": fwd_relu_unfused,
-           **_variants(p, layer, gx, gw, gb, gdy)}
+    main = {name: f for name, f in (("forward", fwd), ("input_grad", dgrad),
+                                    ("weight_grad", wgrad)) if name in args.ops}
+    ops = {name: f for name, f in (("forward_relu", fwd_relu),
+                                   ("forward_relu_unfused", fwd_relu_unfused),
+                                   *_variants(p, layer, gx, gw, gb, gdy).items())
+           if name.startswith(tuple(args.ops))}
     for name, make in main.items():
         if pt is None:
             ops = {name: make, **ops}
@@ -263,10 +270,11 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         row["sweep"] = {op: {name: round(timed(make, hold)["median_ms"], 5)
                              for name, make in variants.items()
                              if name == picks[op] or any(name.startswith(v) for v in keep)}
-                        for op, variants in _sweep(p, layer, gx, gw, gb, gdy).items()}
+                        for op, variants in _sweep(p, layer, gx, gw, gb, gdy).items()
+                        if op in args.ops}
         row["heuristic"] = picks
     hold.clear()
-    if pt is not None:
+    if pt is not None and "forward" in args.ops:
         r = _blocks(pt["ops"]["forward_relu"], torch.cuda.synchronize, args.min_ms, args.iters)
         r["gflops"] = flop(layer) / (r["median_ms"] * 1e-3) / 1e9
         row["torch_forward_relu"] = r
@@ -402,6 +410,7 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
         for form in channel_forms(layer, "input_grad"):
             ops["input_grad"][form] = (lambda form=form: wconv.launch_variant(
                 k, "input_grad", form, dx, gdy, gw, None, xs, *conv))
+    _sweep_wgrad(k, ops["weight_grad"], layer, gx, gdy, dw)
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]
         ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (
@@ -426,6 +435,30 @@ def channel_forms(layer: Layer, op: str) -> list[str]:
     blocks = [c for c in (*SWEEP_CHANNELS, *((64,) if kh * kw == 1 else ()))
               if c // 2 < per_group]
     return [conv_channels.Form(c, s).name for c in blocks for s in SWEEP_CHANNEL_SLICES]
+
+
+# the tiled weight gradient's (conv_wgrad.py) slice lengths timed beside its rule's, on the
+# rule's tile; the other tiles with the rule's length
+SWEEP_WGRAD_LENGTHS = (256, 512, 1024, 2048, 4096)
+
+
+def _sweep_wgrad(k: Any, ops: dict[str, Any], layer: Layer, gx: Any, gdy: Any,
+                 dw: Any) -> None:
+    """`wgrad/<tile>` (the rule's slices) for every tile of conv_wgrad.TILES, and
+    `wgrad/<tile>/l<length>` for the rule's tile and each of SWEEP_WGRAD_LENGTHS."""
+    from pyrite.webgpu import conv as wconv
+    from pyrite.webgpu import conv_gemm as cg
+    from pyrite.webgpu import conv_wgrad
+
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    xs = layer["x"]
+    m, n, _ = cg.sizes(xs, layer["w"], out_shape(layer)[2:], layer["groups"], cg.WEIGHT_GRAD)
+    best = conv_wgrad.choose_tile(m, n)
+    names = [f"wgrad/{t}" for t in conv_wgrad.TILES] + \
+        [f"wgrad/{best}/l{length}" for length in SWEEP_WGRAD_LENGTHS]
+    for name in names:
+        ops[name] = (lambda name=name: wconv.launch_variant(k, "weight_grad", name, dw, gx, gdy,
+                                                            None, xs, *conv))
 
 
 def _as_matmul(k: Any, layer: Layer, gx: Any, gw: Any, gdy: Any, dw: Any) -> dict[str, Any]:
@@ -463,15 +496,17 @@ def _heuristic_picks(p: Pyrite, layer: Layer) -> dict[str, str]:
             for op in wconv.OPS}
 
 
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], ops: tuple[str, ...] = ("forward", "input_grad",
+                                                                "weight_grad")) -> dict[str, Any]:
     """How many layer-ops reach half of cuDNN's speed: as dispatched (`<op>` rows), and with
     --sweep, for the heuristic's pick and for the fastest variant, each launched directly."""
-    ops = ("forward", "input_grad", "weight_grad")
-    out: dict[str, Any] = {"layer_ops": len(rows) * 3}
+    out: dict[str, Any] = {"layer_ops": len(rows) * len(ops)}
     timed = [(r, op) for r in rows for op in ops if f"ratio_{op}" in r]
     if not timed:
         return out
     out["dispatched_at_half"] = sum(r[f"ratio_{op}"] >= 0.5 for r, op in timed)
+    out["dispatched_at_half_by_op"] = {op: sum(r[f"ratio_{o}"] >= 0.5 for r, o in timed
+                                               if o == op) for op in ops}
     ranged = [(r, op) for r, op in timed if f"ratio_{op}_range" in r]
     if ranged:  # over the alternating pairs of blocks: at half in every pair, in some pair
         out["dispatched_at_half_every_pair"] = sum(r[f"ratio_{op}_range"][0] >= 0.5
@@ -560,8 +595,16 @@ def main() -> int:
     ap.add_argument("--checked", action="store_true",
                     help="compile the implicit GEMM with every naga check and no INTERIOR form"
                          " (session 6's modules), to time against the default")
+    ap.add_argument("--ops", default="forward,input_grad,weight_grad",
+                    help="comma-separated ops to time (forward, input_grad, weight_grad)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    every = ("forward", "input_grad", "weight_grad")
+    unknown = set(args.ops.split(",")) - set(every)
+    if unknown:
+        ap.error(f"--ops: unknown {', '.join(sorted(unknown))}; use a comma-separated subset "
+                 f"of {','.join(every)}")
+    args.ops = tuple(op for op in every if op in args.ops.split(","))
     if args.checked:
         from pyrite.webgpu import conv_gemm
         from pyrite.webgpu.unchecked_module import ALL_CHECKS
@@ -586,14 +629,15 @@ def main() -> int:
             write_results(args.out, {"benchmark": "conv_layers", "partial": True,
                                      "summary": _summary(rows), "layers": rows})
         line = f"{row['layer']:32s}"
-        for name in ("forward", "input_grad", "weight_grad"):
+        for name in args.ops:
             line += f" {name} {row[name]['gflops']:8.1f}"
             if f"ratio_{name}" in row:
                 line += f" ({row[f'ratio_{name}']:.2f}x)"
             line += (f" [d {row[name + '_direct']['gflops']:.0f}"
                      f" g {row[name + '_gemm']['gflops']:.0f}]")
-        gain = row["forward_relu_unfused"]["median_ms"] / row["forward_relu"]["median_ms"]
-        line += f" relu unfused/fused {gain:.2f}"
+        if "forward" in args.ops:
+            gain = row["forward_relu_unfused"]["median_ms"] / row["forward_relu"]["median_ms"]
+            line += f" relu unfused/fused {gain:.2f}"
         print(line + ("" if row["ok"] else f"  FAIL {row['rel_err']}"), flush=True)
     tune = p.raw.kernels.autotune
     result = {
@@ -607,11 +651,11 @@ def main() -> int:
                   "allow_tf32": torch.backends.cudnn.allow_tf32} if torch is not None else None),
         "method": {"min_ms": args.min_ms, "iters": args.iters, "mnist_batch": args.mnist_batch,
                    "squeeze_batch": args.squeeze_batch,
-                   "autotune": tune.mode, "gemm_checked": args.checked,
+                   "autotune": tune.mode, "gemm_checked": args.checked, "ops": list(args.ops),
                    "ratio": "torch ms / pyrite ms (> 1: pyrite faster)"},
         "autotune_choices": tune.choices(),
         "autotune_ms": tune.timings(),
-        "summary": _summary(rows),
+        "summary": _summary(rows, args.ops),
         "layers": rows,
     }
     if args.out:

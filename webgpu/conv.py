@@ -21,7 +21,16 @@ from functools import lru_cache
 
 from ..backend.module_ops import Pads, Pair, conv_out_size
 from ..dtype import DType
-from . import conv_channels, conv_direct, conv_gemm, conv_plan, linalg, matmul_variants, software
+from . import (
+    conv_channels,
+    conv_direct,
+    conv_gemm,
+    conv_plan,
+    conv_wgrad,
+    linalg,
+    matmul_variants,
+    software,
+)
 from .codegen import BITS_FN, WORKGROUP, KernelKey, render, window_words
 from .conv_direct import Block
 from .fused import DenseEpilogue as Epilogue
@@ -119,7 +128,9 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
                    if channels and taps <= conv_channels.MAX_TAPS and conv_channels.fits(
                        f, w_shape, n, groups, limits.max_compute_workgroup_storage_size,
                        limits.max_compute_workgroups_per_dimension)]
-        return [first] + [c for c in (*direct, *tiled, *blocked, *whole) if c != first]
+        own = [conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n, soft)] \
+            if family == "conv2d_weight_grad_kernel" else []
+        return [first] + [c for c in (*direct, *tiled, *blocked, *whole, *own) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
 
@@ -143,6 +154,16 @@ _MATMUL = "matmul"
 # Fusion's epilogue, which stays with the GEMM): 189 us as the matmul without the bias against
 # 320 as the conv GEMM (conv_layers_h100_s5_lead.json); the bias costs one elementwise pass.
 MATMUL_MIN_WEIGHTS = 1 << 18
+# Weight gradients run on their own tiled kernel (`conv_wgrad.py`, "wgrad/<tile>"): every one
+# on a native adapter (but the plain 1x1 layers of MATMUL_MIN_WEIGHTS), and on a page's
+# software adapter those the GEMM took (`prefers_gemm`). On the H100, as dispatched against
+# cuDNN in the same run (conv_layers_h100_s7w.json against _s6_lead.json): the 26 that the
+# GEMM ran took a median 0.56x their time (SqueezeNet's conv1 86 us against 334, the 3x3
+# expands 64-97 against 96-266); MNIST's conv1 57 us against 87 on the direct kernel; all 28
+# at >= 0.5x cuDNN in every pair. On lavapipe, a CPU adapter as a page's is, the 64x64 tile
+# took 0.30-0.72x the software GEMM tile's time on three layers in two runs of a loaded
+# machine (benchmarks/conv_wgrad_software.py).
+WEIGHT_GRAD_TILED = True
 
 
 def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -> bool:
@@ -165,6 +186,9 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
             or (family == "conv2d_weight_grad_kernel" and m * n >= MATMUL_MIN_WEIGHTS)
             or (family == "conv2d_kernel" and m * kdim >= MATMUL_MIN_WEIGHTS)):
         return _MATMUL
+    if family == "conv2d_weight_grad_kernel" and WEIGHT_GRAD_TILED and (
+            not soft or prefers_gemm(family, m, n, kdim, taps)):
+        return conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n, soft)
     if not prefers_gemm(family, m, n, kdim, taps) or (
             not soft and family != "conv2d_weight_grad_kernel" and n >= DIRECT_MIN_COLUMNS
             and kdim <= DIRECT_MAX_TERMS):
@@ -430,6 +454,9 @@ def _conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
             matmul_variants.add_partials(k, parts, out, 1, n)
         elif name == _DIRECT:
             _direct_weight_grad(k, out, x, grad, stride, padding, dilation, groups)
+        elif name.startswith(conv_wgrad.PREFIX):
+            conv_wgrad.run(k, out, x, grad, stride, padding, dilation, groups,
+                           *conv_wgrad.parse(name))
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, grad, None, x.shape, stride,
                           padding, dilation, groups, conv_gemm.WEIGHT_GRAD)
@@ -524,7 +551,9 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     (`conv_gemm.run` with a `matmul_config.tile`; call it directly for its other
     options). A layer's "matmul" route allocates its result, and is not one of these."""
     conv = (stride, padding, dilation, groups)
-    if name.startswith(_GEMM):
+    if op == "weight_grad" and name.startswith(conv_wgrad.PREFIX):
+        conv_wgrad.run(k, out, a, b, *conv, *conv_wgrad.parse(name))
+    elif name.startswith(_GEMM):
         mode = _FAMILIES[op][1]
         conv_gemm.run(k, tile(name[len(_GEMM):]), out, a, b, bias, x_shape, *conv, mode)
     elif name.startswith(conv_channels.PREFIX) and op != "weight_grad":

@@ -23,6 +23,16 @@ CASES = {  # x, w, stride, padding pairs, dilation, groups
     "one sample": ((1, 3, 6, 5), (2, 3, 2, 2), (1, 1), ((0, 1), (1, 0)), (1, 1), 1),
     "5x5 (taps past one chunk)": ((2, 3, 12, 11), (4, 3, 5, 5), (1, 1), ((2, 2), (2, 1)),
                                   (1, 1), 1),
+    # weight gradients of 1024 or more weights per group: the tiled weight-gradient kernel on a
+    # page's software adapter too (ragged 40 x 108, 16 x 108 and, grouped, 16 x 108 with a
+    # dilation and 40 x 108)
+    "many weights": ((2, 12, 10, 9), (40, 12, 3, 3), (1, 1), ((1, 0), (1, 1)), (1, 1), 1),
+    "many weights, 16 rows": ((2, 12, 10, 9), (16, 12, 3, 3), (1, 1), ((1, 0), (1, 1)),
+                              (1, 1), 1),
+    "many weights, grouped": ((2, 24, 9, 8), (32, 12, 3, 3), (2, 1), ((1, 1), (0, 1)),
+                              (1, 2), 2),
+    "many weights, 2 groups of 40": ((2, 24, 10, 9), (80, 12, 3, 3), (1, 1), ((1, 0), (1, 1)),
+                                     (1, 1), 2),
 }
 
 

@@ -163,14 +163,23 @@ def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 64), 1, 1, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (16, 50176, 576), 1, 9, print) == "direct"
     assert conv._choose(k, "conv2d_input_grad_kernel", (3, 824464, 576), 1, 9, print) == "direct"
-    # weight gradient: GEMM from 1024 weights, on the 32-row tile up to 16 rows with more than
-    # 64 columns (MNIST's conv2, 16 x 72), on the 64-row tile else (32 x 128, 16 x 64),
-    # MNIST's conv1 (8 x 9) direct
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 72, 36864), 1, 9, print) == narrow
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (32, 128, 12544), 1, 1, print) == wide
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (16, 64, 50176), 1, 1, print) == wide
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (1000, 512, 3136), 1, 1, print) == wide
-    assert conv._choose(k, "conv2d_weight_grad_kernel", (8, 9, 43264), 1, 9, print) == "direct"
+    # weight gradient: natively its own tiled kernel (conv_wgrad.py), MNIST's conv1 (8 x 9)
+    # included; the GEMM's tiles where it is switched off (conv.WEIGHT_GRAD_TILED): 32 rows up
+    # to 16 rows with more than 64 columns (MNIST's conv2, 16 x 72), 64 rows else (32 x 128,
+    # 16 x 64), MNIST's conv1 direct
+    wgrad = "conv2d_weight_grad_kernel"
+    assert conv._choose(k, wgrad, (16, 72, 36864), 1, 9, print) == "wgrad/16x64"
+    assert conv._choose(k, wgrad, (1000, 512, 3136), 1, 1, print) == "wgrad/64x64"
+    assert conv._choose(k, wgrad, (8, 9, 43264), 1, 9, print) == "wgrad/16x64"
+    monkeypatch.setattr(conv, "WEIGHT_GRAD_TILED", False)
+    conv._heuristic.cache_clear()
+    assert conv._choose(k, wgrad, (16, 72, 36864), 1, 9, print) == narrow
+    assert conv._choose(k, wgrad, (32, 128, 12544), 1, 1, print) == wide
+    assert conv._choose(k, wgrad, (16, 64, 50176), 1, 1, print) == wide
+    assert conv._choose(k, wgrad, (1000, 512, 3136), 1, 1, print) == wide
+    assert conv._choose(k, wgrad, (8, 9, 43264), 1, 9, print) == "direct"
+    monkeypatch.setattr(conv, "WEIGHT_GRAD_TILED", True)
+    conv._heuristic.cache_clear()
 
 
 def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
@@ -285,18 +294,21 @@ def test_stride_one_input_gradient_as_a_flipped_forward(gpu, ref, down, xs, ws, 
 
 def test_wide_1x1_gradients_run_as_plain_matmuls(gpu, ref, down, monkeypatch) -> None:
     # 1024 x 256 weights (conv.MATMUL_MIN_WEIGHTS): dx = W^T @ dy and dw = sum dy @ x^T per
-    # image through linalg's batched matmul; padded, the same layer keeps the conv GEMM
+    # image through linalg's batched matmul; padded, the same layer keeps the conv GEMM (and the
+    # weight gradient its own tiled kernel)
     monkeypatch.setattr(gpu.kernels.autotune, "mode", "off")
     k = gpu.kernels
-    for pads, want_name in ((((0, 0), (0, 0)), "matmul"), (((1, 1), (0, 0)), "gemm/")):
+    for pads, want_names in ((((0, 0), (0, 0)), ("matmul", "matmul")),
+                             (((1, 1), (0, 0)), ("gemm/", "wgrad/"))):
         xs, ws = (2, 256, 3, 4), (1024, 256, 1, 1)
         args = ((1, 1), pads, (1, 1), 1)
         rng = np.random.default_rng(17)
         x, w = rng.normal(size=xs).astype(np.float32), rng.normal(size=ws).astype(np.float32)
         g = rng.normal(size=ModuleOps.conv2d(ref, x, w, None, *args).shape).astype(np.float32)
         plain = conv._plain(ws, (1, 1), pads, 1)
-        for family, mode in (("conv2d_input_grad_kernel", conv_gemm.INPUT_GRAD),
-                             ("conv2d_weight_grad_kernel", conv_gemm.WEIGHT_GRAD)):
+        for family, mode, want_name in (
+                ("conv2d_input_grad_kernel", conv_gemm.INPUT_GRAD, want_names[0]),
+                ("conv2d_weight_grad_kernel", conv_gemm.WEIGHT_GRAD, want_names[1])):
             gemm = conv_gemm.sizes(xs, ws, g.shape[2:], 1, mode)
             assert conv._choose(k, family, gemm, 1, 1, print, plain).startswith(want_name)
         gx, gw, gg = _up(gpu, x), _up(gpu, w), _up(gpu, g)

@@ -20,7 +20,8 @@ CASES = [  # x shape, w shape, stride, padding, dilation, groups
 NAMES = {"forward": ["direct", "direct/8x2", f"gemm/{conv_gemm.WIDE}", "channels/8",
                      "channels/4s2"],
          "input_grad": ["direct", f"gemm/{conv_gemm.NARROW}", "channels/8", "channels/4s3"],
-         "weight_grad": ["direct", "direct/s128", "direct/s3", f"gemm/{conv_gemm.FALLBACK}"]}
+         "weight_grad": ["direct", "direct/s128", "direct/s3", f"gemm/{conv_gemm.FALLBACK}",
+                         "wgrad/32x32", "wgrad/64x16/l32"]}
 
 
 def _up(gpu, a):  # type: ignore[no-untyped-def]
@@ -43,7 +44,7 @@ def test_each_variant_agrees_with_numpy(gpu, ref, down, xs, ws, stride, pads, di
     k = gpu.kernels
     for op in conv.OPS:
         assert conv.heuristic_variant(k, op, xs, ws, *args).split("/")[0] in (
-            "direct", "gemm", "channels")
+            "direct", "gemm", "channels", "wgrad")
         expected = np.asarray(ref.to_data(want[op]).to_numpy() if not isinstance(
             want[op], np.ndarray) else want[op])
         for name in NAMES[op]:
