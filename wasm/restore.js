@@ -1,7 +1,7 @@
 // A repeat visit's restore, started before the manifest's answer (worker.js).
 //
-// A repeat visit restores Python from the snapshot a former visit kept in Cache Storage
-// (cache.js), keyed by Pyodide's version and the wheels' hashes, which only the manifest
+// A repeat visit restores Python from the snapshot a former visit kept in IndexedDB
+// (snapshot_store.js), keyed by Pyodide's version and the wheels' hashes, which only the manifest
 // says. The manifest is fetched from the network on every visit (a new export is seen at
 // once), and waiting for it put its round trip in front of everything else: reading the
 // 31-38 MB snapshot, importing Pyodide's two JavaScript modules and compiling its
@@ -20,7 +20,8 @@
 // same sha256. Nothing here decides whether a snapshot is used, and a wrong guess costs work,
 // never a wrong restore.
 
-import { cachedManifest, cachedResponse, findSnapshot, snapshotKey } from "./cache.js";
+import { cachedManifest, cachedResponse } from "./cache.js";
+import { findSnapshot, snapshotKey } from "./snapshot_store.js";
 
 /** Pyodide's folder (its indexURL) for `manifest`, relative to the bundle root `base`. */
 export function pyodideURL(manifest, base) {

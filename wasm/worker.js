@@ -12,14 +12,13 @@
 // Unprompted it posts {type: "progress", stage, detail} while loading, {type: "stdout"|"stderr",
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
-import {
-  cacheFetchesOf, cachedFetch, fetchManifest, prune, runtimeOf, snapshotEntries, storeSnapshot,
-} from "./cache.js";
+import { cacheFetchesOf, cachedFetch, fetchManifest, prune, runtimeOf } from "./cache.js";
 import { requestAdapter, startGpu } from "./gpu_start.js";
 import { installBundle, timedBoot } from "./python_setup.js";
 import { restoreAhead, take } from "./restore.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 import { makeNextVisitSnapshot } from "./snapshot_background.js";
+import { pruneSnapshots, storeSnapshot } from "./snapshot_store.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
@@ -283,12 +282,13 @@ async function load(config) {
       Math.round(e.responseEnd - t0), e.transferSize]);
   progress("ready");
   // what an older bundle left in the cache goes (after the load: it never delays it)
-  const keep = [...snapshotEntries(snapshot).map((key) => [key, null]), ...Object.entries(runtime),
+  const keep = [...Object.entries(runtime),
     ...manifest.wheels.map((w) => [new URL(w.path, base).href, w.sha256]),
     ...Object.values(manifest.models).flatMap((m) => [[new URL(m.path, base).href, m.sha256],
       [new URL(m.kernels.path, base).href, m.kernels.sha256],
       ...Object.values(m.files || {}).map((f) => [new URL(f.path, base).href, f.sha256])])];
-  prune(base.href, keep);
+  prune(base.href, keep); // a snapshot an older version kept in Cache Storage goes too
+  pruneSnapshots(base, snapshot);
   return { ...started, models, timings, pyodide: manifest.pyodide.version, nextVisit };
 }
 
