@@ -56,8 +56,6 @@ function open() {
   return opened;
 }
 
-/** The name under which pyrite.clearCache() deletes the store. */
-export const SNAPSHOT_DB = DB_NAME;
 
 /** Whether this page can keep a snapshot (it has IndexedDB and may open it). */
 export async function snapshotStoreAvailable() {
@@ -83,7 +81,8 @@ export function snapshotEntries(key) {
   return [key, memoryKey(key)];
 }
 
-/** A stored snapshot: {bytes}, the promise of its bytes, or null (none, or no record of it).
+/** A stored snapshot: {bytes, size}, the promise of its bytes and the size its record gives, or
+ * null (none, or no record of it).
  * Known before its 31-38 MB are read, so the caller goes on meanwhile (wrapped: an async
  * function that returned the promise itself would resolve only once the bytes were read);
  * `bytes` rejects, after a console warning, when the memory is not the size its record says
@@ -105,7 +104,7 @@ export async function findSnapshot(key) {
       return new Uint8Array(b);
     });
     bytes.catch(() => {}); // the caller sees a failure where it awaits them: never unhandled
-    return { bytes };
+    return { bytes, size: record.size };
   } catch {
     return null; // a store that is not ours, or one that went away
   }
