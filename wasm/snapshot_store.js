@@ -56,7 +56,6 @@ function open() {
   return opened;
 }
 
-
 /** Whether this page can keep a snapshot (it has IndexedDB and may open it). */
 export async function snapshotStoreAvailable() {
   return Boolean(await open());

@@ -83,6 +83,8 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     timings = page.evaluate("pyrite.load().then((got) => got.timings)")
     assert timings["snapshot"] is True and timings["snapshotFrom"] == "cache", timings
+    # restored from the kept manifest, before the network's arrived (restore.js)
+    assert timings["restoredAhead"] is True and timings["compiledAhead"] is True, timings
     # the restored Python has what the second worker imported
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is True

@@ -23,8 +23,11 @@ globalThis.caches = {
   }),
 };
 
+// "early-*" cases: Pyodide is a stand-in (fake_pyodide/), and the restore starts ahead
+const early = which.startsWith("early-");
+const pyodideFolder = early ? new URL("./fake_pyodide/", import.meta.url).href : "pyodide/";
 const manifest = (wheel, wasmSha) => ({
-  pyodide: { version: "314.0.7", url: "pyodide/",
+  pyodide: { version: "314.0.7", url: pyodideFolder,
     files: [{ path: "pyodide/pyodide.asm.wasm", sha256: wasmSha }] },
   wheels: [{ name: "pyrite", path: "wheels/x/pyrite.whl", sha256: wheel }],
 });
@@ -49,10 +52,16 @@ parts.get = (key) => { reads.push(String(key)); return get(key); };
 entries.set(`${BASE}pyodide/pyodide.asm.wasm?pyrite-sha256=w1`, [WASM, "application/wasm"]);
 
 const arrived = { same: kept, newWheels: manifest("bbbb", "w1"), newWasm: manifest("aaaa", "w2"),
-  none: kept }[which];
-if (which === "none") entries.delete(`${BASE}manifest.json`);
-const ahead = restore.restoreAhead(new URL(BASE));
+  none: kept }[which.replace("early-", "")];
+if (which.endsWith("none")) entries.delete(`${BASE}manifest.json`);
+const marks = {};
+const ahead = early ? restore.restoreAhead(new URL(BASE), { stdout: () => {} }, marks)
+  : restore.restoreAhead(new URL(BASE));
+const started = (await ahead)?.restored ?? null; // the restore begun before the manifest
+const hookedEarly = WebAssembly.instantiateStreaming !== counted;
 const taken = await restore.take(ahead, arrived, new URL(BASE));
+const earlyPyodide = started ? await started : null;
+const restored = taken.restored ? await taken.restored : null;
 const found = await taken.snapshot;
 const snapshot = found ? Array.from(await found.bytes) : null;
 // Pyodide's own call, on its fetch of the file (a Response whose url is the file's)
@@ -69,4 +78,6 @@ console.log(JSON.stringify({
   snapshotReads: reads.filter((k) => k.includes("pyrite-python.snapshot")
     && !k.includes("pyrite-part")).length,
   key: taken.key === snapshotKey(new URL(BASE), arrived),
+  startedEarly: Boolean(started), hookedEarly, earlyPyodide, restoredPyodide: restored,
+  marks: Object.keys(marks).sort(),
 }));
