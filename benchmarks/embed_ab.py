@@ -102,16 +102,30 @@ def main() -> None:
                             visit(pw, profile, server, peer)
                         got = visit(pw, profile, server, peer, throttle=args.throttle)
                     load = got["load"] or {}
+                    phases = {k: load[k] for k in PHASES if k in load}
+                    if "pyodideMs" in load and "workerLoadStartMs" in load:
+                        # Python restored (or booted), in ms since navigation
+                        phases["pythonAtMs"] = load["workerLoadStartMs"] + load["pyodideMs"]
                     runs[kind].append({"ms": got["ms"], "load_1min": os.getloadavg()[0],
-                                       **{k: load[k] for k in PHASES if k in load}})
+                                       **phases})
                     print(kind, f"{got['ms']:.0f} ms", flush=True)
     result = {"benchmark": "embed_ab", "undo": args.undo, "against": args.against,
               "doc": doc, "repeat": args.repeat, "pairs": args.pairs, "throttled": args.throttle,
               "load_average_1min": {"start": load_before, "end": os.getloadavg()[0]},
               "median_ms": {k: statistics.median(r["ms"] for r in v) for k, v in runs.items()},
+              "median_phases_ms": {k: medians(v) for k, v in runs.items()},
               "visits": runs}
     print(result["median_ms"])
+    print({k: v.get("pythonAtMs") for k, v in result["median_phases_ms"].items()},
+          "(Python restored, ms since navigation)")
     write_results(out, result)
+
+
+def medians(visits: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each numeric phase over the visits that have it."""
+    names = {k for v in visits for k, x in v.items() if isinstance(x, float | int)
+             and not isinstance(x, bool)}
+    return {k: statistics.median(v[k] for v in visits if k in v) for k in sorted(names)}
 
 
 def js_from(ref: str, bundle: Path) -> list[str]:
