@@ -45,6 +45,7 @@ from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
 from . import bytecode, compress, example, live_bundle, minify, pyodide_dist, snapshot, stdlib
 from .pyodide_dist import PYODIDE_DIR, page_wheel
+from .worker_bundle import bundle as bundle_worker
 
 HERE = Path(__file__).resolve().parent
 #: the packages of the browser wheel: import name -> folder, with the files each ships
@@ -55,7 +56,7 @@ _SKIP_FILES = {"package.json", "package-lock.json"}
 #: the host's tooling in pyrite.wasm (building and exporting the bundle): no use in a page
 _HOST_ONLY = {f"pyrite/wasm/{name}.py" for name in
               ("__main__", "build", "bytecode", "cli", "compress", "example", "export", "minify",
-               "pyodide_dist", "snapshot", "stdlib")}
+               "pyodide_dist", "snapshot", "stdlib", "worker_bundle")}
 _ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
 #: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
 #: file names; fetched once from PyPI into the cache folder
@@ -375,6 +376,8 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
                                                     True))}
         for script in _scripts():
             shutil.copyfile(script, stage / script.name)
+        # the worker and its modules as one file: one request instead of three rounds of them
+        (stage / "worker.js").write_text(bundle_worker(HERE), encoding="utf-8")
         (stage / "index.html").write_text(example.index_html(names))
         manifest: dict[str, object] = {
             "pyrite": pyrite.__version__,

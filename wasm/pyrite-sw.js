@@ -10,7 +10,7 @@
 const HASHED = /\/(wheels\/[0-9a-f]{16}\/[^/]+|(models|kernels)\/[^/]+\.[0-9a-f]{16}\.[a-z0-9]+)$/;
 const ENTRY = ["pyrite.js", "worker.js", "elements.js", "cache.js", "mnist-input.js",
   "snapshot.js", "wheels.js", "gpu_start.js", "restore.js", "python_setup.js", "next_visit.js",
-  "snapshot_background.js", "manifest.json", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs"];
+  "snapshot_background.js", "snapshot_store.js", "manifest.json", "pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs"];
 
 async function keep(request, response) {
   if (!response.ok || response.type === "opaque") return;

@@ -52,6 +52,9 @@ export interface Loaded {
       /** when Python was restored: ms from the load's start until the snapshot's bytes were
        * read, and until Pyodide's WebAssembly module was made (the restore follows) */
       snapshotReadMs?: number; moduleMs?: number;
+      /** a repeat visit: Pyodide's WebAssembly was compiled, and Python restored, from what the
+       * former visit kept, started before the manifest arrived (restore.js) */
+      compiledAhead?: boolean; restoredAhead?: boolean;
       /** when Python booted: ms from the load's start until Pyodide's script was imported, and
        * until its module was made (WebAssembly instantiated, CPython initialised) */
       bootScriptMs?: number; bootModuleMs?: number;

@@ -233,14 +233,28 @@ export async function manifest() {
 }
 
 /**
- * Forget the cached bundle files (runtime, wheels, records, kernels, pages): the next visit
- * downloads them again. Resolves to whether there was a cache to delete.
+ * Forget the cached bundle files (runtime, wheels, records, kernels, pages) and the kept Python
+ * snapshot: the next visit downloads them again and boots Python. Resolves to whether there
+ * was a cache to delete.
  */
 export async function clearCache() {
-  if (!self.caches) return false;
+  const snapshots = forgetSnapshots(); // the worker's Python snapshots (snapshot_store.js)
+  if (!self.caches) return (await snapshots, false);
   const a = await caches.delete("pyrite");
   const b = await caches.delete("pyrite-pages");
+  await snapshots;
   return a || b;
+}
+
+function forgetSnapshots() {
+  return new Promise((resolve) => {
+    try {
+      const request = indexedDB.deleteDatabase("pyrite-snapshots");
+      request.onsuccess = request.onerror = request.onblocked = () => resolve();
+    } catch {
+      resolve(); // no IndexedDB here: nothing kept
+    }
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 // The next visit's Python snapshot, made in the background after a first visit.
 //
 // A visit that booted Python (a first visit, or one whose stored snapshot no longer fits the
-// bundle) leaves a memory snapshot in Cache Storage, so that the next visit restores Python with
+// bundle) leaves a memory snapshot in IndexedDB (snapshot_store.js), so that the next visit restores Python with
 // pyrite imported instead of booting it and importing pyrite. Pyodide's `makeMemorySnapshot`
 // needs a clean interpreter: it refuses one whose Python holds JavaScript objects other than
 // `js` globals (the page's GPU device, its buffers, a model's callbacks), it only works in a
@@ -13,7 +13,7 @@
 //
 // Instead, a second worker (worker.js again, asked {type: "snapshot"}) boots its own Pyodide
 // with `_makeSnapshot`, installs the bundle (python_setup.js, as the page's worker does),
-// imports `pyrite.wasm.preload`, freezes the collector and stores the snapshot (cache.js:
+// imports `pyrite.wasm.preload`, freezes the collector and stores the snapshot (snapshot_store.js:
 // the memory first, its record last, so a visit closed meanwhile leaves nothing a later
 // visit would restore). It starts once the page's worker has answered a request after its
 // load (the first prediction, say) or after IDLE_MS without one, and reads the runtime and the
@@ -25,7 +25,8 @@
 // This module is that worker's half; next_visit.js is the page's (it starts and ends the
 // second worker, and says when it is done: pyrite.nextVisitReady()).
 
-import { cacheAvailable, cacheFetchesOf, runtimeOf, storeSnapshot } from "./cache.js";
+import { cacheAvailable, cacheFetchesOf, runtimeOf } from "./cache.js";
+import { snapshotStoreAvailable, storeSnapshot } from "./snapshot_store.js";
 import { installBundle } from "./python_setup.js";
 
 /** Room the snapshot needs in the origin's storage quota (it is 31-38 MB). */
@@ -39,6 +40,7 @@ const ROOM = 64 * 1024 * 1024;
 export async function makeNextVisitSnapshot({ base, manifest, key }, fetchChecked) {
   const t0 = performance.now();
   if (!await cacheAvailable()) return { stored: false, reason: "this page has no Cache Storage" };
+  if (!await snapshotStoreAvailable()) return { stored: false, reason: "this page has no IndexedDB" };
   const estimate = await navigator.storage?.estimate?.().catch(() => null);
   if (estimate && estimate.quota - estimate.usage < ROOM) {
     return { stored: false, reason: `${Math.round((estimate.quota - estimate.usage) / 2 ** 20)} MiB left in this origin's storage quota` };
@@ -54,6 +56,6 @@ export async function makeNextVisitSnapshot({ base, manifest, key }, fetchChecke
   pyodide.runPython("import pyrite.wasm.preload; pyrite.wasm.preload.freeze()");
   const bytes = pyodide.makeMemorySnapshot();
   const stored = await storeSnapshot(key, bytes);
-  return { stored, reason: stored ? null : "Cache Storage refused it (quota?)",
+  return { stored, reason: stored ? null : "IndexedDB refused it (quota?)",
     bytes: bytes.byteLength, ms: performance.now() - t0 };
 }

@@ -12,14 +12,13 @@
 // Unprompted it posts {type: "progress", stage, detail} while loading, {type: "stdout"|"stderr",
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
-import {
-  cacheFetchesOf, cachedFetch, fetchManifest, prune, runtimeOf, snapshotEntries, storeSnapshot,
-} from "./cache.js";
+import { cacheFetchesOf, cachedFetch, fetchManifest, prune, runtimeOf } from "./cache.js";
 import { requestAdapter, startGpu } from "./gpu_start.js";
 import { installBundle, timedBoot } from "./python_setup.js";
 import { restoreAhead, take } from "./restore.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
 import { makeNextVisitSnapshot } from "./snapshot_background.js";
+import { pruneSnapshots, storeSnapshot } from "./snapshot_store.js";
 
 let pyodide = null;
 let page = null; // the Python module pyrite.wasm.page
@@ -176,10 +175,13 @@ async function load(config) {
   // the adapter first: the GPU's start-up overlaps everything below (gpu_start.js)
   const adapter = config.device === "numpy" ? Promise.resolve(null) : requestAdapter();
   base = new URL(config.base);
-  // a repeat visit's snapshot read and Pyodide's imports start now, not after the manifest
-  const ahead = restoreAhead(base);
-  await checkWasmAllowed();
   const timings = {};
+  const output = { stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
+  if (config.pyodidePackages) output.packageBaseUrl = new URL(config.pyodidePackages, base).href;
+  // a repeat visit's snapshot read, Pyodide's imports and its restore start now, not after the
+  // manifest (restore.js: used only where they fit the manifest that arrives)
+  const ahead = restoreAhead(base, output, timings, t0);
+  await checkWasmAllowed();
   progress("manifest");
   manifest = await fetchManifest(new URL("manifest.json", base).href);
   timings.manifestMs = performance.now() - t0;
@@ -206,10 +208,11 @@ async function load(config) {
   // arrived, from the one the last visit kept (restore.js; used only where they fit this one).
   const taken = await take(ahead, manifest, base);
   timings.compiledAhead = taken.compiledAhead;
+  timings.restoredAhead = Boolean(taken.restored);
   const snapshot = taken.key;
   const unusable = new Error("no usable snapshot"); // shippedSnapshot has said why
   const restorable = taken.snapshot.then((cached) => {
-    if (cached) return { bytes: cached.bytes, from: "cache" };
+    if (cached) return { bytes: cached.bytes, from: "cache", early: taken.restored };
     if (!manifest.snapshot) return null;
     // from the network, not the cache: the restored Python is kept as this origin's own
     const bytes = shippedSnapshot(manifest, base, (url, sha, label) => fetchChecked(url, sha, label, (u) => fetch(u)));
@@ -224,13 +227,12 @@ async function load(config) {
   const runtime = runtimeOf(manifest, base);
   cacheFetchesOf(runtime);
   const { loadPyodide } = await taken.pyodide.loader;
-  const options = { indexURL, stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
-  if (config.pyodidePackages) options.packageBaseUrl = new URL(config.pyodidePackages, base).href;
+  const options = { indexURL, ...output };
   const saved = await restorable;
   if (saved) {
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: saved.bytes,
-        createPyodideModule: grownFor(taken.pyodide.script, saved.bytes, timings, t0) });
+      pyodide = await (saved.early || loadPyodide({ ...options, _loadSnapshot: saved.bytes,
+        createPyodideModule: grownFor(taken.pyodide.script, saved.bytes, timings, t0) }));
       if (saved.from === "bundle") {
         const bytes = await saved.bytes;
         fixTrampoline(pyodide, manifest.snapshot.trampoline, bytes);
@@ -283,12 +285,13 @@ async function load(config) {
       Math.round(e.responseEnd - t0), e.transferSize]);
   progress("ready");
   // what an older bundle left in the cache goes (after the load: it never delays it)
-  const keep = [...snapshotEntries(snapshot).map((key) => [key, null]), ...Object.entries(runtime),
+  const keep = [...Object.entries(runtime),
     ...manifest.wheels.map((w) => [new URL(w.path, base).href, w.sha256]),
     ...Object.values(manifest.models).flatMap((m) => [[new URL(m.path, base).href, m.sha256],
       [new URL(m.kernels.path, base).href, m.kernels.sha256],
       ...Object.values(m.files || {}).map((f) => [new URL(f.path, base).href, f.sha256])])];
-  prune(base.href, keep);
+  prune(base.href, keep); // a snapshot an older version kept in Cache Storage goes too
+  pruneSnapshots(base, snapshot);
   return { ...started, models, timings, pyodide: manifest.pyodide.version, nextVisit };
 }
 

@@ -22,6 +22,28 @@ pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
 
 SUB = "tools/pyrite"  # the bundle's sub-path on the static host
 
+# the worker's Python snapshots (wasm/snapshot_store.js, IndexedDB): ["keys"] lists the stored
+# entries (records and memories), ["delete", key] removes one, ["put", key, n] writes n zero
+# bytes as a memory. Only once the worker made the database (opening it first would make an
+# empty one); it is closed after each call (pyrite.clearCache() deletes it).
+SNAPSHOT_STORE = """([op, key, size]) => new Promise((resolve, reject) => {
+  const opened = indexedDB.open('pyrite-snapshots');
+  opened.onerror = () => reject(opened.error);
+  opened.onsuccess = () => {
+    const db = opened.result;
+    const tx = db.transaction('parts', op === 'keys' ? 'readonly' : 'readwrite');
+    const store = tx.objectStore('parts');
+    const request = op === 'keys' ? store.getAllKeys() : op === 'delete' ? store.delete(key)
+      : store.put(new Blob([new Uint8Array(size)]), key);
+    tx.oncomplete = () => {
+      db.close();
+      resolve(op === 'keys' ? request.result.filter((k) => k.includes('/pyrite-python.snapshot?'))
+        .sort() : null);
+    };
+    tx.onabort = () => { db.close(); reject(tx.error); };
+  };
+})"""
+
 HOST = """<!doctype html>
 <html><head><meta charset="utf-8"><title>host</title><link rel="icon" href="data:,">
 <script type="module" src="{bundle}pyrite.js"></script></head>
@@ -172,8 +194,9 @@ def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
     made = page.evaluate("pyrite.nextVisitReady()")
     assert made["stored"] is True and made["bytes"] > 30e6, made
     kept = page.evaluate("caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.length)")
-    assert kept == 10  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
-    # and the snapshot of Python (its memory and its record)
+    assert kept == 8  # manifest, the 3 Pyodide files it fetches, 2 wheels, record, kernels
+    # and, in IndexedDB, the snapshot of Python (its memory and its record)
+    assert len(page.evaluate(SNAPSHOT_STORE, ["keys"])) == 2
     # a repeat visit: nothing that did not change is downloaded again
     fetched.clear()
     page.reload()
@@ -193,6 +216,9 @@ def test_repeat_visit_reads_the_cache_and_works_offline(site: tuple[Path, str],
     # clearCache() forgets it all: the next visit downloads the runtime again
     assert page.evaluate("pyrite.clearCache()") is True
     assert page.evaluate("caches.keys()") == []
+    # and the kept Python snapshot (the autotune choices stay: they are not the bundle's)
+    assert "pyrite-snapshots" not in page.evaluate(
+        "indexedDB.databases().then((d) => d.map((x) => x.name))")
 
 
 def test_a_new_bundle_version_replaces_the_cached_one(site: tuple[Path, str],
@@ -203,6 +229,7 @@ def test_a_new_bundle_version_replaces_the_cached_one(site: tuple[Path, str],
     page.goto(f"{url}/")
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     old = page.evaluate("pyrite.manifest().then((m) => m.wheels.map((w) => w.path))")
+    assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True  # for the old wheels
     # re-export with a changed pyrite wheel: a marker module added to the package for this run
     marker = Path(__import__("pyrite.wasm").wasm.__file__).with_name("_embed_marker.py")
     marker.write_text("VALUE = 42\n")
@@ -223,6 +250,15 @@ def test_a_new_bundle_version_replaces_the_cached_one(site: tuple[Path, str],
     stale = [p.split("/")[1] for p in old if "/pyrite-" in p][0]
     page.wait_for_function("(stale) => caches.open('pyrite').then((c) => c.keys())"
                            ".then((ks) => !ks.some((k) => k.url.includes(stale)))", arg=stale)
+    # and so is the old snapshot in IndexedDB, the new version's own stored instead
+    assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True
+    deadline = time.monotonic() + 30
+    kept: list[str] = page.evaluate(SNAPSHOT_STORE, ["keys"])
+    while any(stale in k for k in kept):
+        assert time.monotonic() < deadline, kept
+        page.wait_for_timeout(50)
+        kept = page.evaluate(SNAPSHOT_STORE, ["keys"])
+    assert len(kept) == 2, kept
     assert export(root / SUB, "mnist").returncode == 0  # back to the sources as they are
 
 

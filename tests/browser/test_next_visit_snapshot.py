@@ -14,16 +14,20 @@ from typing import Any
 import pytest
 
 from . import harness, test_embeds
-from .test_embeds import HOST, SUB, StaticServer, export
+from .test_embeds import HOST, SNAPSHOT_STORE, SUB, StaticServer, export
 
 new_page = test_embeds.new_page  # the same fixture: fresh contexts recording console errors
 
 pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
                                 reason=str(harness.unavailable()))
 
-# the snapshot's entries in the worker's cache: its record (the key) and its memory
-ENTRIES = """caches.open('pyrite').then((c) => c.keys()).then((ks) => ks.map((k) => k.url)
-  .filter((u) => u.includes('/pyrite-python.snapshot?')).sort())"""
+
+
+def _entries(page: Any) -> list[str]:
+    """The snapshot's entries in the worker's IndexedDB store: its record (the key) and its
+    memory."""
+    keys: list[str] = page.evaluate(SNAPSHOT_STORE, ["keys"])
+    return keys
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +78,13 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     assert made["stored"] is True and made["reason"] is None, made
     assert made["bytes"] > 30e6  # Python with pyrite imported
     _one_worker(page)  # the second worker is gone once it has stored it
-    assert len(page.evaluate(ENTRIES)) == 2  # the memory and its record
+    assert len(_entries(page)) == 2  # the memory and its record
     page.reload()
     assert page.evaluate("window.computed") == [[1.5], [6.0]]
     timings = page.evaluate("pyrite.load().then((got) => got.timings)")
     assert timings["snapshot"] is True and timings["snapshotFrom"] == "cache", timings
+    # restored from the kept manifest, before the network's arrived (restore.js)
+    assert timings["restoredAhead"] is True and timings["compiledAhead"] is True, timings
     # the restored Python has what the second worker imported
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is True
@@ -114,15 +120,14 @@ def test_a_half_written_snapshot_is_not_restored(site: tuple[Path, str],
     said = _warnings(page)
     _visit(page, f"{url}/")
     assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True
-    record, memory = sorted(page.evaluate(ENTRIES), key=lambda u: "pyrite-part" in u)
+    record, memory = sorted(_entries(page), key=lambda u: "pyrite-part" in u)
     assert "pyrite-part=memory" in memory
     # a visit closed between writing the memory and its record leaves the memory alone
-    page.evaluate("(key) => caches.open('pyrite').then((c) => c.delete(key))", record)
+    page.evaluate(SNAPSHOT_STORE, ["delete", record])
     assert _visit(page, f"{url}/")["snapshot"] is False
     assert page.evaluate("pyrite.nextVisitReady()")["stored"] is True  # made again, whole
     # a record whose memory is not all there: not restored (one warning), Python boots
-    page.evaluate("""(key) => caches.open('pyrite').then((c) => c.put(key,
-        new Response(new Uint8Array(4096))))""", memory)
+    page.evaluate(SNAPSHOT_STORE, ["put", memory, 4096])
     said.clear()
     assert _visit(page, f"{url}/")["snapshot"] is False
     assert any("snapshot is 4096 bytes" in w for w in said), said

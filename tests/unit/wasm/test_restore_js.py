@@ -1,6 +1,7 @@
 """wasm/restore.js under Node (restore_run.mjs gives it an in-memory Cache Storage): a repeat
 visit uses the snapshot read, the imports and the WebAssembly compile that began before the
-manifest arrived only where they fit the manifest that did."""
+manifest arrived only where they fit the manifest that did; with a snapshot on record, the
+restore itself starts ahead (a stand-in Pyodide, fake_pyodide/) and is taken only when it fits."""
 
 from __future__ import annotations
 
@@ -54,3 +55,34 @@ def test_a_first_visit_has_nothing_ahead() -> None:
     got = _run("none")  # no manifest kept: the normal path, one read of the snapshot's key
     assert not got["compiledAhead"] and got["ownCalls"] == 1, got
     assert got["snapshot"] == [1, 2, 3] and got["snapshotReads"] == 1, got
+
+
+def test_the_restore_starts_before_the_manifest_and_is_taken_when_it_fits() -> None:
+    got = _run("early-same")
+    assert got["startedEarly"] and got["hookedEarly"], got
+    # Pyodide's memory was sized by the record and held the stored bytes when it restored
+    assert got["restoredPyodide"] == {"restored": [1, 2, 3], "heap": 3, "indexURL": got[
+        "restoredPyodide"]["indexURL"], "stdout": "function"}, got
+    assert got["restoredPyodide"]["indexURL"].endswith("/fake_pyodide/")
+    assert got["marks"] == ["moduleMs", "snapshotReadMs"], got
+    assert got["compiledAhead"] and got["ownCalls"] == 0, got
+
+
+def test_an_early_restore_for_other_wheels_is_not_taken() -> None:
+    got = _run("early-newWheels")
+    assert got["startedEarly"] and got["restoredPyodide"] is None, got
+    assert got["snapshot"] is None, got  # the new key has none: the visit boots
+    # the same WebAssembly: the compile is handed to the boot's call
+    assert got["compiledAhead"] and got["hooked"] and got["ownCalls"] == 0, got
+
+
+def test_an_early_restore_for_another_webassembly_gives_its_hook_back() -> None:
+    got = _run("early-newWasm")
+    assert got["startedEarly"] and got["hookedEarly"] and got["restoredPyodide"] is None, got
+    # the stand-in never instantiated: the hook was still there, and take() removed it
+    assert not got["hooked"] and got["ownCalls"] == 1, got
+
+
+def test_no_early_restore_without_a_stored_snapshot() -> None:
+    got = _run("early-none")  # no manifest kept
+    assert not got["startedEarly"] and got["restoredPyodide"] is None, got
