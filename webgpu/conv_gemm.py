@@ -184,8 +184,8 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     (conv_layers_h100_s5_b.json). `gather` keeps the gather (MODE 1), which the benchmark
     times beside it.
     `split` replaces `splits`' rule for this launch (the benchmark's sweep). `constant`:
-    whether the geometry is compiled into the module (`conv_geometry.py`; None: natively
-    where `conv_geometry.CONSTANT`, for the forward and the input gradient; never in a page)."""
+    whether the geometry is compiled into the module (`conv_geometry.py`; None: the forward
+    and the input gradient where `conv_geometry.applies`, natively on a GPU; never in a page)."""
     if mode == WEIGHT_GRAD:
         w_shape, dy = out.shape, weight
         out_hw = (dy.shape[2], dy.shape[3])
@@ -247,7 +247,8 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     inside = on_native and NATIVE_INTERIOR and interior(cfg, m, n, kdim, length)
     checks = cfg.checks & NATIVE_CHECKS if on_native else ALL_CHECKS
     if constant is None:  # the weight gradient's GEMM keeps its form (not timed baked)
-        constant = conv_geometry.CONSTANT and mode != WEIGHT_GRAD
+        constant = mode != WEIGHT_GRAD and conv_geometry.applies(
+            k.runtime.adapter.adapter_type, on_native)
     baked = conv_geometry.constant_words(words) if constant and on_native else None
     key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, inside, checks, baked,
                                                         *cfg.cache_key(False, layout), *extra))

@@ -10,7 +10,9 @@ words 0-15 (extents, kernel, stride, padding, dilation, channels) into its modul
 per conv geometry and mode instead of one per mode, the price being a compile per distinct layer
 shape. Word 16 (the bias's end, which depends on the launch's K slices) stays a run-time read of
 binding 4, which every module keeps. A page keeps the run-time form (its modules are checked and
-few), and so do words holding a traced number (a compiled step's replay rewrites them).
+few), and so do words holding a traced number (a compiled step's replay rewrites them) and CPU
+adapters (lavapipe): there a module took about 1.8 s to compile cold, against a GPU gain that
+does not apply.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ WORDS = 16  # words 0-15 of `cm`: everything but the bias's end
 
 _RUNTIME = ("@group(0) @binding(4) var<storage, read> cm: array<i32>;\n"
             "fn bias_end() -> i32 { return cm[16]; }")
+
+
+def applies(adapter_type: str, native: bool) -> bool:
+    """Whether a GEMM on this adapter compiles its geometry in by default: natively, on a GPU
+    (not a CPU adapter such as lavapipe), where `CONSTANT`."""
+    return CONSTANT and native and adapter_type != "CPU"
 
 
 def constant_words(words: Sequence[object]) -> tuple[int, ...] | None:
@@ -49,4 +57,4 @@ def source(words: tuple[int, ...] | None) -> str:
             f"const cm = array<i32, {WORDS}>({values});")
 
 
-__all__ = ["CONSTANT", "WORDS", "constant_words", "source"]
+__all__ = ["CONSTANT", "WORDS", "applies", "constant_words", "source"]

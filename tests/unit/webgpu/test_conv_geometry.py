@@ -12,6 +12,7 @@ import pytest
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.capture import traced
 from pyrite.data import TensorData
+from pyrite.dtype import DType
 from pyrite.webgpu import conv_gemm, conv_geometry, conv_plan
 from pyrite.webgpu.kernels import Kernels
 from pyrite.webgpu.matmul_config import tile
@@ -74,10 +75,12 @@ def _sources(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     return seen
 
 
-def test_modules_bake_the_geometry_natively_but_not_the_weight_gradient(gpu, monkeypatch) -> None:
+def test_modules_bake_the_geometry_on_a_gpu_but_not_the_weight_gradient(gpu, monkeypatch) -> None:
     seen = _sources(monkeypatch)
     k = gpu.kernels
     monkeypatch.setattr(k, "_sources", {})  # every pipeline of this test compiled afresh
+    # as on a native GPU adapter (this one may be lavapipe, a CPU adapter: see the next test)
+    monkeypatch.setattr(conv_geometry, "applies", lambda adapter_type, native: native)
     xs, ws = (1, 5, 6, 7), (9, 5, 3, 3)  # a shape no other test compiles
     rng = np.random.default_rng(2)
     gx, gw = _up(gpu, rng.normal(size=xs)), _up(gpu, rng.normal(size=ws))
@@ -100,6 +103,26 @@ def test_modules_bake_the_geometry_natively_but_not_the_weight_gradient(gpu, mon
     assert len(seen) == 4 and "const cm = array<i32, 16>(6i, 8i," in seen[3]
 
 
+def test_which_adapters_bake_by_default(gpu, monkeypatch) -> None:
+    assert conv_geometry.applies("DiscreteGPU", True)
+    assert conv_geometry.applies("IntegratedGPU", True)
+    assert not conv_geometry.applies("CPU", True)  # lavapipe: compiles cost, no GPU to gain
+    assert not conv_geometry.applies("DiscreteGPU", False)  # a page
+    monkeypatch.setattr(conv_geometry, "CONSTANT", False)
+    assert not conv_geometry.applies("DiscreteGPU", True)
+    if gpu.kernels.runtime.adapter.adapter_type == "CPU":  # this machine's default: run time
+        seen = _sources(monkeypatch)
+        monkeypatch.setattr(gpu.kernels, "_sources", {})
+        monkeypatch.setattr(conv_geometry, "CONSTANT", True)
+        k = gpu.kernels
+        xs, ws = (1, 3, 5, 5), (4, 3, 3, 3)
+        out = k.empty((1, 4, 3, 3), DType.F32, "test")
+        conv_gemm.run(k, tile(conv_gemm.WIDE), out, _up(gpu, np.ones(xs)), _up(gpu, np.ones(ws)),
+                      None, xs, (1, 1), ((0, 0), (0, 0)), (1, 1), 1, conv_gemm.FORWARD)
+        assert len(seen) == 1 and "cm_words" not in seen[0]
+        np.testing.assert_allclose(gpu.to_data(out).to_numpy(), 27.0)
+
+
 def test_traced_words_and_bad_words() -> None:
     words = list(range(17))
     assert conv_geometry.constant_words(words) == tuple(range(16))
@@ -109,3 +132,4 @@ def test_traced_words_and_bad_words() -> None:
     assert "var<storage, read> cm: array<i32>;" in conv_geometry.source(None)
     with pytest.raises(ValueError, match="takes 16 words, got 3"):
         conv_geometry.source((1, 2, 3))
+
