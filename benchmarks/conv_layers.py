@@ -267,11 +267,14 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
     if args.sweep:
         picks = _heuristic_picks(p, layer)
         keep = args.variants.split(",") if args.variants else [""]
+        swept = _sweep(p, layer, gx, gw, gb, gdy)
+        for op, pick in picks.items():  # a pick the sweep's lists lack (channels/16s3)
+            if pick not in swept[op] and op != "weight_grad":
+                swept[op][pick] = _launcher(p, layer, op, pick, gx, gw, gb, gdy)
         row["sweep"] = {op: {name: round(timed(make, hold)["median_ms"], 5)
                              for name, make in variants.items()
                              if name == picks[op] or any(name.startswith(v) for v in keep)}
-                        for op, variants in _sweep(p, layer, gx, gw, gb, gdy).items()
-                        if op in args.ops}
+                        for op, variants in swept.items() if op in args.ops}
         row["heuristic"] = picks
     hold.clear()
     if pt is not None and "forward" in args.ops:
@@ -342,10 +345,29 @@ SWEEP_TILES = ("t128x128x8_8x8_u8_pp", "t64x64x16_4x4_u16_pp", "t32x32x16_4x4_u1
 # the weight gradient's K-split rules timed beside the default: (workgroups, shortest slice)
 SWEEP_SPLITS = ((2048, 64), (4096, 64, 256), (8192, 32, 512), (8192, 64, 1024))
 SWEEP_DIRECT_SLICES = (64, 128, 256)  # the direct weight gradient's, beside its default
+# `webgpu/matmul_options.py`'s warp layout and deeper prefetch on the heuristic's ping-pong
+# tile (forward and input gradient): the options that sped the 64x64 tile up at 1024^3, where
+# it too leaves the GPU few workgroups
+SWEEP_OPTIONS = ("_w8x4_d2", "_w8x4", "_d2")
 DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
 # the forward's, on the heuristic's two tiles (a forward splits K only when asked; (1, 512)
 # never splits: the default, again)
 FORWARD_SPLITS = ((396, 128), (1024, 128), (2048, 64))
+
+
+def _launcher(p: Pyrite, layer: Layer, op: str, name: str, gx: Any, gw: Any, gb: Any,
+              gdy: Any) -> Any:
+    """`conv.launch_variant`'s `name` for the forward or the input gradient, into a
+    preallocated output."""
+    from pyrite.dtype import DType
+    from pyrite.webgpu import conv as wconv
+
+    k = p.raw.kernels
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    shape = out_shape(layer) if op == "forward" else layer["x"]
+    out = k.empty(shape, DType.F32, "bench")
+    a, bias = (gx, gb) if op == "forward" else (gdy, None)
+    return lambda: wconv.launch_variant(k, op, name, out, a, gw, bias, layer["x"], *conv)
 
 
 def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
@@ -354,13 +376,16 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     into preallocated outputs (ms per op in the JSON's `sweep`): the data the autotune-off
     rule (`conv.prefers_gemm`, `conv_gemm.choose_tile`) is fitted to. Also the input
     gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
-    default), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's
-    on the 64x64 tile, the weight gradient's and the forward's on the heuristic's two tiles;
-    the direct weight gradient's slices (`direct/s<slices>`)."""
+    default), the forward's and input gradient's GEMM with the geometry read at run time
+    (`gemm/<tile>/rt`; `webgpu/conv_geometry.py`) and with SWEEP_OPTIONS
+    (`gemm/<tile><options>`), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the
+    input gradient's on the 64x64 tile, the weight gradient's and the forward's on the
+    heuristic's two tiles; the direct weight gradient's slices (`direct/s<slices>`)."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
     from pyrite.webgpu.matmul_config import CONFIGS
+    from pyrite.webgpu.matmul_config import tile as matmul_tile
 
     k = p.raw.kernels
     conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
@@ -410,6 +435,15 @@ def _sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
         for form in channel_forms(layer, "input_grad"):
             ops["input_grad"][form] = (lambda form=form: wconv.launch_variant(
                 k, "input_grad", form, dx, gdy, gw, None, xs, *conv))
+    for op, mode, out, a, b, bias in forms[:2]:  # the run-time geometry form beside the default
+        for tile in (cg.WIDE, cg.NARROW):
+            ops[op][f"gemm/{tile}/rt"] = (
+                lambda tile=tile, mode=mode, out=out, a=a, b=b, bias=bias: cg.run(
+                    k, CONFIGS[tile], out, a, b, bias, xs, *conv, mode, constant=False))
+            for options in SWEEP_OPTIONS if CONFIGS[tile].pingpong else ():  # `_d2` needs it
+                ops[op][f"gemm/{tile}{options}"] = (
+                    lambda name=tile + options, mode=mode, out=out, a=a, b=b, bias=bias: cg.run(
+                        k, matmul_tile(name), out, a, b, bias, xs, *conv, mode))
     _sweep_wgrad(k, ops["weight_grad"], layer, gx, gdy, dw)
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]
@@ -519,13 +553,13 @@ def _summary(rows: list[dict[str, Any]], ops: tuple[str, ...] = ("forward", "inp
     if swept:
         out["heuristic_at_half"] = sum(
             r[f"torch_{op}"]["median_ms"] / r["sweep"][op][r["heuristic"][op]] >= 0.5
-            for r, op in swept)
+            for r, op in swept if r["heuristic"][op] in r["sweep"][op])
         out["best_at_half"] = sum(
             r[f"torch_{op}"]["median_ms"] / min(r["sweep"][op].values()) >= 0.5
             for r, op in swept)
         # the dispatcher's cost: as dispatched against its own pick launched by hand, us
         gaps = sorted(1e3 * (r[op]["median_ms"] - r["sweep"][op][r["heuristic"][op]])
-                      for r, op in swept)
+                      for r, op in swept if r["heuristic"][op] in r["sweep"][op]) or [0.0]
         out["dispatch_gap_us"] = {"median": round(statistics.median(gaps), 2),
                                   "min": round(gaps[0], 2), "max": round(gaps[-1], 2)}
     return out

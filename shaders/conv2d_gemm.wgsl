@@ -31,7 +31,11 @@
 //                       into slices, each slice's output a whole tensor at s * numel, gives
 //                       numel: the first slice takes the bias, the sum adds the rest)
 //   5 bias: array<f32> (C_out; any buffer when bias_end is 0; unused by the input gradient)
-// Placeholders: {{ mode }} (0, 1, 2 or 3, as above), {{ interior }} (true: M, N and K, or each
+// Placeholders: {{ geometry }} (binding 4 and the `cm` words the functions below read, with
+//   `fn bias_end() -> i32` reading word 16 from binding 4: `webgpu/conv_geometry.py` renders
+//   either `cm` as binding 4 itself, or natively words 0-15 as a module constant
+//   `const cm = array<i32, 16>(...)`, so that every division by a kernel's or a plane's extent
+//   is a division by a constant), {{ mode }} (0, 1, 2 or 3, as above), {{ interior }} (true: M, N and K, or each
 //   K slice, are whole tiles and K steps, so no load or store compares the matrix's extent;
 //   `webgpu/conv_gemm.py` decides it per shape, natively only), {{ epilogue }} (module-scope
 //   WGSL defining `pyrite_out(v: f32, i: i32) -> f32`, the value stored at dense output i).
@@ -40,7 +44,7 @@
 //   where the extent is whole tiles), and the gathers' padding and stride conditions are
 //   branches too, never a `select` of a computed read; `cm` is read at constant indices.
 
-@group(0) @binding(4) var<storage, read> cm: array<i32>;
+{{ geometry }}
 @group(0) @binding(5) var<storage, read> bias: array<f32>;
 
 const MODE: u32 = {{ mode }}u;
@@ -220,7 +224,7 @@ fn store_c4(base: u32, row: u32, col: u32, v: vec4<f32>) {
         channels = cm[12];
     }
     var b0 = 0.0;
-    if (!DGRAD && i32(base) < cm[16]) {
+    if (!DGRAD && i32(base) < bias_end()) {
         b0 = bias[i32(base) / plane + i32(row)];
     }
     var n = i32(col) / plane;

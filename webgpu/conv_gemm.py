@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import matmul_config, matmul_options, matmul_variants, software
+from . import conv_geometry, matmul_config, matmul_options, matmul_variants, software
 from .codegen import BITS_FN, KernelKey, render
 from .fused import DenseEpilogue
 from .kernels import Kernels
@@ -172,7 +172,7 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
         bias: GpuTensor | None, x_shape: tuple[int, ...], stride: Pair, padding: Pads,
         dilation: Pair, groups: int, mode: int,
         epilogue: DenseEpilogue | None = None, gather: bool = False,
-        split: tuple[int, ...] | None = None) -> None:
+        split: tuple[int, ...] | None = None, constant: bool | None = None) -> None:
     """Launch one implicit GEMM into `out` (dense): the forward conv (`x` the input), the input
     gradient (`x` the output gradient, `x_shape` the input's shape, `out` dx) or the weight
     gradient (`x` the input, `weight` the output gradient, `out` dw). Dense operands.
@@ -183,7 +183,9 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     3x3 input gradients 1.01-1.36x faster than the gather on the 64x64 tile
     (conv_layers_h100_s5_b.json). `gather` keeps the gather (MODE 1), which the benchmark
     times beside it.
-    `split` replaces `splits`' rule for this launch (the benchmark's sweep)."""
+    `split` replaces `splits`' rule for this launch (the benchmark's sweep). `constant`:
+    whether the geometry is compiled into the module (`conv_geometry.py`; None: the forward
+    and the input gradient where `conv_geometry.applies`, natively on a GPU; never in a page)."""
     if mode == WEIGHT_GRAD:
         w_shape, dy = out.shape, weight
         out_hw = (dy.shape[2], dy.shape[3])
@@ -244,13 +246,18 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
     on_native = native(k)
     inside = on_native and NATIVE_INTERIOR and interior(cfg, m, n, kdim, length)
     checks = cfg.checks & NATIVE_CHECKS if on_native else ALL_CHECKS
-    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, inside, checks,
+    if constant is None:  # the weight gradient's GEMM keeps its form (not timed baked)
+        constant = mode != WEIGHT_GRAD and conv_geometry.applies(
+            k.runtime.adapter.adapter_type, on_native)
+    baked = conv_geometry.constant_words(words) if constant and on_native else None
+    key = KernelKey("conv2d_gemm", cfg.name, _F32, 0, (mode, inside, checks, baked,
                                                         *cfg.cache_key(False, layout), *extra))
     pipeline = k.cached(key)
     if pipeline is None:
         code = (BITS_FN + epilogue.source(EPILOGUE_BINDING)) \
             if epilogue is not None and extra else _PLAIN_OUT
-        io = render("conv2d_gemm.wgsl", mode=mode, interior=str(inside).lower(), epilogue=code)
+        io = render("conv2d_gemm.wgsl", mode=mode, interior=str(inside).lower(), epilogue=code,
+                    geometry=conv_geometry.source(baked))
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io),
                               checks=checks)
     k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))

@@ -13,7 +13,7 @@ import pytest
 import pyrite
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
-from pyrite.webgpu import conv, conv_channels, conv_gemm, conv_plan
+from pyrite.webgpu import conv, conv_channels, conv_gemm, conv_geometry, conv_plan
 from pyrite.webgpu.matmul_config import CONFIGS
 
 CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
@@ -35,6 +35,15 @@ def _fresh_plans():  # type: ignore[no-untyped-def]
     conv_plan.clear()
     yield
     conv_plan.clear()
+
+
+@pytest.fixture(params=["runtime", "baked"])
+def geometry(request, monkeypatch):  # type: ignore[no-untyped-def]
+    """The GEMM's geometry read at run time (this CPU adapter's default), or compiled into its
+    modules as on a native GPU (`conv_geometry.py`)."""
+    if request.param == "baked":
+        monkeypatch.setattr(conv_geometry, "applies", lambda adapter_type, native: native)
+    return request.param
 
 
 def _force(monkeypatch, gemm: bool) -> None:  # type: ignore[no-untyped-def]
@@ -106,7 +115,7 @@ def test_weight_gradient_splits_a_long_reduction(gpu, ref, down, monkeypatch) ->
 
 @pytest.mark.parametrize("stride", [(1, 1), (2, 2)])
 def test_input_gradient_splits_a_long_reduction_over_few_pixels(gpu, ref, down, monkeypatch,
-                                                                stride) -> None:
+                                                                geometry, stride) -> None:
     # 8 input channels of 7x7 under 40 output channels of 3x3: one tile, K (360) in slices
     monkeypatch.setattr(conv_gemm, "MIN_SPLIT", 64)
     rng = np.random.default_rng(9)
@@ -182,7 +191,7 @@ def test_heuristic_follows_the_measured_layers(gpu, monkeypatch) -> None:
     conv._heuristic.cache_clear()
 
 
-def test_gemm_conv_takes_fusions_epilogue(monkeypatch) -> None:
+def test_gemm_conv_takes_fusions_epilogue(monkeypatch, geometry) -> None:
     # relu(conv(x) * 0.5 + residual): one kernel, the GEMM's store applies the rest
     _force(monkeypatch, True)
     from pyrite.activation import relu
@@ -235,7 +244,8 @@ def test_conv_with_an_activation_alone_as_epilogue(monkeypatch, gemm) -> None:
 
 
 @pytest.mark.parametrize("gemm", [False, True], ids=["direct", "gemm"])
-def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch, gemm) -> None:
+def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch, geometry,
+                                                              gemm) -> None:
     # d/dx of sum(conv2(relu(conv1(x)))): conv2's input gradient and relu's mask are one
     # kernel (Fusion records the input gradient like conv2d), direct or GEMM
     _force(monkeypatch, gemm)
@@ -339,7 +349,7 @@ def test_split_rules_follow_the_measured_layers() -> None:
 
 
 @pytest.mark.parametrize("with_bias", [True, False], ids=["bias", "no-bias"])
-def test_a_forward_with_few_tiles_splits_k_and_keeps_bias_and_epilogue(monkeypatch,
+def test_a_forward_with_few_tiles_splits_k_and_keeps_bias_and_epilogue(monkeypatch, geometry,
                                                                       with_bias) -> None:
     # 64 channels of 3x3 (K 576) over 2 x 5 x 5 pixels, K split into slices as the sweep asks
     # for (not by default): the bias goes with the first slice, relu(y * 0.5 + residual) with
