@@ -5,8 +5,9 @@ A first visit installs the wheel and imports pyrite from it, and from sources Py
 every module it imports, which is slow in WebAssembly (under Node, the page's import took
 1.0-1.1 s from sources and 0.30-0.38 s from bytecode). Bytecode is larger than the minified
 sources, though (the whole wheel as bytecode added 0.9 MB to a first visit from a gzip host),
-so only what a first visit imports before its first answer is compiled: the page's module,
-the device's start and each shipped model's load and first prediction. Modules imported later
+so only what a first visit imports before its first answer is compiled: the standard
+library's fallback finder, the page's module, the device's start and each shipped model's load
+and first prediction. Modules imported later
 (another demo, training, the next visit's snapshot) stay sources.
 
 Found natively, in a fresh interpreter, on the recording runtime the kernel lists are made
@@ -31,6 +32,7 @@ CODE = """
 import json, sys
 import pyrite
 import pyrite.wasm.page as page
+import pyrite.wasm.stdlib_fallback  # installed by every visit (python_setup.js)
 import pyrite.webgpu.browser  # the page's runtime (not used natively)
 from pyrite.demos import registry
 from pyrite.webgpu import WebGpu, registration

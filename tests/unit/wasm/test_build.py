@@ -113,7 +113,8 @@ def test_the_modules_a_first_visit_imports_ship_as_bytecode(
         record = zf.read("pyrite-0.1.0.dist-info/RECORD").decode().splitlines()
         page = zf.read("pyrite/wasm/page.pyc")
     assert {line.split(",")[0] for line in record} == names
-    for module in ("pyrite/__init__", "pyrite/wasm/page", "pyrite/webgpu/fusion",
+    for module in ("pyrite/__init__", "pyrite/wasm/page", "pyrite/wasm/stdlib_fallback",
+                   "pyrite/webgpu/fusion",
                    "pyrite/webgpu/upload", "pyrite/demos/mnist/predict", "pyrite/nn/conv"):
         assert f"{module}.pyc" in names and f"{module}.py" not in names, module
     for module in ("pyrite/wasm/training", "pyrite/train/learner"):  # not on that way
