@@ -2,9 +2,10 @@
 served twice from one static server, as exported (`a`) and with one line of its JavaScript
 changed back to how it was (`b`, `--undo NAME`, below), or `b` exported from the sources of a
 git ref (`--against main`: the whole export of that commit, Python and JavaScript). First
-visits alternate a, b (a fresh browser profile each, the embed page of browser.py; with
-`--throttle` on browser.py's 20 Mbit/s network), so both see the same machine load; with
-`--repeat`, each first visit is followed by a repeat visit with its profile.
+visits alternate a, b, b, a, ... (a fresh browser profile each, the embed page of
+browser.py; with `--throttle` on browser.py's 20 Mbit/s network), so both see the same
+machine load; with `--repeat`, each first visit is followed by a repeat visit with its
+profile.
 
     python benchmarks/embed_ab.py --undo preload|put [--pairs 4] [--throttle] [--out FILE]
     python benchmarks/embed_ab.py --against main --repeat [--pairs 4] [--out FILE]
@@ -108,8 +109,9 @@ def main() -> None:
                                  "is gone; update UNDO")
             changed.write_text(changed.read_text().replace(line, instead))
         with sync_playwright() as pw, StaticServer(site) as server:
-            for _ in range(args.pairs):
-                for kind in ("a", "b"):
+            for pair in range(args.pairs):
+                # a, b, then b, a: neither bundle always takes the slot after the other's
+                for kind in ("a", "b") if pair % 2 == 0 else ("b", "a"):
                     # the page closes once the next visit's snapshot is stored (settle_js), not
                     # while the second worker still fetches; the time is to the first prediction
                     peer = replace(EMBED_PEERS[0], url=f"/bench/embed.html?bundle=/tools/{kind}/")
