@@ -43,7 +43,17 @@ import pyrite
 from pyrite import config
 from pyrite.webgpu.browser import REQUESTED_FEATURES, REQUESTED_LIMITS
 
-from . import bytecode, compress, example, live_bundle, minify, pyodide_dist, snapshot, stdlib
+from . import (
+    bytecode,
+    compress,
+    example,
+    first_imports,
+    live_bundle,
+    minify,
+    pyodide_dist,
+    snapshot,
+    stdlib,
+)
 from .pyodide_dist import PYODIDE_DIR, page_wheel
 from .worker_bundle import bundle as bundle_worker
 
@@ -55,8 +65,8 @@ _SHIPPED_SUFFIXES = {".py", ".wgsl", ".json"}
 _SKIP_FILES = {"package.json", "package-lock.json"}
 #: the host's tooling in pyrite.wasm (building and exporting the bundle): no use in a page
 _HOST_ONLY = {f"pyrite/wasm/{name}.py" for name in
-              ("__main__", "build", "bytecode", "cli", "compress", "example", "export", "minify",
-               "pyodide_dist", "snapshot", "stdlib", "worker_bundle")}
+              ("__main__", "build", "bytecode", "cli", "compress", "example", "export",
+               "first_imports", "minify", "pyodide_dist", "snapshot", "stdlib", "worker_bundle")}
 _ZIP_DATE = (2020, 2, 2, 0, 0, 0)  # fixed, so equal sources give equal wheels
 #: pure-Python wheels the page needs besides pyrite, at the versions the pinned Pyodide's lock
 #: file names; fetched once from PyPI into the cache folder
@@ -126,16 +136,41 @@ def build_wheel(out_dir: Path) -> Path:
                           b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
         (f"{dist}/entry_points.txt", b"[pyrite.backends]\nwebgpu = pyrite.webgpu:create\n"),
     ]
-    record = "\n".join(_record_line(n, d) for n, d in entries) + f"\n{dist}/RECORD,,\n"
-    entries.append((f"{dist}/RECORD", record.encode()))
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"pyrite-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:  # stored: see _stored
-        for name, data in entries:
+    path.write_bytes(_zipped(entries, dist))
+    return path
+
+
+def _zipped(entries: list[tuple[str, bytes]], dist: str) -> bytes:
+    """A wheel of `entries` and their RECORD (`dist`: the .dist-info folder), stored."""
+    record = "\n".join(_record_line(n, d) for n, d in entries) + f"\n{dist}/RECORD,,\n"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:  # stored: see _stored
+        for name, data in [*entries, (f"{dist}/RECORD", record.encode())]:
             info = zipfile.ZipInfo(name, _ZIP_DATE)
             info.external_attr = 0o644 << 16
             zf.writestr(info, data)
-    return path
+    return out.getvalue()
+
+
+def _bytecode_wheel(wheel: bytes, pyodide_dir: Path, cache: Path,
+                    models: Sequence[str]) -> bytes:
+    """The page's pyrite wheel with the modules a first visit imports (first_imports.py) as
+    the page's Python's bytecode instead of their sources (bytecode.py, run on the wheel:
+    `NAME.pyc` where `NAME.py` was, compiled for Pyodide's site-packages, asserts kept), its
+    RECORD made again; as it was without Node."""
+    if shutil.which("node") is None:
+        return wheel
+    modules = first_imports.first_visit_modules(models, wheel, cache.with_name("first-imports"))
+    compiled = bytecode.precompile(pyodide_dir, wheel, modules, cache.with_name("bytecode"),
+                                   where="site-packages", optimize=0)
+    if compiled is None:
+        return wheel
+    with zipfile.ZipFile(io.BytesIO(compiled)) as zf:
+        entries = [(i.filename, zf.read(i)) for i in zf.infolist()]
+    dist = next(n.split("/")[0] for n, _ in entries if n.endswith(".dist-info/RECORD"))
+    return _zipped([(n, d) for n, d in entries if n != f"{dist}/RECORD"], dist)
 
 
 def _stored(wheel: bytes) -> bytes:
@@ -336,9 +371,13 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
     stage = Path(tempfile.mkdtemp(prefix=".web-", dir=out.parent))
     try:
         stage.chmod(0o755)  # mkdtemp's 0700 would hide the bundle from a web server's user
+        for path in runtime:
+            _copy(path, stage, f"pyodide/{path.name}")
         with tempfile.TemporaryDirectory() as tmp:
             wheel = build_wheel(Path(tmp))
-            built = [_place(stage, "wheels", wheel.name, wheel.read_bytes(), False)]
+            built = [_place(stage, "wheels", wheel.name, _bytecode_wheel(
+                wheel.read_bytes(), stage / "pyodide", cache,
+                [n for n in names if n not in unavailable]), False)]
         wheels = []
         for name in _PAGE_WHEELS:
             dep = page_wheel(name, cache, pyodide_dir)
@@ -346,8 +385,6 @@ def build(out: Path | str, cache: Path | None = None, *, models: Sequence[str] |
                                                        _stored(dep.read_bytes()), False))})
         wheels.append({"name": "pyrite", **vars(built[0])})
         wheel_files = [stage / str(w["path"]) for w in wheels]
-        for path in runtime:
-            _copy(path, stage, f"pyodide/{path.name}")
         full_stdlib = _trim_stdlib(stage / "pyodide", wheel_files, cache)
         pyodide_files = [vars(_described(stage, f"pyodide/{p.name}")) for p in runtime]
         shipped_snapshot: dict[str, object] | None = None

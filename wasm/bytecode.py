@@ -36,14 +36,17 @@ SCRIPT = HERE / "bytecode.mjs"
 
 
 def precompile(pyodide_dir: Path, zipped: bytes, modules: Sequence[str],
-               cache: Path | None) -> bytes | None:
+               cache: Path | None, *, where: str = "", optimize: int = 2) -> bytes | None:
     """`zipped` (a standard library zip) with `modules` as Pyodide's bytecode and every entry
-    stored; None without Node. RuntimeError with Node's last words when it fails."""
+    stored; None without Node. RuntimeError with Node's last words when it fails.
+    `where`: "site-packages" for a wheel's modules (named for Pyodide's site-packages folder,
+    where the page installs it); `optimize`: compile()'s level (2 drops asserts too)."""
     node = shutil.which("node")
     if node is None:
         return None
     names = json.dumps(sorted(modules))
-    digest = hashlib.sha256(SCRIPT.read_bytes() + zipped + names.encode())
+    digest = hashlib.sha256(SCRIPT.read_bytes() + zipped + names.encode()
+                            + f"{where}\n{optimize}".encode())
     # the bytecode is CPython's inside the WebAssembly (stdlib.imported keys its list alike)
     digest.update(hashlib.sha256((pyodide_dir / "pyodide.asm.wasm").read_bytes()).digest())
     kept = cache / f"{digest.hexdigest()}.zip" if cache is not None else None
@@ -54,10 +57,12 @@ def precompile(pyodide_dir: Path, zipped: bytes, modules: Sequence[str],
         source.write_bytes(zipped)
         listed.write_text(names)
         run = subprocess.run([node, str(SCRIPT), str(pyodide_dir), str(source), str(target),
-                              str(listed)], capture_output=True, text=True, timeout=600)
+                              str(listed), where, str(optimize)], capture_output=True,
+                             text=True, timeout=600)
         if run.returncode != 0 or not target.is_file():
             said = " ".join(run.stderr.split())[-400:] or f"exit status {run.returncode}"
-            raise RuntimeError(f"precompiling the standard library under Node failed: {said}")
+            what = "the page's wheel" if where else "the standard library"
+            raise RuntimeError(f"precompiling {what} under Node failed: {said}")
         data = target.read_bytes()
     if kept is not None:
         kept.parent.mkdir(parents=True, exist_ok=True)

@@ -183,7 +183,14 @@ class WebGpu(Backend):
         return self.kernels.full(shape, value, dtype)
 
     def uninitialized(self, shape: tuple[int, ...], dtype: DType) -> GpuTensor:
-        return self.kernels.empty(shape, self.stored_dtype(dtype), "uninitialized")
+        out = self.kernels.empty(shape, self.stored_dtype(dtype), "uninitialized")
+        self.kernels.blank.add(out.block)
+        return out
+
+    def from_data_many(self, items: Sequence[tuple[TensorData, DType, GpuTensor | None]]
+                       ) -> list[GpuTensor]:
+        """A record's tensors in one write and one submit (upload.upload_many)."""
+        return upload.upload_many(self, items)
 
     def arange(self, start: int, stop: int, step: int, dtype: DType) -> GpuTensor:
         return self.kernels.arange(start, stop, step, self.stored_dtype(dtype))

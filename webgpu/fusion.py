@@ -360,6 +360,12 @@ class Fusion(Backend):
     def from_data_as(self, data: TensorData, dtype: DType) -> FusedTensor:
         return self._wrap(self.inner.from_data_as(data, dtype))
 
+    def from_data_many(self, items: Sequence[tuple[TensorData, DType, FusedTensor | None]]
+                       ) -> list[FusedTensor]:
+        # only a value in memory can be written in place; a pending one is not replaced
+        return [self._wrap(g) for g in self.inner.from_data_many(
+            [(d, dt, None if x is None or x.node is not None else x.value) for d, dt, x in items])]
+
     def to_data(self, x: FusedTensor) -> TensorData:
         return self.inner.to_data(self._value(x))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import struct
 import sys
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cached_property
@@ -30,7 +31,7 @@ from .codegen import (
     scalar_bits,
     storage_itemsize,
 )
-from .memory import BufferPool
+from .memory import Block, BufferPool
 from .runtime import Bindings, Buffer, Pipeline, Runtime
 from .tensor import GpuTensor
 from .unchecked_module import ALL_CHECKS
@@ -52,6 +53,9 @@ class Kernels:
         self.copies = 0
         #: the `recording.Recorder` of a step being captured (pyrite.compile), else None
         self.recorder: Any = None
+        #: blocks made by `uninitialized` and not written since (upload.upload_many may
+        #: write a record's value into one instead of allocating)
+        self.blank: weakref.WeakSet[Block] = weakref.WeakSet()
 
     @cached_property
     def autotune(self) -> Autotuner:

@@ -86,6 +86,15 @@ class Backend(AttentionOps, NormOps, ModuleOps, DeformOps, ABC):
         backend may convert on the device instead of the host."""
         return self.from_data(data.convert(dtype))
 
+    def from_data_many(self, items: Sequence[tuple[TensorData, DType, Prim | None]]
+                       ) -> list[Prim]:
+        """Several tensors at once (a record's load): each `(data, dtype, into)` gives `data`
+        as `dtype`. `into`, when not None, is the primitive the value replaces: one made by
+        `uninitialized` may be written in place instead of allocating anew (its storage
+        reused). A backend may upload them together (webgpu: one write, one submit)."""
+        return [self.from_data(data) if data.dtype is dtype else self.from_data_as(data, dtype)
+                for data, dtype, _ in items]
+
     @abstractmethod
     def to_data(self, x: Prim) -> TensorData: ...
 

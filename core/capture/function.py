@@ -46,12 +46,10 @@ _LOCK = threading.Lock()  # one capture at a time in a process (the trace is glo
 def _reached_optimizers(fn: Callable[..., Any]) -> list[Any]:
     """Optimizers `fn` reaches through its closure or the globals it names (their state is
     updated by the step, so it is an input and an output)."""
-    from ..optim.optimizer import Optimizer
-    found: list[Any] = []
     target = getattr(fn, "__func__", fn)
     code = getattr(target, "__code__", None)
     if code is None:
-        return found
+        return []
     values: list[Any] = [c.cell_contents for c in (target.__closure__ or ())
                          if _filled(c)]
     glob = getattr(target, "__globals__", {})
@@ -59,10 +57,7 @@ def _reached_optimizers(fn: Callable[..., Any]) -> list[Any]:
     bound = getattr(fn, "__self__", None)
     if bound is not None:
         values += list(getattr(bound, "__dict__", {}).values())
-    for v in values:
-        if isinstance(v, Optimizer) and not any(v is f for f in found):
-            found.append(v)
-    return found
+    return list(optimizers_in(*values))  # pyrite.optim is not imported for it
 
 
 @functools.lru_cache(maxsize=256)

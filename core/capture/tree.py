@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..backend.autodiff import Gradients
 from ..module.base import Module
 from ..module.param import Param
-from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
 from . import memo
+
+if TYPE_CHECKING:
+    from ..optim.optimizer import Optimizer
+
+_OPTIMIZER = __name__.rsplit(".", 2)[0] + ".optim.optimizer"  # pyrite.optim.optimizer
 
 
 class Refused(Exception):
@@ -141,7 +146,7 @@ def flatten(value: Any, leaves: list[Leaf], *, numbers: bool = False) -> Spec:
         return Spec("dict", ("dict", keys), None, kids)
     if isinstance(value, Module):
         return _flatten_module(value, leaves)
-    if isinstance(value, Optimizer):
+    if _is_optimizer(value):
         return _flatten_optimizer(value, leaves)
     if dataclasses.is_dataclass(value) or _holds_tensor(value):
         fields = _fields(value)
@@ -249,11 +254,18 @@ def _restore_optimizer(optim: Optimizer, key: Any, values: list[Any]) -> None:
     optim._states = {pid: {k: next(it) for k in keys} for pid, keys in key[2]}
 
 
+def _is_optimizer(value: Any) -> TypeGuard[Optimizer]:
+    """Whether `value` is an Optimizer, without importing pyrite.optim (all its optimizers)
+    where nothing has: no optimizer can exist then (a page that only predicts)."""
+    found = sys.modules.get(_OPTIMIZER)
+    return found is not None and isinstance(value, found.Optimizer)
+
+
 def optimizers_in(*values: Any) -> list[Optimizer]:
     """The optimizers among `values`, each once."""
     found: list[Optimizer] = []
     for v in values:
-        if isinstance(v, Optimizer) and v not in found:
+        if _is_optimizer(v) and v not in found:
             found.append(v)
     return found
 

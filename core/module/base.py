@@ -31,8 +31,9 @@ from ..backend.base import Backend
 from ..data import TensorData
 from ..device import device as resolve_device
 from ..errors import RecordError
-from ..tensor import Tensor, from_data
+from ..tensor import Tensor
 from .param import Param
+from .record_values import record_values
 
 if TYPE_CHECKING:
     from ..quantization.module import Quantizer
@@ -258,17 +259,20 @@ class Module:
         warn_nonfinite(record, source=source)
         flat = flatten_record(record)
         prefix = PARAM_IDS_KEY + "."
+        # converted to each param's dtype on the way in (on the device where it can), all of
+        # a device's values at once (record_values.py)
+        plain = [(path, p) for path, p in self.named_params() if path not in quantized]
+        entries = [(p, flat[path]) for path, p in plain]
+        assert all(isinstance(d, TensorData) for _, d in entries)  # check_record_fits did
+        values = dict(zip((path for path, _ in plain),
+                          record_values(entries), strict=True))  # type: ignore[arg-type]
 
         def load(path: str, p: Param) -> Param:
             saved = flat.get(prefix + path)
             keep = saved if isinstance(saved, str) else p.id
             if path in quantized:  # a quantized param stays quantized: dequantize() to train
                 return Param(quantized[path].to_tensor(p.device), require_grad=False, id=keep)
-            data = flat[path]
-            assert isinstance(data, TensorData)  # check_record_fits made sure
-            # converted to the param's dtype on the way in (on the device where it can)
-            value = from_data(data, device=p.device, dtype=p.dtype)
-            return Param(value, require_grad=p.require_grad, id=keep)
+            return Param(values[path], require_grad=p.require_grad, id=keep)
         return self.map(load)
 
     def save_file(self, path: PathLike, recorder: FileRecorder | None = None) -> Path:

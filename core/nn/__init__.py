@@ -1,5 +1,14 @@
 """pyrite.nn: layers, losses and initializers, each built from a Config (`XConfig(...).init()`),
-plus `pyrite.nn.functional` for the module ops on tensors. See docs/modules.md."""
+plus `pyrite.nn.functional` for the module ops on tensors. See docs/modules.md.
+
+The layers an inference page rarely needs (3-D and deformable convolution, embeddings,
+interpolation, losses, recurrent and transformer layers) are imported on first use: each
+config is a dataclass whose methods `dataclasses` compiles when the class is made, which is
+slow in a browser's Python (a first visit's MNIST load spent 0.23 s making 63 of them).
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from . import functional, init
 from .activation import (
@@ -26,10 +35,7 @@ from .conv import (
     ConvTranspose2d,
     ConvTranspose2dConfig,
 )
-from .conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
-from .deform_conv import DeformConv2d, DeformConv2dConfig
 from .dropout import Dropout, DropoutConfig
-from .embedding import Embedding, EmbeddingConfig
 from .init import (
     Constant,
     Initializer,
@@ -42,18 +48,7 @@ from .init import (
     XavierUniform,
     Zeros,
 )
-from .interpolate import Interpolate1d, Interpolate1dConfig, Interpolate2d, Interpolate2dConfig
 from .linear import Linear, LinearConfig
-from .loss import (
-    BinaryCrossEntropyLoss,
-    BinaryCrossEntropyLossConfig,
-    CrossEntropyLoss,
-    CrossEntropyLossConfig,
-    HuberLoss,
-    HuberLossConfig,
-    MseLoss,
-    MseLossConfig,
-)
 from .norm import (
     BatchNorm,
     BatchNormConfig,
@@ -80,38 +75,76 @@ from .pool import (
     MaxPool2d,
     MaxPool2dConfig,
 )
-from .rnn import (
-    BiLstm,
-    BiLstmConfig,
-    GateController,
-    GateControllerConfig,
-    Gru,
-    GruConfig,
-    Lstm,
-    LstmConfig,
-    LstmState,
-)
-from .transformer import (
-    MhaCache,
-    MhaInput,
-    MhaOutput,
-    MultiHeadAttention,
-    MultiHeadAttentionConfig,
-    PositionalEncoding,
-    PositionalEncodingConfig,
-    PositionWiseFeedForward,
-    PositionWiseFeedForwardConfig,
-    RotaryEncoding,
-    RotaryEncodingConfig,
-    TransformerDecoder,
-    TransformerDecoderConfig,
-    TransformerDecoderInput,
-    TransformerEncoder,
-    TransformerEncoderConfig,
-    TransformerEncoderInput,
-    generate_autoregressive_mask,
-    generate_padding_mask,
-)
+
+if TYPE_CHECKING:
+    from .conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
+    from .deform_conv import DeformConv2d, DeformConv2dConfig
+    from .embedding import Embedding, EmbeddingConfig
+    from .interpolate import Interpolate1d, Interpolate1dConfig, Interpolate2d, Interpolate2dConfig
+    from .loss import (
+        BinaryCrossEntropyLoss,
+        BinaryCrossEntropyLossConfig,
+        CrossEntropyLoss,
+        CrossEntropyLossConfig,
+        HuberLoss,
+        HuberLossConfig,
+        MseLoss,
+        MseLossConfig,
+    )
+    from .rnn import (
+        BiLstm,
+        BiLstmConfig,
+        GateController,
+        GateControllerConfig,
+        Gru,
+        GruConfig,
+        Lstm,
+        LstmConfig,
+        LstmState,
+    )
+    from .transformer import (
+        MhaCache,
+        MhaInput,
+        MhaOutput,
+        MultiHeadAttention,
+        MultiHeadAttentionConfig,
+        PositionalEncoding,
+        PositionalEncodingConfig,
+        PositionWiseFeedForward,
+        PositionWiseFeedForwardConfig,
+        RotaryEncoding,
+        RotaryEncodingConfig,
+        TransformerDecoder,
+        TransformerDecoderConfig,
+        TransformerDecoderInput,
+        TransformerEncoder,
+        TransformerEncoderConfig,
+        TransformerEncoderInput,
+        generate_autoregressive_mask,
+        generate_padding_mask,
+    )
+
+#: submodules imported when one of their names is first asked for (`__getattr__`)
+_LAZY = ("conv3d", "deform_conv", "embedding", "interpolate", "loss", "rnn", "transformer")
+
+
+def __getattr__(name: str) -> Any:
+    """A lazily imported layer (or submodule): imported now, then kept as an attribute."""
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in __all__:
+        for sub in _LAZY:
+            module = importlib.import_module(f"{__name__}.{sub}")
+            if hasattr(module, name):
+                value = getattr(module, name)
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AdaptiveAvgPool1d",

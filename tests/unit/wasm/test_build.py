@@ -101,6 +101,29 @@ def test_bundle_manifest_matches_its_files(bundle: tuple[Path, dict[str, Any]]) 
     assert "maxBufferSize" in manifest["gpu"]["limits"]
 
 
+def test_the_modules_a_first_visit_imports_ship_as_bytecode(
+        bundle: tuple[Path, dict[str, Any]]) -> None:
+    # build._bytecode_wheel: what the page imports before its first prediction is compiled
+    # (first_imports.py), the rest stays source; RECORD names what is there
+    if shutil.which("node") is None:
+        pytest.skip("node missing: the wheel keeps its sources")
+    out, manifest = bundle
+    wheel = next(w for w in manifest["wheels"] if w["name"] == "pyrite")
+    with zipfile.ZipFile(out / wheel["path"]) as zf:
+        names = set(zf.namelist())
+        record = zf.read("pyrite-0.1.0.dist-info/RECORD").decode().splitlines()
+        page = zf.read("pyrite/wasm/page.pyc")
+    assert {line.split(",")[0] for line in record} == names
+    for module in ("pyrite/__init__", "pyrite/wasm/page", "pyrite/wasm/stdlib_fallback",
+                   "pyrite/webgpu/fusion",
+                   "pyrite/webgpu/upload", "pyrite/demos/mnist/predict", "pyrite/nn/conv"):
+        assert f"{module}.pyc" in names and f"{module}.py" not in names, module
+    for module in ("pyrite/wasm/training", "pyrite/train/learner"):  # not on that way
+        assert f"{module}.py" in names and f"{module}.pyc" not in names, module
+    # Pyodide's bytecode: its magic number, unchecked hash-based (flags 0b01)
+    assert page[4:8] == (1).to_bytes(4, "little")
+
+
 def test_a_demo_model_ships_with_the_files_it_loads(tmp_path: Path) -> None:
     from pyrite.demos import registry
 
