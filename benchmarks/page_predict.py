@@ -6,7 +6,10 @@ pyrite's Starlette app (what `pyrite serve` runs) on 127.0.0.1; one fresh headle
 per page. A page's first prediction is its warm-up (`DemoPage` runs it once loaded and hands
 back its answer as `ready.firstRun`); then `--runs` predictions through pyrite.js as the page
 makes them. The second prediction is the compiled step's second capture (`pyrite.compile`
-replays from the third), so the steady state is the median from the third on.
+replays from the third), so the steady state is the median from the third on. After a first
+visit a second worker makes the next visit's Python snapshot once the page is idle
+(wasm/next_visit.js); `next_visit` says when it started against the predictions' end (negative:
+beside them, as until session 7) and how long it took.
 
 Per prediction, from `pyrite.wasm.page.predict` (Python's clock in the worker):
 - `ms`: the whole call in Python;
@@ -74,7 +77,12 @@ PREDICT_JS = """async ({model, pixels, typed, runs}) => {
     delete got.probabilities;
     out.push(got);
   }
-  return out;
+  // the next visit's snapshot (a second worker, after a first visit): when it started against
+  // the predictions' end, from when it was stored less its own time (old bundles lack it)
+  const ended = performance.now();
+  const next = pyrite.nextVisitReady ? await pyrite.nextVisitReady() : null;
+  if (next && next.ms != null) next.startedAfterPredictionsMs = performance.now() - next.ms - ended;
+  return { calls: out, nextVisit: next };
 }"""
 # Python run in the page: the steady step's dispatches, each timed alone (see the module doc)
 KERNELS_PY = """
@@ -244,12 +252,14 @@ def run_demo(pw: Any, url: str, demo: Demo, runs: int, kernels: bool) -> dict[st
         if ready.get("state") != "ready":
             raise RuntimeError(f"{demo.path} did not get ready: {ready}")
         pixels = [(i * 7919) % 256 for i in range(demo.pixels)]
-        calls = page.evaluate(PREDICT_JS, {"model": demo.model, "pixels": pixels,
-                                           "typed": demo.typed, "runs": runs})
+        got_js = page.evaluate(PREDICT_JS, {"model": demo.model, "pixels": pixels,
+                                            "typed": demo.typed, "runs": runs})
+        calls = got_js["calls"]
         out: dict[str, Any] = {
             "page": demo.path, "backend": ready.get("backend"), "load": ready["timings"],
             "first": {**_split(ready["firstRun"]), "wall_ms": ready["timings"]["warmupMs"]},
-            "second": _split(calls[0]), "steady_runs": [_split(c) for c in calls[1:]]}
+            "second": _split(calls[0]), "steady_runs": [_split(c) for c in calls[1:]],
+            "next_visit": got_js["nextVisit"]}
         if len(calls) > 2:
             out["steady"] = _median([_split(c) for c in calls[2:]])
         if kernels:
@@ -312,6 +322,11 @@ def main() -> None:
                   f"{steady.get('python_ms', float('nan')):.1f}, "
                   f"{steady.get('dispatches', 0):.0f} dispatches); load "
                   f"{got['load_1min'][0]:.1f} -> {got['load_1min'][1]:.1f}", flush=True)
+            nv = got["next_visit"]
+            if nv and nv.get("ms") is not None:
+                print(f"    next visit's snapshot: {nv['ms']:.0f} ms, started "
+                      f"{nv['startedAfterPredictionsMs']:.0f} ms after the predictions' end "
+                      f"(negative: beside them)")
             if "kernels" in got:
                 for name, v in list(got["kernels"]["by_family"].items())[:6]:
                     print(f"    {v['ms']:8.1f} ms  {v['dispatches']:3d}x  {name}")
