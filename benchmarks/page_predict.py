@@ -8,8 +8,8 @@ back its answer as `ready.firstRun`); then `--runs` predictions through pyrite.j
 makes them. The second prediction is the compiled step's second capture (`pyrite.compile`
 replays from the third), so the steady state is the median from the third on. After a first
 visit a second worker makes the next visit's Python snapshot once the page is idle
-(wasm/next_visit.js); `next_visit` says when it started against the predictions' end (negative:
-beside them, as until session 7) and how long it took.
+(wasm/next_visit.js); `next_visit` says when it started against the predictions
+(`besidePredictions`: whether it ran while they did, as until session 7) and how long it took.
 
 Per prediction, from `pyrite.wasm.page.predict` (Python's clock in the worker):
 - `ms`: the whole call in Python;
@@ -66,9 +66,11 @@ READY_JS = """async (handle) => {
 BUNDLE_JS = """const bundle = new URL(document.querySelector('meta[name="pyrite-bundle"]')
     ?.content || "/", location.href);
   const pyrite = await import(new URL("pyrite.js", bundle).href);"""
-PREDICT_JS = """async ({model, pixels, typed, runs}) => {
+PREDICT_JS = """async ({model, n, typed, runs}) => {
   """ + BUNDLE_JS + """
+  const pixels = Array.from({ length: n }, (_, i) => (i * 7919) % 256); // as PIXELS in Python
   const out = [];
+  const began = performance.now();
   for (let i = 0; i < runs; i++) {
     const input = typed ? Uint8Array.from(pixels, (p) => (p + 37 * i) & 255)
                         : pixels.map((p) => (p + 37 * i) % 256);
@@ -77,11 +79,15 @@ PREDICT_JS = """async ({model, pixels, typed, runs}) => {
     delete got.probabilities;
     out.push(got);
   }
-  // the next visit's snapshot (a second worker, after a first visit): when it started against
-  // the predictions' end, from when it was stored less its own time (old bundles lack it)
+  // the next visit's snapshot (a second worker, after a first visit): when it started and was
+  // stored against the predictions (ms on the page's clock; older bundles say less or nothing)
   const ended = performance.now();
   const next = pyrite.nextVisitReady ? await pyrite.nextVisitReady() : null;
-  if (next && next.ms != null) next.startedAfterPredictionsMs = performance.now() - next.ms - ended;
+  if (next && next.startedAt != null) {
+    next.startedAfterPredictionsBeganMs = next.startedAt - began;
+    next.startedAfterPredictionsEndedMs = next.startedAt - ended;
+    next.besidePredictions = next.startedAt < ended && next.startedAt + (next.ms ?? 0) > began;
+  }
   return { calls: out, nextVisit: next };
 }"""
 # Python run in the page: the steady step's dispatches, each timed alone (see the module doc)
@@ -251,8 +257,10 @@ def run_demo(pw: Any, url: str, demo: Demo, runs: int, kernels: bool) -> dict[st
         ready = page.evaluate(READY_JS, demo.handle)
         if ready.get("state") != "ready":
             raise RuntimeError(f"{demo.path} did not get ready: {ready}")
+        # made in the page (PREDICT_JS): sending 155k pixels from here took long enough for
+        # the page to fall idle between its warm-up and these predictions
         pixels = [(i * 7919) % 256 for i in range(demo.pixels)]
-        got_js = page.evaluate(PREDICT_JS, {"model": demo.model, "pixels": pixels,
+        got_js = page.evaluate(PREDICT_JS, {"model": demo.model, "n": demo.pixels,
                                             "typed": demo.typed, "runs": runs})
         calls = got_js["calls"]
         out: dict[str, Any] = {
@@ -323,10 +331,10 @@ def main() -> None:
                   f"{steady.get('dispatches', 0):.0f} dispatches); load "
                   f"{got['load_1min'][0]:.1f} -> {got['load_1min'][1]:.1f}", flush=True)
             nv = got["next_visit"]
-            if nv and nv.get("ms") is not None:
-                print(f"    next visit's snapshot: {nv['ms']:.0f} ms, started "
-                      f"{nv['startedAfterPredictionsMs']:.0f} ms after the predictions' end "
-                      f"(negative: beside them)")
+            if nv and nv.get("startedAt") is not None:
+                print(f"    next visit's snapshot: {nv.get('ms', float('nan')):.0f} ms, started "
+                      f"{nv['startedAfterPredictionsEndedMs']:.0f} ms after the predictions' "
+                      f"end ({'beside' if nv['besidePredictions'] else 'not beside'} them)")
             if "kernels" in got:
                 for name, v in list(got["kernels"]["by_family"].items())[:6]:
                     print(f"    {v['ms']:8.1f} ms  {v['dispatches']:3d}x  {name}")

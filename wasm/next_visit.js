@@ -16,8 +16,9 @@ export const IDLE_MS = 1000;
 
 /**
  * The page's side: `spawn()` starts a worker running worker.js; `busy()` says whether the
- * page's worker has a request in flight. `done` resolves to {stored, reason, ms, bytes} once
- * the snapshot is stored, or was not needed or not made.
+ * page's worker has a request in flight. `done` resolves to {stored, reason, ms, bytes,
+ * startedAt} once the snapshot is stored, or was not needed or not made (`startedAt`: when the
+ * second worker was started, on the page's clock, performance.now(); absent if it was not).
  */
 export class NextVisitSnapshot {
   constructor(spawn, busy = () => false) {
@@ -25,6 +26,7 @@ export class NextVisitSnapshot {
     this.busy = busy;
     this.wanted = null;
     this.timer = null;
+    this.startedAt = undefined;
     this.state = "waiting"; // -> "scheduled" -> "running" -> "done"
     this.done = new Promise((resolve) => { this.finish = resolve; });
   }
@@ -57,13 +59,14 @@ export class NextVisitSnapshot {
   end(result) {
     clearTimeout(this.timer);
     this.state = "done";
-    this.finish(result);
+    this.finish(this.startedAt === undefined ? result : { ...result, startedAt: this.startedAt });
   }
 
   start() {
     if (this.state !== "scheduled") return;
     clearTimeout(this.timer);
     this.state = "running";
+    this.startedAt = performance.now();
     let worker;
     try {
       worker = this.spawn();

@@ -153,7 +153,7 @@ function ready() {
  * Resolves once what this visit leaves for the next one is done: after a load that booted
  * Python (a first visit), a second worker makes the next visit's Python snapshot once the
  * page has left its worker idle for a second (no request in flight or answered), and this
- * resolves to `{stored, reason, ms, bytes}` when it is stored (or was not made: `reason`).
+ * resolves to `{stored, reason, ms, bytes, startedAt}` when it is stored (or was not made: `reason`).
  * After a load that restored a snapshot it resolves at once. A page closed earlier leaves no
  * snapshot, and the next visit boots Python again.
  */

@@ -27,11 +27,13 @@ HARNESS = """
 const m = await import(%(module)s);
 const log = [];
 const workers = [];
+let spawnedAt = null;
 function spawn() {
   const w = { sent: [], terminated: false, onmessage: null, onerror: null,
     postMessage(msg) { this.sent.push(msg); log.push("sent " + msg.type); },
     terminate() { this.terminated = true; log.push("terminated"); } };
   workers.push(w);
+  spawnedAt = performance.now();
   log.push("spawned");
   return w;
 }
@@ -40,7 +42,7 @@ const n = new m.NextVisitSnapshot(spawn, () => inFlight > 0);
 const t0 = Date.now();
 const at = (ms) => new Promise((r) => setTimeout(r, Math.max(0, t0 + ms - Date.now())));
 const done = await (async () => { %(scenario)s })();
-console.log(JSON.stringify({ log, done, idle: m.IDLE_MS, spawned: workers.length,
+console.log(JSON.stringify({ log, done, idle: m.IDLE_MS, spawned: workers.length, spawnedAt,
   terminated: workers.map((w) => w.terminated), sent: workers.map((w) => w.sent) }));
 """
 WANTED = "{ base: 'http://x/b/', manifest: { wheels: [] }, key: 'http://x/b/k' }"
@@ -75,8 +77,9 @@ def test_it_starts_once_the_page_is_idle_after_its_answers_and_ends_the_worker()
                           "terminated"]
     assert got["sent"] == [[{"id": 1, "type": "snapshot", "config": {
         "base": "http://x/b/", "manifest": {"wheels": []}, "key": "http://x/b/k"}}]]
+    started = got["done"].pop("startedAt")  # the page's clock when it was started
     assert got["done"] == {"stored": True, "reason": None, "ms": 5, "bytes": 7}
-    assert got["terminated"] == [True]
+    assert started >= got["spawnedAt"] - 1 and got["terminated"] == [True]
 
 
 def test_a_request_in_flight_holds_it_back_until_idle_after_its_answer() -> None:
@@ -93,7 +96,7 @@ def test_a_request_in_flight_holds_it_back_until_idle_after_its_answer() -> None
       workers[0].onmessage({{ data: {{ id: 1, ok: true, value: {{ stored: true }} }} }});
       return n.done;""")
     assert got["log"] == ["busy 0", "spawned", "sent snapshot", "late enough", "terminated"]
-    assert got["done"] == {"stored": True}
+    assert set(got["done"]) == {"stored", "startedAt"} and got["done"]["stored"] is True
 
 
 def test_without_an_answer_it_starts_after_the_idle_time() -> None:
@@ -104,6 +107,7 @@ def test_without_an_answer_it_starts_after_the_idle_time() -> None:
       workers[0].onmessage({{ data: {{ id: 1, ok: false, error: {{ message: "quota" }} }} }});
       return n.done;""")
     assert got["log"] == ["spawned", "sent snapshot", "late enough", "terminated"]
+    assert got["done"].pop("startedAt") > 0
     assert got["done"] == {"stored": False, "reason": "quota"}
 
 
@@ -113,15 +117,18 @@ def test_nothing_is_made_after_a_restore_and_a_failing_worker_is_reported() -> N
       n.answered();
       return n.done;""")
     assert got["spawned"] == 0 and got["done"]["stored"] is False
+    assert "startedAt" not in got["done"]  # never started
     assert "not needed" in got["done"]["reason"]
     got = _run(f"""
       n.expect({WANTED});
       while (workers.length === 0) await new Promise((r) => setTimeout(r, 10));
       workers[0].onmessage({{ data: {{ type: "fatal", message: "no wasm" }} }});
       return n.done;""")
+    got["done"].pop("startedAt")
     assert got["done"] == {"stored": False, "reason": "no wasm"} and got["terminated"] == [True]
     got = _run(f"""
       const failing = new m.NextVisitSnapshot(() => {{ throw new Error("CSP"); }});
       failing.expect({WANTED});
       return failing.done;""")
+    got["done"].pop("startedAt")
     assert got["done"] == {"stored": False, "reason": "no second worker: CSP"}
