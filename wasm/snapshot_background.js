@@ -34,7 +34,7 @@ const ROOM = 64 * 1024 * 1024;
 /**
  * The second worker's side: boot Pyodide for a snapshot, install the bundle (`base`, its
  * `manifest`), import pyrite and store the snapshot under `key`. `fetchChecked(url, sha256,
- * label)` is the worker's checked, cached fetch. Resolves to {stored, reason, ms, bytes, startedAt}.
+ * label)` is the worker's checked, cached fetch. Resolves to {stored, reason, ms, bytes}.
  */
 export async function makeNextVisitSnapshot({ base, manifest, key }, fetchChecked) {
   const t0 = performance.now();
