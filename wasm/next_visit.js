@@ -8,8 +8,9 @@
 // in flight, none answered meanwhile. Booting Python for the snapshot takes seconds of CPU
 // (2.6 s in headless Chromium on a busy 2-core machine), and the page's predictions share the
 // CPU with it: where WebGPU is software (SwiftShader), their GPU work too. Started on the first
-// answer, it ran under the MNIST page's following predictions and doubled them (8.9 -> 16.9 ms
-// steady, same session; docs/web-embeds.md); a page that keeps asking keeps it waiting.
+// answer, it ran under the MNIST page's following predictions: steady 8-9 ms -> 14-19 ms in
+// alternating runs (benchmarks/README.md, page_predict.py); a page that keeps asking keeps it
+// waiting.
 
 /** ms the page's worker must stay idle (after the load's answer or its last) before starting. */
 export const IDLE_MS = 1000;
