@@ -6,7 +6,10 @@ pyrite's Starlette app (what `pyrite serve` runs) on 127.0.0.1; one fresh headle
 per page. A page's first prediction is its warm-up (`DemoPage` runs it once loaded and hands
 back its answer as `ready.firstRun`); then `--runs` predictions through pyrite.js as the page
 makes them. The second prediction is the compiled step's second capture (`pyrite.compile`
-replays from the third), so the steady state is the median from the third on.
+replays from the third), so the steady state is the median from the third on. After a first
+visit a second worker makes the next visit's Python snapshot once the page is idle
+(wasm/next_visit.js); `next_visit` says when it started against the predictions
+(`besidePredictions`: whether it ran while they did, as until session 7) and how long it took.
 
 Per prediction, from `pyrite.wasm.page.predict` (Python's clock in the worker):
 - `ms`: the whole call in Python;
@@ -63,9 +66,11 @@ READY_JS = """async (handle) => {
 BUNDLE_JS = """const bundle = new URL(document.querySelector('meta[name="pyrite-bundle"]')
     ?.content || "/", location.href);
   const pyrite = await import(new URL("pyrite.js", bundle).href);"""
-PREDICT_JS = """async ({model, pixels, typed, runs}) => {
+PREDICT_JS = """async ({model, n, typed, runs}) => {
   """ + BUNDLE_JS + """
+  const pixels = Array.from({ length: n }, (_, i) => (i * 7919) % 256); // as PIXELS in Python
   const out = [];
+  const began = performance.now();
   for (let i = 0; i < runs; i++) {
     const input = typed ? Uint8Array.from(pixels, (p) => (p + 37 * i) & 255)
                         : pixels.map((p) => (p + 37 * i) % 256);
@@ -74,7 +79,16 @@ PREDICT_JS = """async ({model, pixels, typed, runs}) => {
     delete got.probabilities;
     out.push(got);
   }
-  return out;
+  // the next visit's snapshot (a second worker, after a first visit): when it started and was
+  // stored against the predictions (ms on the page's clock; older bundles say less or nothing)
+  const ended = performance.now();
+  const next = pyrite.nextVisitReady ? await pyrite.nextVisitReady() : null;
+  if (next && next.startedAt != null) {
+    next.startedAfterPredictionsBeganMs = next.startedAt - began;
+    next.startedAfterPredictionsEndedMs = next.startedAt - ended;
+    next.besidePredictions = next.startedAt < ended && next.startedAt + (next.ms ?? 0) > began;
+  }
+  return { calls: out, nextVisit: next };
 }"""
 # Python run in the page: the steady step's dispatches, each timed alone (see the module doc)
 KERNELS_PY = """
@@ -243,13 +257,17 @@ def run_demo(pw: Any, url: str, demo: Demo, runs: int, kernels: bool) -> dict[st
         ready = page.evaluate(READY_JS, demo.handle)
         if ready.get("state") != "ready":
             raise RuntimeError(f"{demo.path} did not get ready: {ready}")
+        # made in the page (PREDICT_JS): sending 155k pixels from here took long enough for
+        # the page to fall idle between its warm-up and these predictions
         pixels = [(i * 7919) % 256 for i in range(demo.pixels)]
-        calls = page.evaluate(PREDICT_JS, {"model": demo.model, "pixels": pixels,
-                                           "typed": demo.typed, "runs": runs})
+        got_js = page.evaluate(PREDICT_JS, {"model": demo.model, "n": demo.pixels,
+                                            "typed": demo.typed, "runs": runs})
+        calls = got_js["calls"]
         out: dict[str, Any] = {
             "page": demo.path, "backend": ready.get("backend"), "load": ready["timings"],
             "first": {**_split(ready["firstRun"]), "wall_ms": ready["timings"]["warmupMs"]},
-            "second": _split(calls[0]), "steady_runs": [_split(c) for c in calls[1:]]}
+            "second": _split(calls[0]), "steady_runs": [_split(c) for c in calls[1:]],
+            "next_visit": got_js["nextVisit"]}
         if len(calls) > 2:
             out["steady"] = _median([_split(c) for c in calls[2:]])
         if kernels:
@@ -312,6 +330,11 @@ def main() -> None:
                   f"{steady.get('python_ms', float('nan')):.1f}, "
                   f"{steady.get('dispatches', 0):.0f} dispatches); load "
                   f"{got['load_1min'][0]:.1f} -> {got['load_1min'][1]:.1f}", flush=True)
+            nv = got["next_visit"]
+            if nv and nv.get("startedAt") is not None:
+                print(f"    next visit's snapshot: {nv.get('ms', float('nan')):.0f} ms, started "
+                      f"{nv['startedAfterPredictionsEndedMs']:.0f} ms after the predictions' "
+                      f"end ({'beside' if nv['besidePredictions'] else 'not beside'} them)")
             if "kernels" in got:
                 for name, v in list(got["kernels"]["by_family"].items())[:6]:
                     print(f"    {v['ms']:8.1f} ms  {v['dispatches']:3d}x  {name}")

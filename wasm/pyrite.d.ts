@@ -137,6 +137,8 @@ export interface NextVisit {
   ms?: number;
   /** the snapshot's size */
   bytes?: number;
+  /** when the second worker was started (the page's performance.now()) */
+  startedAt?: number;
 }
 
 /** Resolves once the second worker that makes the next visit's Python snapshot is done (at

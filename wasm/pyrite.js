@@ -42,11 +42,13 @@ function spawnWorker() {
     { type: "module" });
 }
 
-// The next visit's Python snapshot, made by a second worker after a load that booted Python
-// (next_visit.js, imported once the load has answered: nothing more before the worker starts).
+// The next visit's Python snapshot, made by a second worker after a load that booted Python,
+// once the page's worker has been idle a while (next_visit.js, imported once the load has
+// answered: nothing more before the worker starts).
 let nextVisit = null;
 function nextVisitSnapshot() {
-  nextVisit ??= import("./next_visit.js").then((m) => new m.NextVisitSnapshot(spawnWorker),
+  nextVisit ??= import("./next_visit.js").then(
+    (m) => new m.NextVisitSnapshot(spawnWorker, () => pending.size > 0),
     (err) => ({ expect() {}, answered() {},
       done: Promise.resolve({ stored: false, reason: `next_visit.js did not load: ${err.message}` }) }));
   return nextVisit;
@@ -150,8 +152,8 @@ function ready() {
 /**
  * Resolves once what this visit leaves for the next one is done: after a load that booted
  * Python (a first visit), a second worker makes the next visit's Python snapshot once the
- * page's first request after the load is answered (or after a second without one), and this
- * resolves to `{stored, reason, ms, bytes}` when it is stored (or was not made: `reason`).
+ * page has left its worker idle for a second (no request in flight or answered), and this
+ * resolves to `{stored, reason, ms, bytes, startedAt}` when it is stored (or was not made: `reason`).
  * After a load that restored a snapshot it resolves at once. A page closed earlier leaves no
  * snapshot, and the next visit boots Python again.
  */

@@ -15,9 +15,9 @@
 // with `_makeSnapshot`, installs the bundle (python_setup.js, as the page's worker does),
 // imports `pyrite.wasm.preload`, freezes the collector and stores the snapshot (snapshot_store.js:
 // the memory first, its record last, so a visit closed meanwhile leaves nothing a later
-// visit would restore). It starts once the page's worker has answered a request after its
-// load (the first prediction, say) or after IDLE_MS without one, and reads the runtime and the
-// wheels from the cache the first visit filled: no download. The next visit restores what the
+// visit would restore). It starts once the page's worker has been idle for IDLE_MS after its
+// load or its last answer (next_visit.js: not under the page's predictions), and reads the
+// runtime and the wheels from the cache the first visit filled: no download. The next visit restores what the
 // page's worker used to snapshot, and what the export-time snapshot (snapshot.mjs) holds:
 // Python booted, the wheels installed, pyrite.wasm.preload imported (and, as the page's worker
 // had it, the standard library's fallback finder installed).

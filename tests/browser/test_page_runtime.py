@@ -53,9 +53,12 @@ def test_predictions_compile_no_pipeline_of_their_own(session: harness.PageSessi
     predict = "(px) => window.pyriteModule.predict('mnist', {pixels: px})"
     first = session.evaluate(predict, [0.0] * 784)
     assert first["pipelines"] == 0 and first["precompiled"] > 0, first
-    for value in (10.0, 20.0, 30.0):
+    for i, value in enumerate((10.0, 20.0, 30.0)):
         again = session.evaluate(predict, [value] * 784)
         assert again["pipelines"] == again["precompiled"] == 0, again
+        if i:  # a replay: as at the end of sessions 5 and 6 (page_predict.py's counts)
+            assert (again["dispatches"], again["submits"], again["readbacks"]) == (6, 2, 1), \
+                again
 
 
 def test_sync_and_async_readback(session: harness.PageSession) -> None:
