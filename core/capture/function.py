@@ -177,10 +177,15 @@ class CompiledFunction:
     def _capture(self, key: Any, spec: Spec, leaves: list[Any], engine: Any,
                  args: tuple[Any, ...], kwargs: dict[str, Any], optimizers: list[Any]) -> Any:
         trace = traced.Trace()
+        given_args, given_kwargs = args, kwargs
         new_leaves = [trace.input(x) if not isinstance(x, Tensor) else x for x in leaves]
         args, kwargs, _ = spec.build(new_leaves)
         tensors = [x for x in leaves if isinstance(x, Tensor)]
-        session = engine.begin(trace, tensors)
+        try:
+            session = engine.begin(trace, tensors)
+        except Exception as why:  # noqa: BLE001 - an input the engine cannot take as it is
+            self._fall_back(str(why), None)
+            return self.fn(*given_args, **given_kwargs)
         traced._ACTIVE.append(trace)
         checks_before = len(checks.PENDING)
         try:

@@ -105,3 +105,20 @@ def test_a_model_changed_in_place_between_replays_replays_its_new_values() -> No
     got = run(model, pyrite.tensor(wide, device=device)).numpy()
     np.testing.assert_allclose(got, _expected(model, wide), rtol=1e-5, atol=1e-5)
     assert run.replays == replays + 1
+
+
+def test_a_quantized_model_the_engine_cannot_take_runs_eagerly() -> None:
+    # its weights are dequantized lazily into tensors still pending at the capture's start:
+    # the call falls back to eager (counted) and gives eager's values, never an error
+    from pyrite.quantization import QuantizationScheme, QuantizationType
+    from pyrite.quantization.module import Quantizer
+
+    device = Fusion(WebGpu(seed=0))
+    scheme = QuantizationScheme.PerChannelSymmetric(QuantizationType.QInt8)
+    model = nn.LinearConfig(16, 4).init(device).quantize_weights(Quantizer(scheme=scheme))
+    run = pyrite.compile(lambda m, x: m(x).softmax(1), warn=False)
+    x = pyrite.tensor(np.linspace(-1, 1, 32, dtype=np.float32).reshape(2, 16), device=device)
+    want = model(x).softmax(1).numpy()
+    for _ in range(3):
+        np.testing.assert_allclose(run(model, x).numpy(), want, rtol=1e-5, atol=1e-6)
+    assert run.captures + run.fallbacks == 3
