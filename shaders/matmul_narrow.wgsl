@@ -23,29 +23,7 @@
 // `pyrite_out(v: f32, i: i32) -> f32`, i the element's index in c), {{ store }} (the stored
 // value of element i: `v` or `pyrite_out(v, i32(i))`).
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    stride_a: u32,
-    stride_b: u32,
-    stride_c: u32,
-    lda: u32,
-    ldb: u32,
-    off_a: u32,
-    off_b: u32,
-    a_t: u32,
-    b_t: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
+#include "gemv_io.wgsl"
 
 {{ epilogue }}
 

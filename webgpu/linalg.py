@@ -19,6 +19,7 @@ tiled kernel would split whose output has at most 16 columns (that classifier la
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..dtype import DType
@@ -143,25 +144,9 @@ def _gemv(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     found = _operands(k, a, b, batch)
     if found is None:
         return None
-    views, op_a, op_b = found
     count = math.prod(batch)
-    layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
-    out = k.empty(batch + (m, n), DType.F32, "matmul")
-    params = k.constant(gemv.params_bytes(
-        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
-        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
-    bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
-    extra: tuple[object, ...] = ()
-    if epilogue is not None:
-        bindings += epilogue.bindings(k)
-        extra = epilogue.key()
-    key = KernelKey("matmul_gemv", "", (DType.F32,) * 3, 0, extra)
-    pipeline = k.cached(key)
-    if pipeline is None:  # the epilogue's source is generated on a miss only
-        code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
-        pipeline = k.pipeline(key, gemv.render(code))
-    k.launch(pipeline, bindings, gemv.dispatch(m, n, count))
-    return out
+    return _launch_rows(k, found, batch, (m, inner, n), epilogue, "matmul_gemv", (),
+                        gemv.render, gemv.dispatch(m, n, count))
 
 
 def _narrow(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
@@ -178,23 +163,37 @@ def _narrow(k: Kernels, a: GpuTensor, b: GpuTensor, batch: tuple[int, ...],
     found = _operands(k, a, b, batch)
     if found is None:
         return None
+    return _launch_rows(k, found, batch, (m, inner, n), epilogue, "matmul_narrow", (n,),
+                        lambda code: matmul_narrow.render(n, code),
+                        matmul_narrow.dispatch(m, count))
+
+
+def _launch_rows(k: Kernels, found: tuple[list[GpuTensor], _Operand, _Operand],
+                 batch: tuple[int, ...], mkn: tuple[int, int, int],
+                 epilogue: DenseEpilogue | None, kernel: str, shape_key: tuple[object, ...],
+                 source: Callable[[str], str], grid: tuple[int, int, int]) -> GpuTensor:
+    """The launch the two barrier-free row kernels share (`gemv_io.wgsl`'s bindings): the
+    output, the Params uniform of `gemv.params_bytes`, the epilogue's bindings, the pipeline
+    keyed by `kernel`, `shape_key` and the epilogue (`source` makes its WGSL on a miss)."""
     views, op_a, op_b = found
+    m, inner, n = mkn
     layout = "nt"[op_a.transposed] + "nt"[op_b.transposed]
     out = k.empty(batch + (m, n), DType.F32, "matmul")
     params = k.constant(gemv.params_bytes(
-        m, n, inner, count, op_a.batch_stride, op_b.batch_stride, m * n, layout=layout,
-        lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset), uniform=True)
+        m, n, inner, math.prod(batch), op_a.batch_stride, op_b.batch_stride, m * n,
+        layout=layout, lda=op_a.ld, ldb=op_b.ld, off_a=op_a.offset, off_b=op_b.offset),
+        uniform=True)
     bindings = [views[0].block.buffer, views[1].block.buffer, out.block.buffer, params]
     extra: tuple[object, ...] = ()
     if epilogue is not None:
         bindings += epilogue.bindings(k)
         extra = epilogue.key()
-    key = KernelKey("matmul_narrow", "", (DType.F32,) * 3, 0, (n, *extra))
+    key = KernelKey(kernel, "", (DType.F32,) * 3, 0, (*shape_key, *extra))
     pipeline = k.cached(key)
     if pipeline is None:  # the epilogue's source is generated on a miss only
-        code = "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)
-        pipeline = k.pipeline(key, matmul_narrow.render(n, code))
-    k.launch(pipeline, bindings, matmul_narrow.dispatch(m, count))
+        pipeline = k.pipeline(key, source(
+            "" if epilogue is None else BITS_FN + epilogue.source(EPILOGUE_BINDING)))
+    k.launch(pipeline, bindings, grid)
     return out
 
 
