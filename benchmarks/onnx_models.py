@@ -15,6 +15,10 @@ target on numpy is <= 1.5x onnxruntime's batch-16 latency.
 
     PYRITE_MODELS=../shared/models python benchmarks/onnx_models.py \\
         --out benchmarks/results/onnx_models.json
+
+A machine without the onnx package (the H100 machine, where a call's files are limited) runs a
+folder made beforehand where it is installed: `--prebuild DIR` writes the generated module, its
+record and the batch-symbolic model for onnxruntime into DIR; `--prebuilt DIR` runs from it.
 """
 
 from __future__ import annotations
@@ -47,36 +51,60 @@ def model_path(models: str | None) -> Path:
     return path
 
 
-def ort_session(path: Path, threads: int | None = None) -> Any:
-    """onnxruntime on the CPU; `threads` intra-op threads (None: its default, all cores)."""
+PREBUILT_MODEL = "squeezenet1.1_batch_n.onnx"  # in a --prebuild folder: the batch-symbolic model
+
+
+def symbolic_batch(path: Path) -> bytes:
+    """The model's bytes with the batch dim of its inputs and outputs made symbolic (the file
+    declares batch 1)."""
     import onnx
-    import onnxruntime as ort
 
     proto = onnx.load(str(path))
     for value in list(proto.graph.input) + list(proto.graph.output):
         value.type.tensor_type.shape.dim[0].dim_param = "N"
+    return bytes(proto.SerializeToString())
+
+
+def ort_session(path: Path, threads: int | None = None, spin: bool = True) -> Any:
+    """onnxruntime on the CPU; `threads` intra-op threads (None: its default, all cores);
+    `spin` False: its threads block between runs instead of spinning. `path`: the model, or a
+    --prebuild folder."""
+    import onnxruntime as ort
+
+    blob = (path / PREBUILT_MODEL).read_bytes() if path.is_dir() else symbolic_batch(path)
     options = ort.SessionOptions()
     if threads is not None:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-    return ort.InferenceSession(proto.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"])
+    if not spin:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
+
+
+def prebuild(path: Path, out: Path) -> None:
+    """The generated module, its record and the batch-symbolic model, written into `out`."""
+    from pyrite.interop.onnx.codegen import import_onnx
+
+    import_onnx(path, out, name="squeezenet", class_name="SqueezeNet")
+    (out / PREBUILT_MODEL).write_bytes(symbolic_batch(path))
 
 
 def generated(path: Path, device: str) -> Any:
-    """The `pyrite import-onnx` module with its record, on `device`."""
+    """The `pyrite import-onnx` module with its record, on `device`; `path`: the model (imported
+    into a temporary folder) or a --prebuild folder."""
     import importlib.util
 
-    from pyrite.interop.onnx.codegen import import_onnx
     from pyrite.record import BinFileRecorder
 
-    out = Path(tempfile.mkdtemp(prefix="pyrite-onnx-bench-"))
-    result = import_onnx(path, out, name="squeezenet", class_name="SqueezeNet")
-    spec = importlib.util.spec_from_file_location("bench_squeezenet", result.module_path)
+    out = path
+    if not path.is_dir():
+        out = Path(tempfile.mkdtemp(prefix="pyrite-onnx-bench-"))
+        prebuild(path, out)
+    spec = importlib.util.spec_from_file_location("bench_squeezenet", out / "squeezenet.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.SqueezeNet(device).load_file(result.record_path, BinFileRecorder())
+    return mod.SqueezeNet(device).load_file(out / "squeezenet.bin", BinFileRecorder())
 
 
 def timed(fn: Callable[[], Any], warmup: int, iters: int) -> dict[str, float]:
@@ -122,15 +150,28 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="threads of both pyrite's BLAS and onnxruntime (default: each "
                         "its own default)")
+    parser.add_argument("--prebuild", type=Path, metavar="DIR",
+                        help="write the generated module and the batch-symbolic model into "
+                        "DIR, then stop")
+    parser.add_argument("--prebuilt", type=Path, metavar="DIR",
+                        help="run from a --prebuild folder (no onnx package needed)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.prebuild is not None:
+        prebuild(model_path(args.models), args.prebuild)
+        return
     if args.threads is not None:
         pin_threads(args.threads)
     start_load = load_average()
 
     if "webgpu" in args.devices:
         importlib.import_module("pyrite.webgpu")  # registers the device from a source tree
-    path = model_path(args.models)
+    if args.prebuilt is not None and ("runtime" in args.kinds.split(",")
+                                      or not args.no_scoreboard):
+        raise SystemExit("--prebuilt runs the generated module only: pass --kinds generated "
+                         "and --no-scoreboard (the graph runtime and the node tests read "
+                         ".onnx files with the onnx package)")
+    path = args.prebuilt if args.prebuilt is not None else model_path(args.models)
     session = ort_session(path, args.threads)
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
