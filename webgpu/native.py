@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,6 +187,9 @@ class NativeRuntime(CommandBatch):
         self._handles: dict[int, tuple[Any, list[tuple[Any, Any, int, int, int]]]] = {}
         self._pass_pipeline: Pipeline | None = None  # the open pass's pipeline (_record)
         super().__init__()
+        # pipelines compiled and the wall time it took, as the page's runtime counts them: a
+        # driver with a cold shader cache can spend seconds here on a model's first call
+        self.stats.update({"pipelines": 0, "pipeline_ms": 0.0})
 
     @property
     def adapter(self) -> AdapterInfo:
@@ -275,6 +279,7 @@ class NativeRuntime(CommandBatch):
                  checks: int = ALL_CHECKS) -> Pipeline:
         found = self._pipelines.get((key, entry_point))
         if found is None:
+            start = time.perf_counter()
             try:
                 module = None
                 if checks != ALL_CHECKS:  # None where this wgpu-py cannot: all checks kept
@@ -286,6 +291,8 @@ class NativeRuntime(CommandBatch):
             except Exception as exc:  # wgpu's validation errors carry the WGSL diagnostics
                 raise compile_error(key, exc) from exc
             self._pipelines[(key, entry_point)] = found
+            self.stats["pipelines"] += 1
+            self.stats["pipeline_ms"] += (time.perf_counter() - start) * 1000
         return found
 
     # ---- the batch's calls, in wgpu-py's spelling (batch.py) --------------------------------
