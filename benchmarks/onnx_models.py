@@ -136,34 +136,46 @@ def timed_pair(fn: Callable[[], Any], peer: Callable[[], Any], warmup: int,
     return a, b
 
 
-def settle(fn: Callable[[], Any], read: Callable[[Any], Any], ms: float) -> int:
-    """Passes back to back, `fn` submitting one and `read` waiting for its result every fourth,
-    for at least `ms`; returns the passes run. A GPU whose clock fell while the driver compiled
-    the model's kernels (the H100 idles at 345 MHz about 4 s after its last work) runs the turns
-    with onnxruntime at that clock, a tenth of its time busy, for seconds; a burst at full load
-    raises it to its working clock (onnx_squeezenet_diag_h100_s8s_*.json)."""
-    end, passes = time.perf_counter() + ms / 1000, 0
+def settle(fn: Callable[[], Any], read: Callable[[Any], Any], ms: float,
+           at_speed: Callable[[], bool] = lambda: True, most_ms: float = 3000) -> int:
+    """Passes queued back to back (`fn` submits one, `read` waits for the last of every 16) for
+    at least `ms`, then until `at_speed()` or `most_ms`; returns the passes run. A GPU whose
+    clock fell while the driver compiled the model's kernels (the H100 idles at 345 MHz about 4 s
+    after its last work) runs the turns with onnxruntime, a tenth of its time busy, at 345-800
+    MHz for seconds; work that keeps it busy raises the clock, in steps (345, 645, 1140, 1980
+    MHz; onnx_squeezenet_diag_h100_s8s_*.json, onnx_models_h100_s8s_run1.json)."""
+    begin, passes = time.perf_counter(), 0
     while True:
-        out = [fn() for _ in range(4)]
+        out = [fn() for _ in range(16)]
         read(out[-1])
-        passes += 4
-        if time.perf_counter() >= end:
+        passes += 16
+        took = (time.perf_counter() - begin) * 1000
+        if took >= most_ms or (took >= ms and at_speed()):
             return passes
 
 
-def sm_clock_mhz() -> int | None:
-    """The GPU's SM clock from nvidia-smi (None without it)."""
+def sm_clock_mhz(which: str = "clocks.sm") -> int | None:
+    """The GPU's SM clock (`which`: or its most, clocks.max.sm) from nvidia-smi, None without
+    it."""
     import shutil
     import subprocess
 
     if shutil.which("nvidia-smi") is None:
         return None
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,"
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={which}", "--format=csv,noheader,"
                               "nounits"], capture_output=True, text=True, timeout=10).stdout
         return int(out.split()[0])
     except (OSError, ValueError, IndexError, subprocess.SubprocessError):
         return None
+
+
+def at_working_clock() -> Callable[[], bool]:
+    """Whether the SM clock reads its most (always True without nvidia-smi)."""
+    most = sm_clock_mhz("clocks.max.sm")
+    if most is None:
+        return lambda: True
+    return lambda: (sm_clock_mhz() or 0) >= most
 
 
 def slowest_compiles(device: str, top: int = 5) -> Callable[[], list[tuple[str, float]]]:
@@ -221,7 +233,8 @@ def main() -> None:
                         "its own default)")
     parser.add_argument("--settle-ms", type=float, default=300,
                         help="webgpu: milliseconds of passes back to back between the first "
-                        "turns and the steady ones (0: none)")
+                        "turns and the steady ones, then more until nvidia-smi reads the "
+                        "GPU's most SM clock (at most 3 s in all; 0: none)")
     parser.add_argument("--prebuild", type=Path, metavar="DIR",
                         help="write the generated module and the batch-symbolic model into "
                         "DIR, then stop")
@@ -246,6 +259,7 @@ def main() -> None:
     path = args.prebuilt if args.prebuilt is not None else model_path(args.models)
     session = ort_session(path, args.threads)
     rng = np.random.default_rng(0)
+    working = at_working_clock()
     rows: list[dict[str, Any]] = []
     for batch in (int(b) for b in args.batches.split(",")):
         x = rng.uniform(-123, 151, (batch, 3, 227, 227)).astype(np.float32)
@@ -283,7 +297,7 @@ def main() -> None:
                 settled = 0
                 if device.startswith("webgpu") and args.settle_ms > 0:
                     settled = settle(lambda m=model, xt=xt, run=run: run(m, xt),
-                                     lambda out: out.numpy(), args.settle_ms)
+                                     lambda out: out.numpy(), args.settle_ms, working)
                 clock["turns"] = sm_clock_mhz()
                 t, peer = timed_pair(mine, peer_run, 0, args.iters)
                 clock["end"] = sm_clock_mhz()
