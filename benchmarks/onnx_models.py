@@ -140,8 +140,8 @@ def settle(fn: Callable[[], Any], read: Callable[[Any], Any], ms: float,
            at_speed: Callable[[], bool] = lambda: True, most_ms: float = 3000) -> int:
     """Passes queued back to back (`fn` submits one, `read` waits for the last of every 16) for
     at least `ms`, then until `at_speed()` or `most_ms`; returns the passes run. A GPU whose
-    clock fell while the driver compiled the model's kernels (the H100 idles at 345 MHz about 4 s
-    after its last work) runs the turns with onnxruntime, a tenth of its time busy, at 345-800
+    clock fell while the driver compiled the model's kernels (the H100 falls to 345 MHz within 1.5-4
+    s without work) runs the turns with onnxruntime, a tenth of its time busy, at 345-800
     MHz for seconds; work that keeps it busy raises the clock, in steps (345, 645, 1140, 1980
     MHz; onnx_squeezenet_diag_h100_s8s_*.json, onnx_models_h100_s8s_run1.json)."""
     begin, passes = time.perf_counter(), 0
