@@ -8,10 +8,13 @@ the same file with its default CPU settings (all cores), the batch dim made symb
 mean); outputs are checked against onnxruntime before timing.
 
 Timing: wall clock per forward pass including the readback of the probabilities, median of
---iters after --warmup (webgpu: the first pass compiles its kernels and is not timed); each
-pyrite runner takes turns with onnxruntime, pass by pass, and its ratio is against the
-onnxruntime passes of the same turns. `--threads N` runs both on N threads. The
-target on numpy is <= 1.5x onnxruntime's batch-16 latency.
+--iters; each pyrite runner takes turns with onnxruntime, pass by pass, and its ratio is
+against the onnxruntime passes of the same turns. The first call (webgpu: it compiles the
+kernels) is timed on its own, with the pipelines it compiled; `first_turns` are the turns right
+after it and --warmup, as a fresh process meets them; the row's own figures are the steady
+turns, after passes back to back have brought the GPU to its working clock (--settle-ms; the
+clock from nvidia-smi where there is one). `--threads N` runs both on N threads. The target on
+numpy is <= 1.5x onnxruntime's batch-16 latency.
 
     PYRITE_MODELS=../shared/models python benchmarks/onnx_models.py \\
         --out benchmarks/results/onnx_models.json
