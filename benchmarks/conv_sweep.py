@@ -55,7 +55,8 @@ def sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     (`gemm/<tile><options>`), K split inside the workgroup (SWEEP_SLICES), the strided
     input gradient's gather with and without staged weights, and other K splits
     (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's on the 64x64 tile, the weight
-    gradient's and the forward's on the heuristic's two tiles; the direct weight gradient's slices (`direct/s<slices>`)."""
+    gradient's and the forward's on the heuristic's two tiles; the direct weight gradient's
+    slices (`direct/s<slices>`)."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
