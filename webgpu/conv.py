@@ -183,7 +183,8 @@ def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                channels: bool = False, max_groups: int = 65535, sliced: int = 0) -> str:
     # `sliced`: the invocations per workgroup where conv_slices.py's kernel applies, else 0
     if sliced and family != "conv2d_weight_grad_kernel":
-        sliced_form = conv_slices.choose(m, n, kdim, workgroup_bytes, sliced)
+        sliced_form = conv_slices.choose(m, n, kdim, taps, family == "conv2d_kernel",
+                                         workgroup_bytes, sliced)
         if sliced_form is not None:
             return sliced_form.name
     if channels and not soft:  # the GEMM's M x K per group is the conv's (out, in x taps)
@@ -321,7 +322,7 @@ def _direct(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
     tail = epilogue.bindings(k) if epilogue is not None else []
     k.launch(_pipeline(k, "conv2d", wg, epilogue, block),
              [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer,
-              *tail], k.grid(-(-total // wg)))
+              *tail], k.grid(-(-total // wg)), 2.0 * out.numel * weight.numel // c_out)
 
 
 def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
@@ -442,7 +443,7 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
                               dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
              [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
-             k.grid(-(-total // WORKGROUP)))
+             k.grid(-(-total // WORKGROUP)), 2.0 * grad.numel * weight.numel // weight.shape[0])
 
 
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,

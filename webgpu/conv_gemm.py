@@ -260,7 +260,9 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
                     geometry=conv_geometry.source(baked))
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io),
                               checks=checks)
-    k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
+    # the FLOPs (the submit policy, batch.py: the GPU starts on a long batch of convs while
+    # the host records what follows, as conv_channels.py's and conv_wgrad.py's launches do)
+    k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count), 2.0 * m * n * kdim * groups)
     if count > 1:  # the partial sums of the K slices, added up into the output
         matmul_variants.add_partials(k, target, out, groups, count, sum_epilogue)
 

@@ -157,28 +157,36 @@ def run(k: Kernels, form: Form, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
                         LOADS_B=form.bn * BK // 4 * form.slices // form.threads,
                         product=_product(form), io=io)
         pipeline = k.pipeline(key, source, checks=checks)
-    k.launch(pipeline, bindings, (-(-n // form.bn), -(-m // form.bm), groups))
+    k.launch(pipeline, bindings, (-(-n // form.bn), -(-m // form.bm), groups),
+             2.0 * m * n * kdim * groups)  # the FLOPs, for the submit policy (batch.py)
 
 
-# The rule (`conv.py`'s heuristic, natively on a GPU): a forward or input-gradient GEMM whose
-# heuristic tile (64 rows, or 32 up to 32 rows) leaves fewer than FEW_TILES workgroups, over at
-# least MIN_TERMS terms, runs sliced.
+# The rule (`conv.py`'s heuristic, natively on a GPU), fitted on the H100 by hand against the
+# kernels it replaces (benchmarks/results/conv_layers_h100_s8c_a.json against _s7_lead.json):
+# a 1x1 forward over at least MIN_TERMS terms whose 64x64 tiles are fewer than FEW_TILES runs
+# sliced, FORWARD_1X1: SqueezeNet's fire9 squeeze (64 x 3136, K 512) took 57 us against 69 on
+# the channel-block kernel (fire8's, K 384: 63 against 60, so not below 512). Elsewhere the
+# slices lost or tied: the 14x14 3x3 forwards took 92-149 us against 97-121 on the 64x64 GEMM
+# (fire7 the only gain), their input gradients 128-170 against 108-142 on channels/*, the 28x28
+# 3x3 input gradients 172-193 against 140-141: 4 slices of a 64x32 tile (4 times the threads of
+# the GEMM's 64x64 tile) gained little, so these GEMMs are not short of threads alone.
 FEW_TILES = 264  # two workgroups per multiprocessor of a 132-SM GPU
-MIN_TERMS = 256
-WIDE, NARROW = Form(64, 64, 2), Form(32, 64, 4)  # more than 32 rows; at most 32
+MIN_TERMS = 512
+FORWARD_1X1 = Form(64, 32, 4)  # the fastest form on fire9's squeeze (57 us; 64x64s2: 72)
+WIDE, NARROW = Form(64, 64, 2), Form(32, 64, 4)  # autotune's candidates: > 32 rows, <= 32
 
 
-def choose(m: int, n: int, kdim: int, max_workgroup_bytes: int,
+def choose(m: int, n: int, kdim: int, taps: int, forward: bool, max_workgroup_bytes: int,
            max_threads: int) -> Form | None:
-    """The form for a GEMM of M x N outputs per group over K terms, or None where the tile
-    loop of `conv_gemm.py` fills the GPU (or the device's workgroups hold no form)."""
-    form = NARROW if m <= 32 else WIDE
-    tiles = -(-m // form.bm) * -(-n // form.bn)
-    if tiles >= FEW_TILES or kdim < MIN_TERMS or \
+    """The form for a GEMM of M x N outputs per group over K terms of a kernel of `taps`
+    taps (the forward's, or the input gradient's), or None: the other kernels (see above)."""
+    form = FORWARD_1X1
+    tiles = -(-m // 64) * -(-n // 64)
+    if not forward or taps != 1 or tiles >= FEW_TILES or kdim < MIN_TERMS or \
             not fits(form, max_workgroup_bytes, max_threads):
         return None
     return form
 
 
-__all__ = ["BK", "FEW_TILES", "MIN_TERMS", "NARROW", "PREFIX", "WIDE", "Form", "applies",
-           "choose", "fits", "run"]
+__all__ = ["BK", "FEW_TILES", "FORWARD_1X1", "MIN_TERMS", "NARROW", "PREFIX", "WIDE", "Form",
+           "applies", "choose", "fits", "run"]

@@ -5,10 +5,13 @@ A strided input gradient has no flipped-forward form (`conv_gemm.flipped_padding
 layer's few input channels leave the GEMM's rows mostly empty (SqueezeNet's conv1: 3 input
 channels, M = 3 against tiles of 16-64 rows), so it runs the direct gather of
 `conv2d_input_grad.wgsl`: one invocation per input pixel and block of 4 input channels, which
-reads 4 weights from storage for every gradient value. Here the workgroup stages its block's
-weights once (C_out / groups x taps vec4s) and its geometry is compiled in, so the inner loop
-is one storage read and one shared vec4 per output channel. Natively on a GPU only (`applies`),
-as `conv.py`'s input gradient at a stride; a page and CPU adapters keep the plain gather.
+reads each gradient value its taps reach and 4 weights from storage per output channel. Here
+an invocation takes one pixel of each phase (SH x SW neighbours, whose taps reach the same few
+gradient values: 4 reads for 9 tap products at stride 2 and 3x3, against 9), the workgroup
+stages its block's weights once (C_out / groups x taps vec4s) and the geometry, and with it
+every tap's offset, is compiled in (`_code` writes the loads and products out). Natively on a
+GPU only (`applies`), as `conv.py`'s input gradient at a stride; a page and CPU adapters keep
+the plain gather.
 """
 
 from __future__ import annotations
@@ -27,11 +30,64 @@ _WORDS = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "PT", "PL", "DH", "DW", 
           "CG", "COG")
 
 
+MAX_PHASES = 16  # pixels per invocation (SH x SW) at most: one accumulator vec4 each
+
+
 def _grid(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair,
           groups: int) -> tuple[int, int, int]:
     n, _, h, w = x_shape
-    pixels = stride[0] * stride[1] * -(-h // stride[0]) * -(-w // stride[1])
-    return -(-pixels // WORKGROUP), n * groups * -(-w_shape[1] // 4), 1
+    blocks = -(-h // stride[0]) * -(-w // stride[1])  # blocks of SH x SW pixels per plane
+    return -(-blocks // WORKGROUP), n * groups * -(-w_shape[1] // 4), 1
+
+
+def _offsets(size: int, stride: int, pad: int, dilation: int) -> list[list[tuple[int, int]]]:
+    """For each phase p < stride of one axis, the (tap, gradient offset) pairs that reach input
+    index q * stride + p: tap k where p + pad - k * dilation divides by the stride, the offset
+    (p + pad - k * dilation) / stride from q."""
+    return [[(k, (p + pad - k * dilation) // stride) for k in range(size)
+             if (p + pad - k * dilation) % stride == 0] for p in range(stride)]
+
+
+def _code(kh: int, kw: int, stride: Pair, pads: tuple[int, int],
+          dilation: Pair) -> dict[str, str]:
+    """The template's {{ setup }}, {{ body }} and {{ store }}, written out for this geometry."""
+    rows = _offsets(kh, stride[0], pads[0], dilation[0])
+    cols = _offsets(kw, stride[1], pads[1], dilation[1])
+    dys = sorted({d for phase in rows for _, d in phase})
+    dxs = sorted({d for phase in cols for _, d in phase})
+
+    def name(v: int) -> str:
+        return f"m{-v}" if v < 0 else str(v)
+
+    setup = [f"let oy_{name(d)} = qy + {d};" for d in dys] + \
+        [f"let ox_{name(d)} = qx + {d};" for d in dxs] + \
+        [f"let ok_{name(a)}_{name(b)} = oy_{name(a)} >= 0 && oy_{name(a)} < OH && "
+         f"ox_{name(b)} >= 0 && ox_{name(b)} < OW;" for a in dys for b in dxs] + \
+        [f"let at_{name(a)}_{name(b)} = oy_{name(a)} * OW + ox_{name(b)};"
+         for a in dys for b in dxs] + \
+        [f"var acc_{py}_{px} = vec4<f32>(0.0);" for py in range(stride[0])
+         for px in range(stride[1])]
+    used = {(a, b) for phase_y in rows for phase_x in cols for _, a in phase_y
+            for _, b in phase_x}
+    body = []
+    for a, b in sorted(used):
+        v = f"{name(a)}_{name(b)}"
+        body.append(f"var g_{v} = 0.0; if (ok_{v}) {{ g_{v} = g[gc + at_{v}]; }}")
+    for py, phase_y in enumerate(rows):
+        for px, phase_x in enumerate(cols):
+            for ky, a in phase_y:
+                for kx, b in phase_x:
+                    body.append(f"acc_{py}_{px} += g_{name(a)}_{name(b)} * "
+                                f"ws[wc + {ky * kw + kx}];")
+    store = []
+    for py in range(stride[0]):
+        for px in range(stride[1]):
+            store.append(
+                f"if (qy * SH + {py} < H && qx * SW + {px} < W) {{ "
+                f"let o = dbase + (qy * SH + {py}) * W + qx * SW + {px}; "
+                f"for (var e = 0; e < lanes; e++) {{ dx[o + e * H * W] = acc_{py}_{px}[e]; }} }}")
+    ind = "\n    "
+    return {"setup": "\n  ".join(setup), "body": ind.join(body), "store": "\n  ".join(store)}
 
 
 def fits(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, groups: int,
@@ -40,6 +96,7 @@ def fits(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair, group
     grid (pixels, and (image, group, block) rows)."""
     c_out, _, kh, kw = w_shape
     return (c_out // groups) * kh * kw * 16 <= max_workgroup_bytes and \
+        stride[0] * stride[1] <= MAX_PHASES and \
         max(_grid(x_shape, w_shape, stride, groups)) <= max_workgroups
 
 
@@ -69,9 +126,11 @@ def run(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor, stride: 
         geometry = "\n".join(f"const {name}: i32 = {v};" for name, v in zip(_WORDS, words,
                                                                           strict=True))
         pipeline = k.pipeline(key, render("conv2d_input_grad_staged.wgsl", workgroup=WORKGROUP,
-                                          geometry=geometry))
+                                          geometry=geometry,
+                                          **_code(kh, kw, stride, (pt, pl), dilation)))
     k.launch(pipeline, [grad.block.buffer, weight.block.buffer, out.block.buffer],
-             _grid(out.shape, weight.shape, stride, groups))
+             _grid(out.shape, weight.shape, stride, groups),
+             2.0 * grad.numel * cg * kh * kw)  # the FLOPs, for the submit policy (batch.py)
 
 
 __all__ = ["NAME", "WORKGROUP", "applies", "fits", "run"]

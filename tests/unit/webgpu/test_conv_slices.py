@@ -146,16 +146,24 @@ def test_input_gradient_takes_the_activation_mask_as_epilogue(monkeypatch) -> No
                                rtol=1e-4, atol=1e-3)
 
 
-def test_the_rule_picks_few_tile_layers_natively_on_a_gpu_only(gpu) -> None:
+def test_the_rule_follows_the_measured_layers_natively_on_a_gpu_only(gpu) -> None:
     fwd, dgrad = "conv2d_kernel", "conv2d_input_grad_kernel"
     h = conv._heuristic.__wrapped__
-    # SqueezeNet's fire8 3x3 forward (256 x 3136, K 576) and input gradient (64 x 3136, K 2304)
-    assert h(fwd, 256, 3136, 576, 1, 9, 49152, sliced=1024).startswith(conv_slices.PREFIX)
-    assert h(dgrad, 64, 3136, 2304, 1, 9, 49152, channels=True, sliced=1024).startswith(
-        conv_slices.PREFIX)
-    # not where the kernel may not run (a page, lavapipe), nor on a layer of many tiles
-    assert not h(fwd, 256, 3136, 576, 1, 9, 49152, sliced=0).startswith(conv_slices.PREFIX)
-    assert not h(fwd, 128, 50176, 576, 1, 9, 49152, sliced=1024).startswith(conv_slices.PREFIX)
+    # SqueezeNet's fire9 squeeze forward (64 x 3136, K 512, 1x1): sliced where it may run
+    assert h(fwd, 64, 3136, 512, 1, 1, 49152, False, True, True, 65535,
+             1024) == conv_slices.FORWARD_1X1.name
+    # not where it may not (a page, lavapipe: `sliced` 0), nor where it does not fit (16 KiB,
+    # 256 threads)
+    assert h(fwd, 64, 3136, 512, 1, 1, 49152, False, True, True, 65535, 0) != \
+        conv_slices.FORWARD_1X1.name
+    assert not h(fwd, 64, 3136, 512, 1, 1, 16384, False, True, True, 65535,
+                 256).startswith(conv_slices.PREFIX)
+    # nor where it lost on the H100: fire8's squeeze (K 384), the 3x3 forwards and gradients,
+    # a layer of many tiles (conv10)
+    for family, m, n, kdim, taps in ((fwd, 64, 3136, 384, 1), (fwd, 256, 3136, 576, 9),
+                                     (dgrad, 64, 3136, 2304, 9), (fwd, 1000, 3136, 512, 1)):
+        assert not h(family, m, n, kdim, 1, taps, 49152, False, taps == 1, True, 65535,
+                     1024).startswith(conv_slices.PREFIX)
     assert not conv_slices.applies(gpu.kernels)  # this machine's adapter is a CPU (lavapipe)
 
 
