@@ -17,7 +17,7 @@ dense operands, no gather: the floor a gather-free GEMM would reach), `slices/64
 the same run where CUDA is present. No result is checked here (conv_layers.py and the unit
 tests do).
 
-    python benchmarks/conv_gather_cost.py --quick --out benchmarks/results/conv_gather_cost_lavapipe.json
+    python benchmarks/conv_gather_cost.py --quick --out results/conv_gather_cost_lavapipe.json
     python benchmarks/conv_gather_cost.py --out $OUT/gather.json        # H100: about 20 s
 """
 
