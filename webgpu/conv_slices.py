@@ -162,16 +162,25 @@ def run(k: Kernels, form: Form, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
 
 
 # The rule (`conv.py`'s heuristic, natively on a GPU), fitted on the H100 by hand against the
-# kernels it replaces (benchmarks/results/conv_layers_h100_s8c_a.json against _s7_lead.json):
-# a 1x1 forward over at least MIN_TERMS terms whose 64x64 tiles are fewer than FEW_TILES runs
-# sliced, FORWARD_1X1: SqueezeNet's fire9 squeeze (64 x 3136, K 512) took 57 us against 69 on
-# the channel-block kernel (fire8's, K 384: 63 against 60, so not below 512). Elsewhere the
-# slices lost or tied: the 14x14 3x3 forwards took 92-149 us against 97-121 on the 64x64 GEMM
-# (fire7 the only gain), their input gradients 128-170 against 108-142 on channels/*, the 28x28
-# 3x3 input gradients 172-193 against 140-141: 4 slices of a 64x32 tile (4 times the threads of
-# the GEMM's 64x64 tile) gained little, so these GEMMs are not short of threads alone.
+# kernels it replaces (benchmarks/results/conv_layers_h100_s8c_a.json against _s7_lead.json, then
+# _s8c.json and conv_gather_cost_h100_s8c.json): a 1x1 forward of more than MIN_ROWS output
+# channels over at least MIN_TERMS terms whose 64x64 tiles are fewer than FEW_TILES runs sliced,
+# FORWARD_1X1. In the first run (this kernel's launches not yet passing their FLOPs to the submit
+# policy, so the host's recording and the GPU did not overlap, where the channel kernel's did) it
+# took SqueezeNet's fire9 squeeze (64 x 3136, K 512) in 57 us against 69 on the channel-block
+# kernel, and tied on fire6's and fire8's (K 256 and 384: 43 and 63 us against 44 and 60); with the
+# FLOPs passed, fire9's ran 35 us dispatched (0.71x cuDNN, 0.48x before) and 40 by hand against 52
+# on the GEMM. fire6-8's squeezes (K 256-384) follow by that gain, not yet timed on this rule as
+# dispatched; fire5's (32 channels over 12,544 pixels: 73-77 us against 58) stays off (MIN_ROWS).
+# Elsewhere the slices lost or tied: the 14x14 3x3 forwards took 92-149 us against 97-121 on the
+# 64x64 GEMM (fire7 the only gain), their input gradients 128-170 against 108-142 on channels/*,
+# the 28x28 3x3 input gradients 172-193 against 140-141: 4 slices of a 64x32 tile (4 times the
+# threads of the GEMM's 64x64 tile) gained little, so these GEMMs are not short of threads alone.
+# With the FLOPs passed by both, the 3x3 forwards' GPU time was 73-102 us sliced against 62-89 on
+# the GEMM and 46-61 for a plain matmul of the same sizes on the GEMM's tile (no gather).
 FEW_TILES = 264  # two workgroups per multiprocessor of a 132-SM GPU
-MIN_TERMS = 512
+MIN_TERMS = 256
+MIN_ROWS = 32  # output channels, at least this many more (a 64-row tile at least 3/4 used)
 FORWARD_1X1 = Form(64, 32, 4)  # the fastest form on fire9's squeeze (57 us; 64x64s2: 72)
 WIDE, NARROW = Form(64, 64, 2), Form(32, 64, 4)  # autotune's candidates: > 32 rows, <= 32
 
@@ -182,11 +191,11 @@ def choose(m: int, n: int, kdim: int, taps: int, forward: bool, max_workgroup_by
     taps (the forward's, or the input gradient's), or None: the other kernels (see above)."""
     form = FORWARD_1X1
     tiles = -(-m // 64) * -(-n // 64)
-    if not forward or taps != 1 or tiles >= FEW_TILES or kdim < MIN_TERMS or \
+    if not forward or taps != 1 or m <= MIN_ROWS or tiles >= FEW_TILES or kdim < MIN_TERMS or \
             not fits(form, max_workgroup_bytes, max_threads):
         return None
     return form
 
 
-__all__ = ["BK", "FEW_TILES", "FORWARD_1X1", "MIN_TERMS", "NARROW", "PREFIX", "WIDE", "Form",
-           "applies", "choose", "fits", "run"]
+__all__ = ["BK", "FEW_TILES", "FORWARD_1X1", "MIN_ROWS", "MIN_TERMS", "NARROW", "PREFIX",
+           "WIDE", "Form", "applies", "choose", "fits", "run"]

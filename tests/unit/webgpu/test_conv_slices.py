@@ -158,10 +158,15 @@ def test_the_rule_follows_the_measured_layers_natively_on_a_gpu_only(gpu) -> Non
         conv_slices.FORWARD_1X1.name
     assert not h(fwd, 64, 3136, 512, 1, 1, 16384, False, True, True, 65535,
                  256).startswith(conv_slices.PREFIX)
-    # nor where it lost on the H100: fire8's squeeze (K 384), the 3x3 forwards and gradients,
-    # a layer of many tiles (conv10)
-    for family, m, n, kdim, taps in ((fwd, 64, 3136, 384, 1), (fwd, 256, 3136, 576, 9),
-                                     (dgrad, 64, 3136, 2304, 9), (fwd, 1000, 3136, 512, 1)):
+    # fire6-8's squeezes (48-64 x 3136, K 256-384) too
+    for m, kdim in ((48, 256), (48, 384), (64, 384)):
+        assert h(fwd, m, 3136, kdim, 1, 1, 49152, False, True, True, 65535,
+                 1024) == conv_slices.FORWARD_1X1.name
+    # nor where it lost on the H100: fire5's squeeze (32 x 12544), the 3x3 forwards and
+    # gradients, a layer of many tiles (conv10), a short K (fire4's squeeze, 128)
+    for family, m, n, kdim, taps in ((fwd, 32, 12544, 256, 1), (fwd, 256, 3136, 576, 9),
+                                     (dgrad, 64, 3136, 2304, 9), (fwd, 1000, 3136, 512, 1),
+                                     (fwd, 48, 3136, 128, 1)):
         assert not h(family, m, n, kdim, 1, taps, 49152, False, taps == 1, True, 65535,
                      1024).startswith(conv_slices.PREFIX)
     assert not conv_slices.applies(gpu.kernels)  # this machine's adapter is a CPU (lavapipe)
