@@ -20,6 +20,9 @@ SWEEP_DIRECT_SLICES = (64, 128, 256)  # the direct weight gradient's, beside its
 # tile (forward and input gradient): the options that sped the 64x64 tile up at 1024^3, where
 # it too leaves the GPU few workgroups
 SWEEP_OPTIONS = ("_w8x4_d2", "_w8x4", "_d2")
+# `webgpu/conv_slices.py`'s forms (those that fit the H100's 48 KiB and 1024 invocations)
+SWEEP_SLICES = ("slices/64x64s2", "slices/32x64s2", "slices/32x64s4", "slices/64x32s2",
+                "slices/64x32s4", "slices/32x32s4", "slices/16x64s4")
 DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
 # the forward's, on the heuristic's two tiles (a forward splits K only when asked; (1, 512)
 # never splits: the default, again)
@@ -49,9 +52,11 @@ def sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     gradient's gather form (`gather/<tile>`, where stride 1 takes the flipped forward by
     default), the forward's and input gradient's GEMM with the geometry read at run time
     (`gemm/<tile>/rt`; `webgpu/conv_geometry.py`) and with SWEEP_OPTIONS
-    (`gemm/<tile><options>`), and other K splits (`gemm/<tile>/s<wg>x<len>[x<most>]`): the
-    input gradient's on the 64x64 tile, the weight gradient's and the forward's on the
-    heuristic's two tiles; the direct weight gradient's slices (`direct/s<slices>`)."""
+    (`gemm/<tile><options>`), K split inside the workgroup (SWEEP_SLICES), the strided
+    input gradient's gather with and without staged weights, and other K splits
+    (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's on the 64x64 tile, the weight
+    gradient's and the forward's on the heuristic's two tiles; the direct weight gradient's
+    slices (`direct/s<slices>`)."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
@@ -115,6 +120,14 @@ def sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
                 ops[op][f"gemm/{tile}{options}"] = (
                     lambda name=tile + options, mode=mode, out=out, a=a, b=b, bias=bias: cg.run(
                         k, matmul_tile(name), out, a, b, bias, xs, *conv, mode))
+    for form in SWEEP_SLICES:  # K split inside the workgroup (`webgpu/conv_slices.py`)
+        for op, out, a, b, bias in (("forward", y, gx, gw, gb), ("input_grad", dx, gdy, gw, None)):
+            ops[op][form] = (lambda form=form, op=op, out=out, a=a, b=b, bias=bias:
+                             wconv.launch_variant(k, op, form, out, a, b, bias, xs, *conv))
+    if cg.flipped_padding(layer["w"], *conv[:3]) is None:  # the strided gather, staged or not
+        for name in ("direct/staged", "direct/gather"):
+            ops["input_grad"][name] = (lambda name=name: wconv.launch_variant(
+                k, "input_grad", name, dx, gdy, gw, None, xs, *conv))
     _sweep_wgrad(k, ops["weight_grad"], layer, gx, gdy, dw)
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]

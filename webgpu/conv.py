@@ -26,6 +26,8 @@ from . import (
     conv_direct,
     conv_gemm,
     conv_plan,
+    conv_slices,
+    conv_strided_grad,
     conv_wgrad,
     linalg,
     matmul_variants,
@@ -113,9 +115,10 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
     m, n, kdim = gemm
     limits = k.runtime.limits
     soft = software.software(k.runtime.adapter)
+    sliced = limits.max_compute_invocations_per_workgroup if conv_slices.applies(k) else 0
     first = _heuristic(family, m, n, kdim, groups, taps,
                        limits.max_compute_workgroup_storage_size, soft, plain, channels,
-                       limits.max_compute_workgroups_per_dimension)
+                       limits.max_compute_workgroups_per_dimension, sliced)
     if k.autotune.mode == "off":
         return first
 
@@ -129,7 +132,9 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
                        f, w_shape, n, groups, limits.max_compute_workgroup_storage_size,
                        limits.max_compute_workgroups_per_dimension)]
         own = [conv_wgrad.PREFIX + conv_wgrad.choose_tile(m, n, soft)] \
-            if family == "conv2d_weight_grad_kernel" else []
+            if family == "conv2d_weight_grad_kernel" else \
+            [f.name for f in (conv_slices.WIDE, conv_slices.NARROW) if sliced and conv_slices.fits(
+                f, limits.max_compute_workgroup_storage_size, sliced)]
         return [first] + [c for c in (*direct, *tiled, *blocked, *whole, *own) if c != first]
 
     return k.autotune.pick(family, (n, m, kdim, groups), DType.F32, names, run)
@@ -175,7 +180,13 @@ def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -
 @lru_cache(maxsize=256)
 def _heuristic(family: str, m: int, n: int, kdim: int, groups: int, taps: int,
                workgroup_bytes: int, soft: bool = False, plain: bool = False,
-               channels: bool = False, max_groups: int = 65535) -> str:
+               channels: bool = False, max_groups: int = 65535, sliced: int = 0) -> str:
+    # `sliced`: the invocations per workgroup where conv_slices.py's kernel applies, else 0
+    if sliced and family != "conv2d_weight_grad_kernel":
+        sliced_form = conv_slices.choose(m, n, kdim, taps, family == "conv2d_kernel",
+                                         workgroup_bytes, sliced)
+        if sliced_form is not None:
+            return sliced_form.name
     if channels and not soft:  # the GEMM's M x K per group is the conv's (out, in x taps)
         form = conv_channels.choose(m, kdim // taps, taps, n, groups, workgroup_bytes,
                                     max_groups, family == "conv2d_input_grad_kernel")
@@ -253,6 +264,9 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
         elif name.startswith(conv_channels.PREFIX):
             conv_channels.run(k, out, x, weight, bias, stride, padding, dilation, groups,
                               conv_channels.Form.parse(name), ep)
+        elif name.startswith(conv_slices.PREFIX):
+            conv_slices.run(k, conv_slices.Form.parse(name), out, x, k.dense(weight), bias,
+                            x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, x, k.dense(weight), bias,
                           x.shape, stride, padding, dilation, groups, conv_gemm.FORWARD, ep)
@@ -308,7 +322,7 @@ def _direct(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor,
     tail = epilogue.bindings(k) if epilogue is not None else []
     k.launch(_pipeline(k, "conv2d", wg, epilogue, block),
              [k.meta(meta), x.block.buffer, weight.block.buffer, bias_buffer, out.block.buffer,
-              *tail], k.grid(-(-total // wg)))
+              *tail], k.grid(-(-total // wg)), 2.0 * out.numel * weight.numel // c_out)
 
 
 def conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
@@ -361,6 +375,10 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         elif name.startswith(conv_channels.PREFIX):
             _channels_input_grad(k, out, grad, weight, stride, padding, dilation, groups,
                                  conv_channels.Form.parse(name), ep)
+        elif name.startswith(conv_slices.PREFIX):
+            conv_slices.run(k, conv_slices.Form.parse(name), out, grad, k.dense(weight), None,
+                            input_shape, stride, padding, dilation, groups,
+                            conv_gemm.INPUT_GRAD, ep)
         else:
             conv_gemm.run(k, tile(name[len(_GEMM):]), out, grad, k.dense(weight), None,
                           input_shape, stride, padding, dilation, groups, conv_gemm.INPUT_GRAD,
@@ -397,9 +415,11 @@ def _channels_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: Gp
 
 def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor,
                        stride: Pair, padding: Pads, dilation: Pair, groups: int,
-                       epilogue: Epilogue | None = None, block: Block | None = None) -> None:
+                       epilogue: Epilogue | None = None, block: Block | None = None,
+                       staged: bool | None = None) -> None:
     """The direct input gradient into `out`; `epilogue` and `block` (the forward kernel's,
-    None: its heuristic's) only on the stride-1 path."""
+    None: its heuristic's) only on the stride-1 path. A strided one runs the gather with its
+    weights staged (`conv_strided_grad.py`) where `staged` (None: where that applies)."""
     pads = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation)
     if pads is not None:
         # a stride-1 conv's input gradient is a conv of the gradient with the flipped,
@@ -409,6 +429,10 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
         return
     assert epilogue is None, "the strided input-gradient gather takes no epilogue"
     weight = k.dense(weight)
+    if staged if staged is not None else conv_strided_grad.applies(k, out.shape, weight.shape,
+                                                                   stride, groups):
+        conv_strided_grad.run(k, out, grad, weight, stride, padding, dilation, groups)
+        return
     n, c_in, h, w = out.shape
     cg = weight.shape[1]
     # one invocation per pixel of each phase class (stride^2 classes of ceil(H/sh) x ceil(W/sw))
@@ -419,7 +443,7 @@ def _direct_input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuT
                               dilation, groups)]
     k.launch(_pipeline(k, "conv2d_input_grad", WORKGROUP),
              [k.meta(meta), grad.block.buffer, weight.block.buffer, out.block.buffer],
-             k.grid(-(-total // WORKGROUP)))
+             k.grid(-(-total // WORKGROUP)), 2.0 * grad.numel * weight.numel // weight.shape[0])
 
 
 def conv2d_weight_grad(k: Kernels, x: GpuTensor, grad: GpuTensor,
@@ -537,7 +561,9 @@ def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tu
                       w_shape[2] * w_shape[3], limits.max_compute_workgroup_storage_size,
                       software.software(k.runtime.adapter),
                       _plain(w_shape, stride, padding, groups), channels,
-                      limits.max_compute_workgroups_per_dimension)
+                      limits.max_compute_workgroups_per_dimension,
+                      limits.max_compute_invocations_per_workgroup
+                      if conv_slices.applies(k) else 0)
 
 
 def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor, b: GpuTensor,
@@ -547,15 +573,21 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     (`a` the input, `b` the weight, `bias`), the input gradient (`a` dy, `b` the weight) or
     the weight gradient (`a` the input, `b` dy); `x_shape` the input's shape. `name`:
     "direct" (the heuristic's block), "direct/<block>" (the forward, `conv_direct.Block`),
-    "direct/s<slices>" (the weight gradient's reduction in that many slices) or "gemm/<tile>"
-    (`conv_gemm.run` with a `matmul_config.tile`; call it directly for its other
-    options). A layer's "matmul" route allocates its result, and is not one of these."""
+    "direct/s<slices>" (the weight gradient's reduction in that many slices),
+    "direct/staged" or "direct/gather" (a strided input gradient with its weights staged,
+    `conv_strided_grad.py`, or not), "gemm/<tile>" (`conv_gemm.run` with a
+    `matmul_config.tile`; call it directly for its other options) or "slices/<BM>x<BN>s<S>"
+    (the forward and input gradient with K split inside the workgroup, `conv_slices.py`).
+    A layer's "matmul" route allocates its result, and is not one of these."""
     conv = (stride, padding, dilation, groups)
     if op == "weight_grad" and name.startswith(conv_wgrad.PREFIX):
         conv_wgrad.run(k, out, a, b, *conv, *conv_wgrad.parse(name))
     elif name.startswith(_GEMM):
         mode = _FAMILIES[op][1]
         conv_gemm.run(k, tile(name[len(_GEMM):]), out, a, b, bias, x_shape, *conv, mode)
+    elif name.startswith(conv_slices.PREFIX) and op != "weight_grad":
+        conv_slices.run(k, conv_slices.Form.parse(name), out, a, k.dense(b), bias, x_shape,
+                        *conv, _FAMILIES[op][1])
     elif name.startswith(conv_channels.PREFIX) and op != "weight_grad":
         form = conv_channels.Form.parse(name)
         if op == "forward":
@@ -565,12 +597,13 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     elif name != _DIRECT and not name.startswith(_DIRECT + "/"):
         raise ValueError(f"unknown conv variant {name!r}: use direct, direct/<block>, "
                          f"direct/s<slices>, gemm/<tile> or (forward, input gradient) "
-                         f"channels/<C>[s<S>]")
+                         f"channels/<C>[s<S>] or slices/<BM>x<BN>s<S>")
     elif op == "forward":
         block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
         _direct(k, out, a, b, bias, *conv, block=block)
     elif op == "input_grad":
-        _direct_input_grad(k, out, a, b, *conv)
+        staged = {conv_strided_grad.NAME: True, _DIRECT + "/gather": False}.get(name)
+        _direct_input_grad(k, out, a, b, *conv, staged=staged)
     else:
         slices = int(name[len(_DIRECT) + 2:]) if "/" in name else None
         _direct_weight_grad(k, out, a, b, *conv, slices=slices)

@@ -98,9 +98,16 @@ def fits(form: Form, w_shape: tuple[int, ...], pixels: int, groups: int,
 # against 181-256 unsliced (the best block of each) and 146-173 for the GEMM (this sliced rule
 # was not timed as dispatched). Blocks of 32 on a 3x3 kernel stage 7 input channels at a time
 # and lost (fire8's 189-578 us sliced and not, against 166-346 for 16).
+# Session 8: once the GEMM's launches passed their FLOPs to the submit policy (so the GPU runs
+# while the host records, as this kernel's always did) and its geometry was baked, the GEMM
+# took the 3x3 input gradients of 32 and 64 channels faster than this kernel, launched by hand
+# in the same H100 run against the dispatched op: fire4/5 114-120 us against 138-145, fire8/9
+# 98-102 against 131-137 (GPU time 79-106 against 120-137; conv_gather_cost_h100_s8c.json), so
+# MAX_OUT_TAPS_GRAD is 16 (fire2/3's 16 channels stay: 1.1-1.3x cuDNN). fire6/7's 48 channels
+# were not timed on the GEMM in that run.
 MAX_OUT = 64
 MAX_OUT_TAPS = 32
-MAX_OUT_TAPS_GRAD = 64  # the input gradient's (SqueezeNet's 3x3 expands: 32-64 input channels)
+MAX_OUT_TAPS_GRAD = 16  # the input gradient's (SqueezeNet's 3x3 expands of fire2/3)
 MIN_WORKGROUPS = 256
 SLICE_TERMS = 512  # terms (input channels x taps) per invocation a slice aims at
 MAX_SLICES = 4

@@ -35,10 +35,10 @@ _PLAIN_OUT = "fn pyrite_out(v: f32, i: i32) -> f32 { return v; }"
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
-_NO_END = (1 << 31) - 1  # bias_end of an unsplit forward with a bias: every batch index
+NO_END = (1 << 31) - 1  # bias_end of an unsplit forward with a bias: every batch index
 
 
-def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
+def geometry_words(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, stride: Pair,
               padding: Pads, dilation: Pair, groups: int, bias_end: int) -> list[int]:
     """conv2d_gemm.wgsl's `cm` words (`bias_end`: 0 without a bias)."""
     _, c_in, h, w = x_shape
@@ -49,7 +49,7 @@ def _geometry(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_hw: Pair, 
 
 
 FORWARD, INPUT_GRAD, WEIGHT_GRAD = 0, 1, 2  # conv2d_gemm.wgsl's MODE
-_FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
+FLIPPED = 3  # the input gradient at stride 1 as a forward conv (conv2d_gemm.wgsl's MODE 3)
 MAX_SPLITS = 64  # slices of K at most unless a rule says otherwise (any number adds in one kernel)
 MIN_SPLIT = 512  # reduction terms per slice below which splitting K costs more than it gains
 # K-split rules, (workgroups to reach, shortest slice[, most slices]), of native adapters
@@ -222,14 +222,14 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
             strides = (strides[0], strides[1], out.numel)
     params = k.constant(matmul_config.params_bytes(m, n, kdim, groups, *strides, splits=count,
                                                    k_split=length), uniform=True)
-    bias_end = 0 if bias is None else (out.numel if count > 1 else _NO_END)
-    words = _geometry(x_shape, w_shape, out_hw, stride, padding, dilation, groups, bias_end)
+    bias_end = 0 if bias is None else (out.numel if count > 1 else NO_END)
+    words = geometry_words(x_shape, w_shape, out_hw, stride, padding, dilation, groups, bias_end)
     flipped = flipped_padding(w_shape, stride, padding, dilation) \
         if mode == INPUT_GRAD and not gather and not soft else None
     if flipped is not None:  # the forward conv dy (N, C_out, OH, OW) -> dx (N, C_in, H, W)
-        words = _geometry(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
+        words = geometry_words(x.shape, (c_in, cog, kh, kw), (h, w), stride, flipped, dilation,
                           groups, 0)
-        mode = _FLIPPED
+        mode = FLIPPED
     geometry = k.meta(words)
     target = out if count == 1 else k.empty((groups, count, m * n), DType.F32, "conv2d_gemm")
     a, b = weight, x  # the weight gradient passes dy as `weight`: A is dy, B is x
@@ -260,7 +260,9 @@ def run(k: Kernels, cfg: TileConfig, out: GpuTensor, x: GpuTensor, weight: GpuTe
                     geometry=conv_geometry.source(baked))
         pipeline = k.pipeline(key, matmul_config.render(cfg, False, "", layout, io),
                               checks=checks)
-    k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count))
+    # the FLOPs (the submit policy, batch.py: the GPU starts on a long batch of convs while
+    # the host records what follows, as conv_channels.py's and conv_wgrad.py's launches do)
+    k.launch(pipeline, bindings, cfg.dispatch(m, n, groups * count), 2.0 * m * n * kdim * groups)
     if count > 1:  # the partial sums of the K slices, added up into the output
         matmul_variants.add_partials(k, target, out, groups, count, sum_epilogue)
 
@@ -320,7 +322,8 @@ def default_tile(k: Kernels, gemm: tuple[int, int, int], groups: int, mode: int)
                        software.software(k.runtime.adapter))
 
 
-__all__ = ["EPILOGUE_BINDING", "FALLBACK", "FORWARD", "INPUT_GRAD", "NARROW", "NATIVE_CHECKS",
-           "NATIVE_INTERIOR", "WEIGHT_GRAD", "WIDE", "choose_tile", "default_tile",
-           "flipped_padding", "flipped_weight", "interior", "native", "run", "sizes",
+__all__ = ["EPILOGUE_BINDING", "FALLBACK", "FLIPPED", "FORWARD", "INPUT_GRAD", "NARROW",
+           "NATIVE_CHECKS", "NATIVE_INTERIOR", "NO_END", "WEIGHT_GRAD", "WIDE", "choose_tile",
+           "default_tile", "flipped_padding", "flipped_weight", "geometry_words", "interior",
+           "native", "run", "sizes",
            "split_rule", "splits", "tiles"]

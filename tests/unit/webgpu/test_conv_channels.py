@@ -133,8 +133,11 @@ def test_the_rule() -> None:
     # SqueezeNet at batch 16: fire2's squeeze (64 -> 16 on 56x56), fire9's (512 -> 64 on 14x14)
     assert choose(16, 64, 1, 16 * 56 * 56, 1, 16384) == Form(16)
     assert choose(64, 512, 1, 16 * 14 * 14, 1, 16384) == Form(8)
-    # a 14x14 3x3 input gradient (the flipped forward: 256 -> 64): 4 slices, blocks of 16
-    assert choose(64, 256, 9, 16 * 14 * 14, 1, 16384, gradient=True) == Form(16, 4)
+    # a 14x14 3x3 input gradient of 16 channels (the flipped forward: 256 -> 16): 4 slices
+    assert choose(16, 256, 9, 16 * 14 * 14, 1, 16384, gradient=True) == Form(8, 4)
+    # of 32-64 channels (fire4-9's): the GEMM's since session 8 (MAX_OUT_TAPS_GRAD)
+    assert choose(64, 256, 9, 16 * 14 * 14, 1, 16384, gradient=True) is None
+    assert choose(32, 128, 9, 16 * 28 * 28, 1, 16384, gradient=True) is None
     # a 56x56 one (128 -> 16): the pixels fill the GPU, no slices
     assert choose(16, 64, 9, 16 * 56 * 56, 1, 16384, gradient=True) == Form(16)
     assert choose(65, 64, 1, 50000, 1, 16384) is None  # too many output channels
