@@ -53,13 +53,15 @@ def sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
     default), the forward's and input gradient's GEMM with the geometry read at run time
     (`gemm/<tile>/rt`; `webgpu/conv_geometry.py`) and with SWEEP_OPTIONS
     (`gemm/<tile><options>`), K split inside the workgroup (SWEEP_SLICES), the strided
-    input gradient's gather with and without staged weights, and other K splits
+    input gradient's gather with and without staged weights, a stride-1 3x3 forward's and input
+    gradient's Winograd conv (`winograd`), and other K splits
     (`gemm/<tile>/s<wg>x<len>[x<most>]`): the input gradient's on the 64x64 tile, the weight
     gradient's and the forward's on the heuristic's two tiles; the direct weight gradient's
     slices (`direct/s<slices>`)."""
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
+    from pyrite.webgpu import conv_winograd as wino
     from pyrite.webgpu.matmul_config import CONFIGS
     from pyrite.webgpu.matmul_config import tile as matmul_tile
 
@@ -124,6 +126,11 @@ def sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
         for op, out, a, b, bias in (("forward", y, gx, gw, gb), ("input_grad", dx, gdy, gw, None)):
             ops[op][form] = (lambda form=form, op=op, out=out, a=a, b=b, bias=bias:
                              wconv.launch_variant(k, op, form, out, a, b, bias, xs, *conv))
+    if wino.takes(layer["w"], *conv):  # a stride-1 3x3: the Winograd conv (conv_winograd.py)
+        for op, out, a, b, bias in (("forward", y, gx, gw, gb), ("input_grad", dx, gdy, gw, None)):
+            ops[op][wino.NAME] = (lambda op=op, out=out, a=a, b=b, bias=bias:
+                                  wconv.launch_variant(k, op, wino.NAME, out, a, b, bias, xs,
+                                                       *conv))
     if cg.flipped_padding(layer["w"], *conv[:3]) is None:  # the strided gather, staged or not
         for name in ("direct/staged", "direct/gather"):
             ops["input_grad"][name] = (lambda name=name: wconv.launch_variant(

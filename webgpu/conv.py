@@ -29,6 +29,7 @@ from . import (
     conv_slices,
     conv_strided_grad,
     conv_wgrad,
+    conv_winograd,
     linalg,
     matmul_variants,
     software,
@@ -105,20 +106,23 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object], plain: bool = False,
-            blocks: Callable[[], Sequence[Block]] = tuple, channels: bool = False) -> str:
+            blocks: Callable[[], Sequence[Block]] = tuple, channels: bool = False,
+            rule: str | None = None) -> str:
     """"direct", "gemm/<tile>", "channels/<form>" (`conv_channels.py`, where `channels`: a
     forward, or a stride-1 input gradient) or (a `plain` 1x1 layer's ops) "matmul" for a conv
     of this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
     `conv_gemm.choose_tile`'s tile, software adapters included, and `conv_channels.choose`
     natively). "direct" runs the heuristic's block (`conv_direct.choose_block`); autotune also
-    times the direct kernel with each of `blocks()`, as "direct/<block>"."""
+    times the direct kernel with each of `blocks()`, as "direct/<block>". `rule`: a variant the
+    caller's own rule picked (`conv_winograd.chosen`), the first guess in place of the
+    heuristic's."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     soft = software.software(k.runtime.adapter)
     sliced = limits.max_compute_invocations_per_workgroup if conv_slices.applies(k) else 0
-    first = _heuristic(family, m, n, kdim, groups, taps,
-                       limits.max_compute_workgroup_storage_size, soft, plain, channels,
-                       limits.max_compute_workgroups_per_dimension, sliced)
+    first = rule or _heuristic(family, m, n, kdim, groups, taps,
+                               limits.max_compute_workgroup_storage_size, soft, plain, channels,
+                               limits.max_compute_workgroups_per_dimension, sliced)
     if k.autotune.mode == "off":
         return first
 
@@ -370,7 +374,9 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         if not made:
             made.append(k.empty(input_shape, DType.F32, "conv2d_input_grad"))
         out = made[0]
-        if name == _DIRECT:
+        if name == conv_winograd.NAME:
+            conv_winograd.input_grad(k, out, grad, weight, stride, padding, dilation, groups)
+        elif name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
         elif name.startswith(conv_channels.PREFIX):
             _channels_input_grad(k, out, grad, weight, stride, padding, dilation, groups,
@@ -390,7 +396,9 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     taps = weight.shape[2] * weight.shape[3]
     flippable = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is not None
     name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch,
-                   _plain(weight.shape, stride, padding, groups), channels=flippable)
+                   _plain(weight.shape, stride, padding, groups), channels=flippable,
+                   rule=None if epilogue is not None else conv_winograd.input_grad_rule(
+                       k, grad.shape, weight.shape, stride, padding, dilation, groups))
     if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.INPUT_GRAD).name
     if epilogue is not None and name == _DIRECT and \
@@ -550,11 +558,15 @@ _FAMILIES = {"forward": ("conv2d_kernel", conv_gemm.FORWARD),
 def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
                       stride: Pair, padding: Pads, dilation: Pair, groups: int) -> str:
     """The variant that `op` ("forward", "input_grad" or "weight_grad") of this conv runs
-    with autotune off on this device: "direct", "gemm/<tile>" or "matmul" (the names
-    `launch_variant` takes, and autotune's)."""
+    with autotune off on this device: "direct", "gemm/<tile>", "winograd", "matmul" ... (the
+    names `launch_variant` takes, and autotune's)."""
     family, mode = _FAMILIES[op]
     out_hw = _out_hw(x_shape, w_shape, stride, padding, dilation)
     limits = k.runtime.limits
+    rule = conv_winograd.input_grad_rule(k, (x_shape[0], w_shape[0], *out_hw), w_shape, stride,
+                                         padding, dilation, groups)
+    if op == "input_grad" and rule is not None:
+        return rule
     channels = op == "forward" or (op == "input_grad" and conv_gemm.flipped_padding(
         w_shape, stride, padding, dilation) is not None)
     return _heuristic(family, *conv_gemm.sizes(x_shape, w_shape, out_hw, groups, mode), groups,
@@ -576,11 +588,15 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     "direct/s<slices>" (the weight gradient's reduction in that many slices),
     "direct/staged" or "direct/gather" (a strided input gradient with its weights staged,
     `conv_strided_grad.py`, or not), "gemm/<tile>" (`conv_gemm.run` with a
-    `matmul_config.tile`; call it directly for its other options) or "slices/<BM>x<BN>s<S>"
-    (the forward and input gradient with K split inside the workgroup, `conv_slices.py`).
+    `matmul_config.tile`; call it directly for its other options), "slices/<BM>x<BN>s<S>"
+    (the forward and input gradient with K split inside the workgroup, `conv_slices.py`) or
+    "winograd" (a stride-1 3x3 forward or input gradient, `conv_winograd.py`).
     A layer's "matmul" route allocates its result, and is not one of these."""
     conv = (stride, padding, dilation, groups)
-    if op == "weight_grad" and name.startswith(conv_wgrad.PREFIX):
+    if name == conv_winograd.NAME and op != "weight_grad":
+        (conv_winograd.input_grad if op == "input_grad" else conv_winograd.forward)(
+            k, out, a, b, *conv, *((bias,) if op == "forward" else ()))
+    elif op == "weight_grad" and name.startswith(conv_wgrad.PREFIX):
         conv_wgrad.run(k, out, a, b, *conv, *conv_wgrad.parse(name))
     elif name.startswith(_GEMM):
         mode = _FAMILIES[op][1]
@@ -597,7 +613,7 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     elif name != _DIRECT and not name.startswith(_DIRECT + "/"):
         raise ValueError(f"unknown conv variant {name!r}: use direct, direct/<block>, "
                          f"direct/s<slices>, gemm/<tile> or (forward, input gradient) "
-                         f"channels/<C>[s<S>] or slices/<BM>x<BN>s<S>")
+                         f"channels/<C>[s<S>], slices/<BM>x<BN>s<S> or winograd")
     elif op == "forward":
         block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
         _direct(k, out, a, b, bias, *conv, block=block)
