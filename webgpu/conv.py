@@ -262,7 +262,9 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
         if not made:
             made.append(k.empty(shape, DType.F32, "conv2d"))
         out = made[0]
-        if name.startswith(_DIRECT):
+        if name == conv_winograd.NAME:
+            conv_winograd.forward(k, out, x, weight, stride, padding, dilation, groups, bias)
+        elif name.startswith(_DIRECT):
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         elif name.startswith(conv_channels.PREFIX):
@@ -281,8 +283,10 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
     def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
         return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
     name = _choose(k, "conv2d_kernel", gemm, groups, taps, launch,
-                   _plain(weight.shape, stride, padding, groups), blocks, True)
-    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
+                   _plain(weight.shape, stride, padding, groups), blocks, True,
+                   None if epilogue is not None else conv_winograd.forward_rule(
+                       k, x.shape, weight.shape, stride, padding, dilation, groups))
+    if epilogue is not None and name in (_MATMUL, conv_winograd.NAME):  # it goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.FORWARD).name
     return launch(name, epilogue)
 
@@ -399,7 +403,7 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
                    _plain(weight.shape, stride, padding, groups), channels=flippable,
                    rule=None if epilogue is not None else conv_winograd.input_grad_rule(
                        k, grad.shape, weight.shape, stride, padding, dilation, groups))
-    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
+    if epilogue is not None and name in (_MATMUL, conv_winograd.NAME):  # it goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.INPUT_GRAD).name
     if epilogue is not None and name == _DIRECT and \
             conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is None:
@@ -564,8 +568,10 @@ def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tu
     out_hw = _out_hw(x_shape, w_shape, stride, padding, dilation)
     limits = k.runtime.limits
     rule = conv_winograd.input_grad_rule(k, (x_shape[0], w_shape[0], *out_hw), w_shape, stride,
-                                         padding, dilation, groups)
-    if op == "input_grad" and rule is not None:
+                                         padding, dilation, groups) if op == "input_grad" else \
+        conv_winograd.forward_rule(k, x_shape, w_shape, stride, padding, dilation, groups) \
+        if op == "forward" else None
+    if rule is not None:
         return rule
     channels = op == "forward" or (op == "input_grad" and conv_gemm.flipped_padding(
         w_shape, stride, padding, dilation) is not None)

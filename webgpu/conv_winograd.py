@@ -14,8 +14,9 @@ A stride-1 input gradient is itself such a conv: the output gradient convolved w
 flipped, transposed kernel at `conv_gemm.flipped_padding`, which the weight transform reads in
 place (`flip`). SqueezeNet's fire4-9 3x3 input gradients (C_out 128-256 onto 32-64 channels)
 were bounded by the implicit GEMM's tile loop (benchmarks/README.md, session 8c); `conv.py`
-runs them here natively on GPUs (`chosen`). fp32 rounding: the transforms add and halve, so the
-error stays within a few ulps of the sums (the conformance tolerances hold).
+runs them and the stride-1 3x3 forwards here natively on GPUs (`chosen`), where no Fusion
+epilogue comes with the op (that stays with the GEMM). fp32 rounding: the transforms add and
+halve, so the error stays within a few ulps of the sums (the conformance tolerances hold).
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from .tensor import GpuTensor
 
 NAME = "winograd"  # `conv.py`'s variant name
 WORKGROUP = 256
-# `chosen`: a conv of at least MIN_OUT output and MIN_IN input channels (fire4-9's 3x3 input
-# gradients: 32-64 onto 128-256; fire2/3's 16 output channels keep conv_channels.py's kernel)
+# `chosen`: a conv of at least MIN_OUT output and MIN_IN input channels: fire4-9's 3x3 input
+# gradients (128-256 channels onto 32-64) and forwards (32-64 onto 128-256); fire2/3's (16
+# channels on one side) and MNIST's keep their kernels
 MIN_OUT = 32
-MIN_IN = 64
+MIN_IN = 32
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
@@ -64,7 +66,8 @@ def takes(w_shape: tuple[int, ...], stride: Pair, padding: Pads, dilation: Pair,
 
 
 def chosen(k: Kernels, k_out: int, c_in: int) -> bool:
-    """Whether `conv.py`'s input gradient runs here (its conv `takes` this form, no epilogue):
+    """Whether `conv.py`'s forward or input gradient runs here (its conv `takes` this form, no
+    epilogue):
     natively on a GPU (a page and CPU adapters keep the kernels they have), for a conv of at
     least MIN_OUT output and MIN_IN input channels."""
     return conv_gemm.native(k) and k.runtime.adapter.adapter_type != "CPU" and \
@@ -147,6 +150,19 @@ def input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor, s
     run(k, out, grad, weight, None, pads, flip=True)
 
 
+def forward_rule(k: Kernels, x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair,
+                 padding: Pads, dilation: Pair, groups: int) -> str | None:
+    """NAME where `conv.py`'s forward (without an epilogue) runs here: a conv that `takes`
+    this form, `chosen` on this device, that `fits`; else None (the heuristic's)."""
+    limits = k.runtime.limits
+    out_hw = (x_shape[2] + sum(padding[0]) - 2, x_shape[3] + sum(padding[1]) - 2)
+    if takes(w_shape, stride, padding, dilation, groups) and chosen(k, w_shape[0], w_shape[1]) \
+            and fits(x_shape, w_shape[0], out_hw, limits.max_compute_workgroups_per_dimension,
+                     limits.max_storage_buffer_binding_size):
+        return NAME
+    return None
+
+
 def input_grad_rule(k: Kernels, grad_shape: tuple[int, ...], w_shape: tuple[int, ...],
                     stride: Pair, padding: Pads, dilation: Pair, groups: int) -> str | None:
     """NAME where `conv.py`'s input gradient (without an epilogue) runs here: a conv that
@@ -163,5 +179,5 @@ def input_grad_rule(k: Kernels, grad_shape: tuple[int, ...], w_shape: tuple[int,
     return None
 
 
-__all__ = ["MIN_IN", "MIN_OUT", "NAME", "WORKGROUP", "chosen", "fits", "forward", "input_grad",
-           "input_grad_rule", "run", "takes", "weights"]
+__all__ = ["MIN_IN", "MIN_OUT", "NAME", "WORKGROUP", "chosen", "fits", "forward", "forward_rule",
+           "input_grad", "input_grad_rule", "run", "takes", "weights"]

@@ -24,6 +24,11 @@ CASES = [  # x shape, w shape, padding pairs
 ONE = (1, 1)
 
 
+def _on_any_adapter(k, k_out: int, c_in: int) -> bool:  # type: ignore[no-untyped-def]
+    """`conv_winograd.chosen` without its GPU-only condition (this machine's adapter is a CPU)."""
+    return k_out >= conv_winograd.MIN_OUT and c_in >= conv_winograd.MIN_IN
+
+
 @pytest.fixture(autouse=True)
 def _fresh_plans():  # type: ignore[no-untyped-def]
     conv_plan.clear()
@@ -84,7 +89,7 @@ def test_the_dispatched_input_gradient_takes_it_where_the_rule_says(gpu, ref, do
     assert conv_winograd.input_grad_rule(k, gshape, ws, *args) is None  # a CPU adapter here
     ran: list[str] = []
     real = conv_winograd.input_grad
-    monkeypatch.setattr(conv_winograd, "chosen", lambda k, out, cin: out >= 32 and cin >= 64)
+    monkeypatch.setattr(conv_winograd, "chosen", _on_any_adapter)
     monkeypatch.setattr(conv_winograd, "input_grad",
                         lambda *a: (ran.append("winograd"), real(*a))[1])
     assert conv_winograd.input_grad_rule(k, gshape, ws, *args) == conv_winograd.NAME
@@ -96,6 +101,40 @@ def test_the_dispatched_input_gradient_takes_it_where_the_rule_says(gpu, ref, do
     assert ran == ["winograd"]
     np.testing.assert_allclose(down(got), ref.conv2d_input_grad(g, w, xs, *args), rtol=1e-4,
                                atol=1e-4)
+
+
+def test_training_through_fusion_keeps_epilogues_on_the_gemm(monkeypatch) -> None:
+    # d/dx, d/dw2 of sum(conv2(relu(conv1(x) + b1)) + b2): conv1's forward carries relu (the
+    # GEMM's), conv2's forward and x's input gradient take the Winograd conv, conv2's input
+    # gradient carries relu's mask (the GEMM's)
+    monkeypatch.setattr(conv_winograd, "chosen", _on_any_adapter)
+    import pyrite
+    from pyrite.activation import relu
+    from pyrite.nn import functional as F
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(2, 36, 7, 6)).astype(np.float32)
+    w1 = rng.normal(size=(40, 36, 3, 3)).astype(np.float32)
+    w2 = rng.normal(size=(36, 40, 3, 3)).astype(np.float32)
+    b1, b2 = (rng.normal(size=s).astype(np.float32) for s in ((40,), (36,)))
+    grads = {}
+    for name in ("autodiff<numpy>", "autodiff<fusion<webgpu>>"):
+        try:
+            dev = pyrite.device(name)
+        except pyrite.errors.BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        tx = pyrite.tensor(x, device=dev).require_grad()
+        t1, tb1, tb2 = (pyrite.tensor(a, device=dev) for a in (w1, b1, b2))
+        t2 = pyrite.tensor(w2, device=dev).require_grad()
+        y = F.conv2d(relu(F.conv2d(tx, t1, tb1, padding=1)), t2, tb2, padding=1)
+        got = (y * y).sum().backward()
+        grads[name] = (tx.grad(got).numpy(), t2.grad(got).numpy(), y.numpy())
+        if name != "autodiff<numpy>":
+            kernels = {key.kernel for key, _ in dev.inner.inner.kernels._sources}
+            assert "conv2d_winograd_input" in kernels, kernels
+    for got, want in zip(grads["autodiff<fusion<webgpu>>"], grads["autodiff<numpy>"],
+                         strict=True):
+        # sums of terms up to |want|.max(): the fp32 cancellation is relative to that scale
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
 def test_the_rule_and_the_limits() -> None:
