@@ -13,7 +13,10 @@ Variants: `dispatched` (the backend's op, as a model runs it), `gemm` (conv_gemm
 heuristic's tile, by hand), `plain` (the tiled matmul of the GEMM's M x K @ K x N on that tile,
 dense operands, no gather: the floor a gather-free GEMM would reach), `slices/64x32s4`
 (webgpu/conv_slices.py), and for a strided input gradient `direct/staged` and `direct/gather`
-(webgpu/conv_strided_grad.py and the plain gather). torch's op (cuDNN, TF32 off) is timed in
+(webgpu/conv_strided_grad.py and the plain gather), and for a stride-1 3x3 op `winograd`
+(webgpu/conv_winograd.py, by hand) and each of its dispatches alone: `winograd/weights`,
+`winograd/input` (the input transform), `winograd/matmul` (the 16 batched products) and
+`winograd/output` (the output transform). torch's op (cuDNN, TF32 off) is timed in
 the same run where CUDA is present. No result is checked here (conv_layers.py and the unit
 tests do).
 
@@ -75,7 +78,8 @@ def _variants(raw: Any, layer: dict[str, Any], op: str, rng: np.random.Generator
     from pyrite.dtype import DType
     from pyrite.webgpu import conv as wconv
     from pyrite.webgpu import conv_gemm as cg
-    from pyrite.webgpu import matmul_config
+    from pyrite.webgpu import conv_winograd as wino
+    from pyrite.webgpu import linalg, matmul_config
 
     k = raw.kernels
     conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
@@ -115,6 +119,22 @@ def _variants(raw: Any, layer: dict[str, Any], op: str, rng: np.random.Generator
     found["plain"] = lambda: k.launch(pipeline, [pa.block.buffer, pb.block.buffer,
                                                  pc.block.buffer, params],
                                       plain.dispatch(m, n), 2.0 * m * n * kdim)
+    if wino.takes(ws, *conv):  # the Winograd conv whole, and each of its four dispatches
+        flip = op == "input_grad"
+        pads = cg.flipped_padding(ws, *conv[:3]) if flip else conv[1]
+        assert pads is not None
+        src, out_hw = (gdy if flip else gx), out.shape[2:]
+        th, tw = wino.tiles(out_hw)
+        u = wino.weights(k, gw, flip)
+        v = k.empty((16, src.shape[1], src.shape[0] * th * tw), DType.F32, "bench")
+        prod = k.dense(linalg.matmul(k, u, v))
+        found |= {
+            "winograd": lambda: wconv.launch_variant(k, op, wino.NAME, out, a, gw, bias, xs,
+                                                     *conv),
+            "winograd/weights": lambda: wino.weights(k, gw, flip),
+            "winograd/input": lambda: wino.transform_input(k, src, v, out_hw, pads),
+            "winograd/matmul": lambda: linalg.matmul(k, u, v),
+            "winograd/output": lambda: wino.transform_output(k, prod, bias, out)}
     return found | {"_sizes": (m, n, kdim, tile.name, plain.name)}
 
 

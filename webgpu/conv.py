@@ -106,23 +106,20 @@ def prefers_gemm(family: str, m: int, n: int, kdim: int, taps: int) -> bool:
 
 def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, taps: int,
             run: Callable[[str], object], plain: bool = False,
-            blocks: Callable[[], Sequence[Block]] = tuple, channels: bool = False,
-            rule: str | None = None) -> str:
+            blocks: Callable[[], Sequence[Block]] = tuple, channels: bool = False) -> str:
     """"direct", "gemm/<tile>", "channels/<form>" (`conv_channels.py`, where `channels`: a
     forward, or a stride-1 input gradient) or (a `plain` 1x1 layer's ops) "matmul" for a conv
     of this shape bucket: timed by autotune, else the heuristic (`prefers_gemm`, with
     `conv_gemm.choose_tile`'s tile, software adapters included, and `conv_channels.choose`
     natively). "direct" runs the heuristic's block (`conv_direct.choose_block`); autotune also
-    times the direct kernel with each of `blocks()`, as "direct/<block>". `rule`: a variant the
-    caller's own rule picked (`conv_winograd.chosen`), the first guess in place of the
-    heuristic's."""
+    times the direct kernel with each of `blocks()`, as "direct/<block>"."""
     m, n, kdim = gemm
     limits = k.runtime.limits
     soft = software.software(k.runtime.adapter)
     sliced = limits.max_compute_invocations_per_workgroup if conv_slices.applies(k) else 0
-    first = rule or _heuristic(family, m, n, kdim, groups, taps,
-                               limits.max_compute_workgroup_storage_size, soft, plain, channels,
-                               limits.max_compute_workgroups_per_dimension, sliced)
+    first = _heuristic(family, m, n, kdim, groups, taps,
+                       limits.max_compute_workgroup_storage_size, soft, plain, channels,
+                       limits.max_compute_workgroups_per_dimension, sliced)
     if k.autotune.mode == "off":
         return first
 
@@ -262,9 +259,7 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
         if not made:
             made.append(k.empty(shape, DType.F32, "conv2d"))
         out = made[0]
-        if name == conv_winograd.NAME:
-            conv_winograd.forward(k, out, x, weight, stride, padding, dilation, groups, bias)
-        elif name.startswith(_DIRECT):
+        if name.startswith(_DIRECT):
             block = Block.parse(name[len(_DIRECT) + 1:]) if "/" in name else None
             _direct(k, out, x, weight, bias, stride, padding, dilation, groups, ep, block)
         elif name.startswith(conv_channels.PREFIX):
@@ -283,10 +278,8 @@ def _conv2d(k: Kernels, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
     def blocks() -> list[Block]:  # autotune's candidates, asked for only when it times
         return conv_direct.candidates(x.shape[0], weight.shape[0], groups, oh, ow)
     name = _choose(k, "conv2d_kernel", gemm, groups, taps, launch,
-                   _plain(weight.shape, stride, padding, groups), blocks, True,
-                   None if epilogue is not None else conv_winograd.forward_rule(
-                       k, x.shape, weight.shape, stride, padding, dilation, groups))
-    if epilogue is not None and name in (_MATMUL, conv_winograd.NAME):  # it goes with the GEMM
+                   _plain(weight.shape, stride, padding, groups), blocks, True)
+    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.FORWARD).name
     return launch(name, epilogue)
 
@@ -378,9 +371,7 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
         if not made:
             made.append(k.empty(input_shape, DType.F32, "conv2d_input_grad"))
         out = made[0]
-        if name == conv_winograd.NAME:
-            conv_winograd.input_grad(k, out, grad, weight, stride, padding, dilation, groups)
-        elif name == _DIRECT:
+        if name == _DIRECT:
             _direct_input_grad(k, out, grad, weight, stride, padding, dilation, groups, ep)
         elif name.startswith(conv_channels.PREFIX):
             _channels_input_grad(k, out, grad, weight, stride, padding, dilation, groups,
@@ -400,10 +391,8 @@ def _conv2d_input_grad(k: Kernels, grad: GpuTensor, weight: GpuTensor,
     taps = weight.shape[2] * weight.shape[3]
     flippable = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is not None
     name = _choose(k, "conv2d_input_grad_kernel", gemm, groups, taps, launch,
-                   _plain(weight.shape, stride, padding, groups), channels=flippable,
-                   rule=None if epilogue is not None else conv_winograd.input_grad_rule(
-                       k, grad.shape, weight.shape, stride, padding, dilation, groups))
-    if epilogue is not None and name in (_MATMUL, conv_winograd.NAME):  # it goes with the GEMM
+                   _plain(weight.shape, stride, padding, groups), channels=flippable)
+    if epilogue is not None and name == _MATMUL:  # the epilogue goes with the GEMM
         name = _GEMM + conv_gemm.default_tile(k, gemm, groups, conv_gemm.INPUT_GRAD).name
     if epilogue is not None and name == _DIRECT and \
             conv_gemm.flipped_padding(weight.shape, stride, padding, dilation) is None:
@@ -562,17 +551,11 @@ _FAMILIES = {"forward": ("conv2d_kernel", conv_gemm.FORWARD),
 def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
                       stride: Pair, padding: Pads, dilation: Pair, groups: int) -> str:
     """The variant that `op` ("forward", "input_grad" or "weight_grad") of this conv runs
-    with autotune off on this device: "direct", "gemm/<tile>", "winograd", "matmul" ... (the
-    names `launch_variant` takes, and autotune's)."""
+    with autotune off on this device: "direct", "gemm/<tile>" or "matmul" (the names
+    `launch_variant` takes, and autotune's)."""
     family, mode = _FAMILIES[op]
     out_hw = _out_hw(x_shape, w_shape, stride, padding, dilation)
     limits = k.runtime.limits
-    rule = conv_winograd.input_grad_rule(k, (x_shape[0], w_shape[0], *out_hw), w_shape, stride,
-                                         padding, dilation, groups) if op == "input_grad" else \
-        conv_winograd.forward_rule(k, x_shape, w_shape, stride, padding, dilation, groups) \
-        if op == "forward" else None
-    if rule is not None:
-        return rule
     channels = op == "forward" or (op == "input_grad" and conv_gemm.flipped_padding(
         w_shape, stride, padding, dilation) is not None)
     return _heuristic(family, *conv_gemm.sizes(x_shape, w_shape, out_hw, groups, mode), groups,
@@ -596,7 +579,8 @@ def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor,
     `conv_strided_grad.py`, or not), "gemm/<tile>" (`conv_gemm.run` with a
     `matmul_config.tile`; call it directly for its other options), "slices/<BM>x<BN>s<S>"
     (the forward and input gradient with K split inside the workgroup, `conv_slices.py`) or
-    "winograd" (a stride-1 3x3 forward or input gradient, `conv_winograd.py`).
+    "winograd" (a stride-1 3x3 forward or input gradient, `conv_winograd.py`; no rule picks
+    it: it lost to the GEMM on the H100).
     A layer's "matmul" route allocates its result, and is not one of these."""
     conv = (stride, padding, dilation, groups)
     if name == conv_winograd.NAME and op != "weight_grad":

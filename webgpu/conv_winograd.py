@@ -12,18 +12,22 @@ tiles).
 
 A stride-1 input gradient is itself such a conv: the output gradient convolved with the
 flipped, transposed kernel at `conv_gemm.flipped_padding`, which the weight transform reads in
-place (`flip`). SqueezeNet's fire4-9 3x3 input gradients (C_out 128-256 onto 32-64 channels)
-were bounded by the implicit GEMM's tile loop (benchmarks/README.md, session 8c); `conv.py`
-runs them and the stride-1 3x3 forwards here natively on GPUs (`chosen`), where no Fusion
-epilogue comes with the op (that stays with the GEMM). fp32 rounding: the transforms add and
-halve, so the error stays within a few ulps of the sums (the conformance tolerances hold).
+place (`flip`). fp32 rounding: the transforms add and halve, so the error stays within a few
+ulps of the sums (the unit tests hold it to the conformance tolerances).
+
+No rule dispatches it. On the H100 (benchmarks/README.md, session 8d) it took 125-199 us on
+SqueezeNet's fire4-9 3x3 forwards and input gradients as dispatched, against 84-172 for the
+implicit GEMM by hand and 36-67 for cuDNN in the same run: four dispatches, and the transformed
+operands' round trips through memory, cost more than the 2.25x fewer multiplies saved. It is a
+variant by name (`conv.launch_variant`, benchmarks/conv_sweep.py) and its stages are timed
+apart by benchmarks/conv_gather_cost.py, the measurements a fused form would start from.
 """
 
 from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import conv_gemm, linalg, software
+from . import conv_gemm, linalg
 from .codegen import KernelKey, render
 from .kernels import Kernels
 from .runtime import Pipeline
@@ -31,15 +35,11 @@ from .tensor import GpuTensor
 
 NAME = "winograd"  # `conv.py`'s variant name
 WORKGROUP = 256
-# `chosen`: a conv of at least MIN_OUT output and MIN_IN input channels: fire4-9's 3x3 input
-# gradients (128-256 channels onto 32-64) and forwards (32-64 onto 128-256); fire2/3's (16
-# channels on one side) and MNIST's keep their kernels
-MIN_OUT = 32
-MIN_IN = 32
 _F32 = (DType.F32, DType.F32, DType.F32)
 
 
-def _tiles(out_hw: Pair) -> Pair:
+def tiles(out_hw: Pair) -> Pair:
+    """Rows and columns of 2x2 output tiles (a last half tile where the side is odd)."""
     return -(-out_hw[0] // 2), -(-out_hw[1] // 2)
 
 
@@ -50,11 +50,11 @@ def _consts(names: tuple[str, ...], values: tuple[int, ...]) -> str:
 def fits(x_shape: tuple[int, ...], k_out: int, out_hw: Pair, max_workgroups: int,
          max_binding_bytes: int) -> bool:
     """Whether the grids (rows of (image, channel) planes, blocks of tiles) and the transformed
-    input (16 x C x P floats, the largest buffer) fit the device."""
+    operands (16 x C x P and 16 x K x P floats, P the tiles) fit the device."""
     n, c = x_shape[0], x_shape[1]
-    th, tw = _tiles(out_hw)
+    th, tw = tiles(out_hw)
     return max(n * c, n * k_out, -(-th * tw // WORKGROUP), -(-k_out * c // WORKGROUP)) <= \
-        max_workgroups and 16 * c * n * th * tw * 4 <= max_binding_bytes
+        max_workgroups and 16 * max(c, k_out) * n * th * tw * 4 <= max_binding_bytes
 
 
 def takes(w_shape: tuple[int, ...], stride: Pair, padding: Pads, dilation: Pair,
@@ -63,15 +63,6 @@ def takes(w_shape: tuple[int, ...], stride: Pair, padding: Pads, dilation: Pair,
     3x3, stride 1, no dilation, one group, padding at most 2 on a side."""
     return w_shape[2:] == (3, 3) and stride == (1, 1) and dilation == (1, 1) and groups == 1 \
         and all(0 <= p <= 2 for pads in padding for p in pads)
-
-
-def chosen(k: Kernels, k_out: int, c_in: int) -> bool:
-    """Whether `conv.py`'s forward or input gradient runs here (its conv `takes` this form, no
-    epilogue):
-    natively on a GPU (a page and CPU adapters keep the kernels they have), for a conv of at
-    least MIN_OUT output and MIN_IN input channels."""
-    return conv_gemm.native(k) and k.runtime.adapter.adapter_type != "CPU" and \
-        not software.software(k.runtime.adapter) and k_out >= MIN_OUT and c_in >= MIN_IN
 
 
 def _pipeline(k: Kernels, which: str, words: tuple[int, ...], names: tuple[str, ...],
@@ -99,29 +90,39 @@ def weights(k: Kernels, weight: GpuTensor, flip: bool) -> GpuTensor:
     return u
 
 
+def transform_input(k: Kernels, x: GpuTensor, v: GpuTensor, out_hw: Pair,
+                    padding: Pads) -> None:
+    """V (16, C, P) into `v` from `x` (N, C, IH, IW, dense) for an output of `out_hw`."""
+    n, c, ih, iw = x.shape
+    th, tw = tiles(out_hw)
+    pipeline = _pipeline(k, "input", (n, c, ih, iw, th, tw, padding[0][0], padding[1][0]),
+                         ("N", "C", "IH", "IW", "TH", "TW", "PT", "PL"), ("", False))
+    k.launch(pipeline, [x.block.buffer, v.block.buffer], (-(-th * tw // WORKGROUP), n * c, 1))
+
+
+def transform_output(k: Kernels, m: GpuTensor, bias: GpuTensor | None, out: GpuTensor) -> None:
+    """`out` (N, K, OH, OW, dense) from the products M (16, K, P, dense) and `bias` (K) or
+    None."""
+    n, k_out, oh, ow = out.shape
+    th, tw = tiles((oh, ow))
+    pipeline = _pipeline(k, "output", (n, k_out, oh, ow, th, tw),
+                         ("N", "K", "OH", "OW", "TH", "TW"), ("HAS_BIAS", bias is not None))
+    b = m if bias is None else k.dense(bias)
+    k.launch(pipeline, [m.block.buffer, b.block.buffer, out.block.buffer],
+             (-(-th * tw // WORKGROUP), n * k_out, 1))
+
+
 def run(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor, bias: GpuTensor | None,
         padding: Pads, flip: bool = False) -> None:
     """The stride-1 3x3 conv of `x` (N, C, IH, IW) into `out` (N, K, OH, OW, dense) with
     `padding`'s top and left (the output's size says the rest) and `bias` (K) or None: with
     `weight` (K, C, 3, 3), or with `flip` the input gradient's kernel, `weight` (C, K, 3, 3)
     flipped and transposed (`x` then the output gradient, `padding` the flipped padding)."""
-    n, c, ih, iw = x.shape
-    k_out, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    th, tw = _tiles((oh, ow))
-    tiles = n * th * tw
-    xd = k.dense(x)
-    u = weights(k, weight, flip)
-    v = k.empty((16, c, tiles), DType.F32, "conv2d_winograd")
-    pipeline = _pipeline(k, "input", (n, c, ih, iw, th, tw, padding[0][0], padding[1][0]),
-                         ("N", "C", "IH", "IW", "TH", "TW", "PT", "PL"), ("", False))
-    k.launch(pipeline, [xd.block.buffer, v.block.buffer],
-             (-(-th * tw // WORKGROUP), n * c, 1))
-    m = k.dense(linalg.matmul(k, u, v))  # (16, K, P)
-    pipeline = _pipeline(k, "output", (n, k_out, oh, ow, th, tw),
-                         ("N", "K", "OH", "OW", "TH", "TW"), ("HAS_BIAS", bias is not None))
-    b = m if bias is None else k.dense(bias)
-    k.launch(pipeline, [m.block.buffer, b.block.buffer, out.block.buffer],
-             (-(-th * tw // WORKGROUP), n * k_out, 1))
+    th, tw = tiles(out.shape[2:])
+    v = k.empty((16, x.shape[1], x.shape[0] * th * tw), DType.F32, "conv2d_winograd")
+    transform_input(k, k.dense(x), v, out.shape[2:], padding)
+    m = k.dense(linalg.matmul(k, weights(k, weight, flip), v))  # (16, K, P)
+    transform_output(k, m, bias, out)
 
 
 def _refuse(what: str, w_shape: tuple[int, ...], stride: Pair, padding: Pads, dilation: Pair,
@@ -132,11 +133,20 @@ def _refuse(what: str, w_shape: tuple[int, ...], stride: Pair, padding: Pads, di
                       f"variant")
 
 
+def _check_fits(k: Kernels, x_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> None:
+    limits = k.runtime.limits
+    if not fits(x_shape, out_shape[1], out_shape[2:], limits.max_compute_workgroups_per_dimension,
+                limits.max_storage_buffer_binding_size):
+        raise ValueError(f"the {NAME} conv of {x_shape} onto {out_shape} exceeds this device's "
+                         f"grid or buffer-binding limits: use a gemm variant or a smaller batch")
+
+
 def forward(k: Kernels, out: GpuTensor, x: GpuTensor, weight: GpuTensor, stride: Pair,
             padding: Pads, dilation: Pair, groups: int, bias: GpuTensor | None) -> None:
     """conv2d's forward (with `bias` or None) into `out`, where it `takes` this form."""
     if not takes(weight.shape, stride, padding, dilation, groups):
         raise _refuse("forward", weight.shape, stride, padding, dilation, groups)
+    _check_fits(k, x.shape, out.shape)
     run(k, out, x, weight, bias, padding)
 
 
@@ -147,37 +157,9 @@ def input_grad(k: Kernels, out: GpuTensor, grad: GpuTensor, weight: GpuTensor, s
     pads = conv_gemm.flipped_padding(weight.shape, stride, padding, dilation)
     if pads is None or not takes(weight.shape, stride, pads, dilation, groups):
         raise _refuse("input gradient", weight.shape, stride, padding, dilation, groups)
+    _check_fits(k, grad.shape, out.shape)
     run(k, out, grad, weight, None, pads, flip=True)
 
 
-def forward_rule(k: Kernels, x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride: Pair,
-                 padding: Pads, dilation: Pair, groups: int) -> str | None:
-    """NAME where `conv.py`'s forward (without an epilogue) runs here: a conv that `takes`
-    this form, `chosen` on this device, that `fits`; else None (the heuristic's)."""
-    limits = k.runtime.limits
-    out_hw = (x_shape[2] + sum(padding[0]) - 2, x_shape[3] + sum(padding[1]) - 2)
-    if takes(w_shape, stride, padding, dilation, groups) and chosen(k, w_shape[0], w_shape[1]) \
-            and fits(x_shape, w_shape[0], out_hw, limits.max_compute_workgroups_per_dimension,
-                     limits.max_storage_buffer_binding_size):
-        return NAME
-    return None
-
-
-def input_grad_rule(k: Kernels, grad_shape: tuple[int, ...], w_shape: tuple[int, ...],
-                    stride: Pair, padding: Pads, dilation: Pair, groups: int) -> str | None:
-    """NAME where `conv.py`'s input gradient (without an epilogue) runs here: a conv that
-    `takes` this form, `chosen` on this device, that `fits`; else None (the heuristic's)."""
-    pads = conv_gemm.flipped_padding(w_shape, stride, padding, dilation)
-    limits = k.runtime.limits
-    if pads is not None and takes(w_shape, stride, pads, dilation, groups) and \
-            chosen(k, w_shape[1], w_shape[0]) and \
-            fits(grad_shape, w_shape[1], (grad_shape[2] + pads[0][0] + pads[0][1] - 2,
-                                          grad_shape[3] + pads[1][0] + pads[1][1] - 2),
-                 limits.max_compute_workgroups_per_dimension,
-                 limits.max_storage_buffer_binding_size):
-        return NAME
-    return None
-
-
-__all__ = ["MIN_IN", "MIN_OUT", "NAME", "WORKGROUP", "chosen", "fits", "forward", "forward_rule",
-           "input_grad", "input_grad_rule", "run", "takes", "weights"]
+__all__ = ["NAME", "WORKGROUP", "fits", "forward", "input_grad", "run", "takes", "tiles",
+           "transform_input", "transform_output", "weights"]
