@@ -57,7 +57,7 @@ import numpy as np
 from common import cpu_name, cuda_torch, write_results
 from conv_shapes import Layer, flop, mnist_layers, out_shape, squeezenet_layers
 from conv_sweep import heuristic_picks, launcher, sweep
-from gpu_clock import at_working_clock, most_sm_clock, settle, sm_clock_mhz
+from gpu_clock import most_sm_clock, settle, sm_clock_mhz
 
 import pyrite
 import pyrite.webgpu
@@ -121,12 +121,14 @@ def _steady(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> list[
 
 def _warm(mine: tuple[Any, Any], theirs: tuple[Any, Any], reps: list[int], clock: Clock,
           settle_ms: float) -> dict[str, Any]:
-    """Both ops' blocks queued back to back until nvidia-smi reads the GPU's most SM clock
-    (at least `settle_ms`, 2 s at most): the clock before and after and the blocks it took;
-    nothing without nvidia-smi."""
+    """Unless nvidia-smi reads the GPU's most SM clock already, both ops' blocks queued back to
+    back until it does (at least `settle_ms`, 2 s at most): the clock before and after and the
+    blocks it took; nothing without nvidia-smi."""
     if clock.most is None:
         return {}
-    before = sm_clock_mhz()
+    if clock.at_most():
+        return {"before": clock.last, "warm_blocks": 0}
+    before = clock.last
 
     def both() -> None:
         mine[0](reps[0])
@@ -137,7 +139,7 @@ def _warm(mine: tuple[Any, Any], theirs: tuple[Any, Any], reps: list[int], clock
         theirs[1]()
 
     passes = settle(both, wait, settle_ms, clock.at_most, 2000)
-    return {"before": before, "warmed": sm_clock_mhz(), "warm_blocks": passes}
+    return {"before": before, "warmed": clock.last, "warm_blocks": passes}
 
 
 def _paired(mine: tuple[Any, Any], theirs: tuple[Any, Any], min_ms: float, iters: int,
@@ -175,11 +177,18 @@ def _paired(mine: tuple[Any, Any], theirs: tuple[Any, Any], min_ms: float, iters
 
 
 class Clock:
-    """The SM clock's most (None without nvidia-smi) and whether it reads it now."""
+    """The SM clock's most (None without nvidia-smi), whether it reads it now, and the last
+    reading (each costs an nvidia-smi call)."""
 
     def __init__(self) -> None:
         self.most = most_sm_clock()
-        self.at_most = at_working_clock(self.most)
+        self.last: int | None = None
+
+    def at_most(self) -> bool:
+        if self.most is None:
+            return True
+        self.last = sm_clock_mhz()
+        return (self.last or 0) >= self.most
 
 
 class Pyrite:
@@ -286,10 +295,20 @@ def run_layer(p: Pyrite, torch: Any, layer: Layer, args: argparse.Namespace,
         for op, pick in picks.items():  # a pick the sweep's lists lack (channels/16s3)
             if pick not in swept[op] and op != "weight_grad":
                 swept[op][pick] = launcher(p, layer, op, pick, gx, gw, gb, gdy)
-        row["sweep"] = {op: {name: round(timed(make, hold)["median_ms"], 5)
-                             for name, make in variants.items()
-                             if name == picks[op] or any(name.startswith(v) for v in keep)}
-                        for op, variants in swept.items() if op in args.ops}
+        row["sweep"], failed = {}, {}
+        for op, variants in swept.items():
+            if op not in args.ops:
+                continue
+            row["sweep"][op] = {}
+            for name, make in variants.items():
+                if name != picks[op] and not any(name.startswith(v) for v in keep):
+                    continue
+                try:
+                    row["sweep"][op][name] = round(timed(make, hold)["median_ms"], 5)
+                except Exception as e:  # a form this device or shape refuses: noted, not fatal
+                    failed[f"{op} {name}"] = f"{type(e).__name__}: {str(e)[:160]}"
+        if failed:
+            row["sweep_failed"] = failed
         row["heuristic"] = picks
     hold.clear()
     if pt is not None and "forward" in args.ops:
