@@ -24,6 +24,16 @@ SWEEP_OPTIONS = ("_w8x4_d2", "_w8x4", "_d2")
 SWEEP_SLICES = ("slices/64x64s2", "slices/32x64s2", "slices/32x64s4", "slices/64x32s2",
                 "slices/64x32s4", "slices/32x32s4", "slices/16x64s4")
 DGRAD_SPLITS = ((1024, 128), (1024, 256))  # the input gradient's, on the 64x64 tile
+# GEMMs of at most SMALL_ROWS rows (output channels of a forward, input channels of an input
+# gradient) on the other tiles of 32-64 rows, with and without ping-pong, fewer threads or
+# shallower K steps, each also (input gradient) with SMALL_ROW_SPLITS: the 3x3 input gradients
+# of fire4-7 (32-48 rows, 3136-12544 columns, K 1152-1728) and fire9's squeeze (64 rows)
+SMALL_ROWS = 64
+SMALL_ROW_TILES = ("t32x64x16_4x4_u16_pp", "t32x64x16_4x4_u16_pp_d2", "t32x32x16_4x4_u16_pp",
+                   "t32x32x16_4x4_u16_pp_d2", "t32x32x8_4x4_u8", "t32x32x8_4x4_u8_pp",
+                   "t64x64x8_8x4_u8", "t64x64x8_8x8_u8", "t64x64x16_4x4_u16",
+                   "t64x64x16_4x4_u16_pp_cr")
+SMALL_ROW_SPLITS = ((512, 128), (1024, 128))
 # the forward's, on the heuristic's two tiles (a forward splits K only when asked; (1, 512)
 # never splits: the default, again)
 FORWARD_SPLITS = ((396, 128), (1024, 128), (2048, 64))
@@ -136,12 +146,36 @@ def sweep(p: Pyrite, layer: Layer, gx: Any, gw: Any, gb: Any,
             ops["input_grad"][name] = (lambda name=name: wconv.launch_variant(
                 k, "input_grad", name, dx, gdy, gw, None, xs, *conv))
     _sweep_wgrad(k, ops["weight_grad"], layer, gx, gdy, dw)
+    _sweep_small_rows(k, ops, layer, forms[:2])
     for rule in DGRAD_SPLITS:
         cfg = CONFIGS[cg.WIDE]
         ops["input_grad"][f"gemm/{cg.WIDE}/s{'x'.join(map(str, rule))}"] = (
             lambda cfg=cfg, rule=rule: cg.run(k, cfg, dx, gdy, gw, None, xs, *conv,
                                               cg.INPUT_GRAD, split=rule))
     return ops
+
+
+def _sweep_small_rows(k: Any, ops: dict[str, dict[str, Any]], layer: Layer,
+                      forms: tuple[tuple[Any, ...], ...]) -> None:
+    """`gemm/<tile>` for each of SMALL_ROW_TILES on a forward or input-gradient GEMM of at most
+    SMALL_ROWS rows, and `gemm/<tile>/s<wg>x<len>` with SMALL_ROW_SPLITS (input gradient)."""
+    from pyrite.webgpu import conv_gemm as cg
+    from pyrite.webgpu.matmul_config import tile as matmul_tile
+
+    conv = (layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+    xs = layer["x"]
+    for op, mode, out, a, b, bias in forms:
+        m, _, _ = cg.sizes(xs, layer["w"], out_shape(layer)[2:], layer["groups"], mode)
+        if m > SMALL_ROWS:
+            continue
+        rules = (None, *SMALL_ROW_SPLITS) if op == "input_grad" else (None,)
+        for name in SMALL_ROW_TILES:
+            for rule in rules:
+                key = f"gemm/{name}" + (f"/s{'x'.join(map(str, rule))}" if rule else "")
+                ops[op].setdefault(key, (
+                    lambda name=name, rule=rule, mode=mode, out=out, a=a, b=b, bias=bias:
+                    cg.run(k, matmul_tile(name), out, a, b, bias, xs, *conv, mode,
+                           split=rule)))
 
 
 SWEEP_CHANNELS = (8, 16, 32)  # conv_channels.py's blocks timed (and 64 on a 1x1 kernel)

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 from common import cpu_name, load_average, pin_threads, write_results
+from gpu_clock import at_working_clock, settle, sm_clock_mhz
 
 import pyrite
 
@@ -137,48 +138,6 @@ def timed_pair(fn: Callable[[], Any], peer: Callable[[], Any], warmup: int,
     a, b = ({"median_ms": statistics.median(t), "best_ms": min(t), "times_ms": t}
             for t in times)
     return a, b
-
-
-def settle(fn: Callable[[], Any], read: Callable[[Any], Any], ms: float,
-           at_speed: Callable[[], bool] = lambda: True, most_ms: float = 3000) -> int:
-    """Passes queued back to back (`fn` submits one, `read` waits for the last of every 16) for
-    at least `ms`, then until `at_speed()` or `most_ms`; returns the passes run. A GPU whose
-    clock fell while the driver compiled the model's kernels (the H100 falls to 345 MHz within 1.5-4
-    s without work) runs the turns with onnxruntime, a tenth of its time busy, at 345-800
-    MHz for seconds; work that keeps it busy raises the clock, in steps (345, 645, 1140, 1980
-    MHz; onnx_squeezenet_diag_h100_s8s_*.json, onnx_models_h100_s8s_run1.json)."""
-    begin, passes = time.perf_counter(), 0
-    while True:
-        out = [fn() for _ in range(16)]
-        read(out[-1])
-        passes += 16
-        took = (time.perf_counter() - begin) * 1000
-        if took >= most_ms or (took >= ms and at_speed()):
-            return passes
-
-
-def sm_clock_mhz(which: str = "clocks.sm") -> int | None:
-    """The GPU's SM clock (`which`: or its most, clocks.max.sm) from nvidia-smi, None without
-    it."""
-    import shutil
-    import subprocess
-
-    if shutil.which("nvidia-smi") is None:
-        return None
-    try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={which}", "--format=csv,noheader,"
-                              "nounits"], capture_output=True, text=True, timeout=10).stdout
-        return int(out.split()[0])
-    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
-        return None
-
-
-def at_working_clock() -> Callable[[], bool]:
-    """Whether the SM clock reads its most (always True without nvidia-smi)."""
-    most = sm_clock_mhz("clocks.max.sm")
-    if most is None:
-        return lambda: True
-    return lambda: (sm_clock_mhz() or 0) >= most
 
 
 def slowest_compiles(device: str, top: int = 5) -> Callable[[], list[tuple[str, float]]]:
