@@ -13,7 +13,8 @@ browser profile. Visits alternate a, b, b, a, ...
 - `--in-load`: the steps where the page's load runs them, as a visit does: the served copy of
   the bundle's worker.js wraps `page.load_model` and `page.predict` in cProfile right after it
   imports the page module (the only change to the bundle), the page loads with
-  `models: ["mnist"]` (its kernels precompiled while Python starts) and predicts at once.
+  `models: ["mnist"]` (its kernels precompiled while Python starts) and predicts at once
+  (or `--pause MS` after its answer).
 - `--repeat` (with either): the profiled visit is a repeat visit. A first visit with the
   same browser profile loads pyrite and waits until the next visit's Python snapshot is
   stored (`pyrite.nextVisitReady()`); the profiled visit restores Python from it.
@@ -97,8 +98,9 @@ page.predict = _wrapped("predict", page.predict)
 page._profiles = PROFILES
 """
 IMPORTED = 'page = pyodide.pyimport("pyrite.wasm.page");\n'
-IN_LOAD = """async (pixels) => {
+IN_LOAD = """async ([pixels, pauseMs]) => {
   window.timings = (await pyrite.load({device: 'webgpu', models: ['mnist']})).timings;
+  await new Promise((r) => setTimeout(r, pauseMs));
   await pyrite.predict('mnist', {pixels});
   return await pyrite.run('import json, pyrite.wasm.page as p; json.dumps(p._profiles)');
 }"""
@@ -113,6 +115,8 @@ def main() -> None:
                         help="profile the steps inside the page's load (see above)")
     parser.add_argument("--repeat", action="store_true",
                         help="profile a repeat visit (Python restored from the snapshot)")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="--in-load: ms between the load's answer and the prediction")
     parser.add_argument("--out", default=str(HERE / "results" / "embed_model_profile.json"))
     args = parser.parse_args()
     os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="xdg-")
@@ -141,6 +145,7 @@ def main() -> None:
     write_results(Path(args.out), {"benchmark": "embed_model_profile",
                                    "against": args.against, "settle_s": args.settle,
                                    "in_load": args.in_load, "repeat": args.repeat,
+                                   "pause_ms": args.pause,
                                    "visits": runs})
 
 
@@ -165,7 +170,7 @@ def _visit(pw: Any, server: StaticServer, site: Path, kind: str,
         timings: dict[str, Any] = {}
         if args.in_load:
             pixels = [0.0] * 784
-            got = _open(pw, server, profile, kind, IN_LOAD, pixels, timings)
+            got = _open(pw, server, profile, kind, IN_LOAD, [pixels, args.pause], timings)
         else:
             got = _open(pw, server, profile, kind, "async (code) => { window.timings = "
                         "(await pyrite.load({device: 'webgpu', models: []})).timings; "
