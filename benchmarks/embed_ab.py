@@ -50,6 +50,9 @@ PHASES = ("pyodideMs", "bootModuleMs", "wheelsMs", "preloadMs", "importMs", "dev
           "snapshotReadMs", "moduleMs", "pythonAtMs")
 #: what the model step's Python counted (page.load_model's answer)
 MODEL = ("submits", "dispatches", "pipelines", "precompiled", "pipeline_ms")
+#: what the first prediction's Python counted (page.predict's answer): the wait for the
+#: pipelines compiled ahead, the readback
+PREDICT = ("pipeline_ms", "readback_ms", "submits")
 
 
 def export(out: Path, ref: str | None) -> None:
@@ -137,19 +140,22 @@ def main() -> None:
 def _medians(rows: list[dict[str, float]]) -> dict[str, float]:
     """The median of each phase every visit has."""
     return {p: statistics.median(r[p] for r in rows)
-            for p in (*PHASES, *(f"model_{k}" for k in MODEL)) if all(p in r for r in rows)}
+            for p in (*PHASES, *(f"model_{k}" for k in MODEL),
+                      *(f"predict_{k}" for k in PREDICT)) if all(p in r for r in rows)}
 
 
 def _row(got: dict[str, Any]) -> dict[str, float]:
     """A visit's time, the machine's load and the worker's phases."""
     load = got["load"] or {}
     model = load.get("model") or {}
+    predict = load.get("firstPredict") or {}
     if "pyodideMs" in load and "workerLoadStartMs" in load:
         # Python restored (or booted), in ms since navigation
         load = {**load, "pythonAtMs": load["workerLoadStartMs"] + load["pyodideMs"]}
     return {"ms": got["ms"], "load_1min": os.getloadavg()[0],
             **{k: load[k] for k in PHASES if k in load},
-            **{f"model_{k}": model[k] for k in MODEL if k in model}}
+            **{f"model_{k}": model[k] for k in MODEL if k in model},
+            **{f"predict_{k}": predict[k] for k in PREDICT if k in predict}}
 
 
 if __name__ == "__main__":

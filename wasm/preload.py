@@ -1,7 +1,11 @@
 """What a Python memory snapshot of a page holds already imported: importing this module
 imports pyrite, its browser runtime, the page's modules, every demo model's code and what
 starting the device, loading a model from its record and predicting import on the way (so a
-repeat visit compiles none of them: tests/unit/wasm/test_preload.py checks the list).
+repeat visit compiles none of them: tests/unit/wasm/test_preload.py checks the list). It also
+fills two caches that a restored page's first model load and prediction would fill otherwise,
+both independent of the device and of anything the page does: the WGSL templates' texts
+(`codegen.template_text`, read from the wheel's files) and whether numpy can be imported for
+a record's checks (a failed import searches the whole path).
 
 Both snapshots run it: the one `pyrite export-web --snapshot` makes under Node at export time
 (snapshot.py) and the one the worker makes after a first visit that booted (worker.js). Only
@@ -12,16 +16,19 @@ can hold no reference to one), nor request a GPU.
 from __future__ import annotations
 
 import importlib
+from importlib import resources
 
 import pyrite
 import pyrite.demos.quantize  # page.predict names the weights' precision with it
 import pyrite.demos.records
 import pyrite.quantization.module
 import pyrite.quantization.record
+import pyrite.record.fits
 import pyrite.shaders  # the WGSL sources, read as package resources
 import pyrite.webgpu
 import pyrite.webgpu.browser
 import pyrite.webgpu.capture
+import pyrite.webgpu.codegen
 import pyrite.webgpu.fusion  # the page's device is fused (registration.default)
 from pyrite.demos import registry
 
@@ -35,6 +42,11 @@ for _name in registry.names():
 for _name in ("importlib.readers", "importlib.resources._adapters",
               "importlib.resources._itertools", "importlib.resources.readers"):
     importlib.import_module(_name)
+
+for _file in resources.files("pyrite.shaders").iterdir():
+    if _file.name.endswith(".wgsl"):
+        pyrite.webgpu.codegen.template_text(_file.name)
+pyrite.record.fits.numpy_for_checks()
 
 
 def freeze() -> None:

@@ -90,10 +90,11 @@ def warn_nonfinite(record: Mapping[str, RecordValue], *, source: str = "record")
 
 
 @functools.cache
-def _numpy() -> Any:
+def numpy_for_checks() -> Any:
     """numpy, or None where it cannot be imported (a page without it). Tried once: a failed
     import searches the whole path again each time, which was 8 searches of 1.5-4 ms per
-    record load in a page."""
+    record load in a page (and after a restore the first one took 10 ms: the page's snapshot
+    holds the answer, pyrite/wasm/preload.py). Either way the checks give the same answer."""
     try:
         import numpy
     except ImportError:
@@ -104,7 +105,7 @@ def _numpy() -> Any:
 def _nonfinite(data: TensorData) -> bool:
     if data.dtype.kind is not Kind.FLOAT:
         return False
-    np = _numpy()
+    np = numpy_for_checks()
     if np is None:  # the browser without numpy
         return nonfinite_bits(bytes(data.bytes), data.dtype.itemsize)
     values = np.frombuffer(data.bytes, dtype=np.dtype(data.dtype.np_name).newbyteorder("<"))

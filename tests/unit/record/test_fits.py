@@ -89,9 +89,9 @@ def numpy_unknown():
     """fits' memo of whether numpy imports, forgotten before and after the test."""
     from pyrite.record import fits
 
-    fits._numpy.cache_clear()
+    fits.numpy_for_checks.cache_clear()
     yield
-    fits._numpy.cache_clear()
+    fits.numpy_for_checks.cache_clear()
 
 
 def test_nonfinite_values_are_found_without_numpy(monkeypatch: pytest.MonkeyPatch,
