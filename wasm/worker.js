@@ -249,6 +249,9 @@ async function load(config) {
   if (!pyodide) pyodide = await loadPyodide({ ...options, createPyodideModule: timedBoot(indexURL, timings, t0) });
   timings.pyodideMs = performance.now() - t0;
 
+  // a restored Python has imported pyrite.wasm.page_autotune already: its store's folder is
+  // mounted (read from IndexedDB) while the wheels are written; a booted one needs them first
+  const tuneStore = timings.snapshot ? mountTuneStore() : null;
   progress("wheels", { wheels: manifest.wheels.map((w) => w.name) });
   const t1 = performance.now();
   // after a snapshot too: it holds Python's memory (the imported modules), not the files
@@ -267,7 +270,7 @@ async function load(config) {
 
   progress("device", { device: config.device });
   const t2 = performance.now();
-  await mountTuneStore();
+  await (tuneStore || mountTuneStore());
   const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined,
     config.autotune ?? "cached"));
   timings.deviceMs = performance.now() - t2;

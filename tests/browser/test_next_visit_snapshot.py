@@ -24,6 +24,17 @@ pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
 
 
 
+# whether pyrite.nn.transformer was not imported yet, its name once imported, and the files of
+# pyrite's wheel (its RECORD) that the file system lacks
+WHEEL_WHOLE = """
+import importlib, sys
+from importlib.metadata import files
+fresh = "pyrite.nn.transformer" not in sys.modules
+module = importlib.import_module("pyrite.nn.transformer")
+[fresh, module.__name__, [str(f) for f in files("pyrite") if not f.locate().exists()]]
+"""
+
+
 def _entries(page: Any) -> list[str]:
     """The snapshot's entries in the worker's IndexedDB store: its record (the key) and its
     memory."""
@@ -89,6 +100,11 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     # the restored Python has what the second worker imported
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is True
+    # a snapshot holds no files: the wheels' are made again (wasm/wheels.js, each a MEMFS node
+    # given its bytes), and a module nobody imported before the snapshot imports from them
+    assert timings["wheelFiles"] > 300, timings
+    whole = page.evaluate("(code) => pyrite.run(code)", WHEEL_WHOLE)
+    assert whole == [True, "pyrite.nn.transformer", []], whole
     again = page.evaluate("pyrite.nextVisitReady()")
     assert again["stored"] is False and "not needed" in again["reason"]
     assert len(page.workers) == 1  # no second worker after a restore

@@ -45,3 +45,12 @@ def test_swiftshader_is_the_cpu_adapter() -> None:
                 "m.adapterType({info: {vendor: 'nvidia', architecture: 'ampere'}}), "
                 "m.adapterType({})]")
     assert got == ["CPU", "GPU", "GPU"]
+
+
+def test_the_adapter_is_described_from_its_prototype_limits() -> None:
+    # WebGPU's limits are getters on the prototype, as they are in a browser; features a set
+    got = _node("m.describeAdapter({limits: Object.create({maxBufferSize: 256, "
+                "minUniformBufferOffsetAlignment: 64, label: 'x'}), "
+                "features: new Set(['timestamp-query', 'shader-f16'])})")
+    assert got == {"features": ["shader-f16", "timestamp-query"],
+                   "limits": {"maxBufferSize": 256, "minUniformBufferOffsetAlignment": 64}}
