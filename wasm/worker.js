@@ -181,9 +181,12 @@ async function load(config) {
   // a repeat visit's snapshot read, Pyodide's imports and its restore start now, not after the
   // manifest (restore.js: used only where they fit the manifest that arrives)
   const ahead = restoreAhead(base, output, timings, t0);
+  // the manifest is asked for before WebAssembly's check (an asynchronous compile), not after
+  const asked = fetchManifest(new URL("manifest.json", base).href);
+  asked.catch(() => {}); // awaited below, unless WebAssembly is refused first
   await checkWasmAllowed();
   progress("manifest");
-  manifest = await fetchManifest(new URL("manifest.json", base).href);
+  manifest = await asked;
   timings.manifestMs = performance.now() - t0;
   const wanted = config.models || [];
   for (const name of wanted) modelEntry(name);

@@ -24,13 +24,13 @@ pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
 
 
 
-# whether pyrite.nn.transformer was not imported yet, its name once imported, and the files of
-# pyrite's wheel (its RECORD) that the file system lacks
+# whether pyrite.coverage (which pyrite.wasm.preload does not import) was not imported yet, its
+# name once imported, and the files of pyrite's wheel (its RECORD) that the file system lacks
 WHEEL_WHOLE = """
 import importlib, sys
 from importlib.metadata import files
-fresh = "pyrite.nn.transformer" not in sys.modules
-module = importlib.import_module("pyrite.nn.transformer")
+fresh = "pyrite.coverage" not in sys.modules
+module = importlib.import_module("pyrite.coverage")
 [fresh, module.__name__, [str(f) for f in files("pyrite") if not f.locate().exists()]]
 """
 
@@ -104,7 +104,7 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     # given its bytes), and a module nobody imported before the snapshot imports from them
     assert timings["wheelFiles"] > 300, timings
     whole = page.evaluate("(code) => pyrite.run(code)", WHEEL_WHOLE)
-    assert whole == [True, "pyrite.nn.transformer", []], whole
+    assert whole == [True, "pyrite.coverage", []], whole
     again = page.evaluate("pyrite.nextVisitReady()")
     assert again["stored"] is False and "not needed" in again["reason"]
     assert len(page.workers) == 1  # no second worker after a restore

@@ -53,7 +53,8 @@ worker, described = runtime.describe(), runtime._described
 runtime._described = None
 proxied = runtime.describe()
 runtime._described = described
-[runtime._precompiled is not None, described is not None, worker == proxied, len(worker["limits"])]""")
+[runtime._precompiled is not None, described is not None, worker == proxied,
+ len(worker["limits"])]""")
     assert same == [True, True, True, len(adapter["limits"])], same
 
 
