@@ -77,6 +77,17 @@ export async function startGpu(adapter, spec, kernelFiles) {
   return { adapter: found, device, pipelines, described: describeAdapter(found) };
 }
 
+/**
+ * Whether the GPU started from `kept` (the manifest a former visit kept: worker.js starts it
+ * before the manifest arrives) is the one `manifest` (the one that arrived) asks for: the same
+ * features and limits, and the same kernel list for each of `models`.
+ */
+export function sameGpu(kept, manifest, models) {
+  const kernels = (m, name) => m.models?.[name]?.kernels?.sha256;
+  return Boolean(kept?.gpu && manifest?.gpu) && JSON.stringify(kept.gpu) === JSON.stringify(manifest.gpu)
+    && models.every((name) => kernels(kept, name) !== undefined && kernels(kept, name) === kernels(manifest, name));
+}
+
 /** The adapter, requested now (null without WebGPU or an adapter; never a rejection). */
 export function requestAdapter() {
   if (!self.navigator.gpu) return Promise.resolve(null);

@@ -83,6 +83,7 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     page = new_page()
     timings = _visit(page, f"{url}/")
     assert timings["snapshot"] is False  # a first visit boots Python
+    assert timings["gpuAhead"] is False  # ... and starts the GPU once the manifest is in
     # ... without importing all of pyrite for the next visit on the way to its first answer
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is False
@@ -97,6 +98,11 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     assert timings["snapshot"] is True and timings["snapshotFrom"] == "cache", timings
     # restored from the kept manifest, before the network's arrived (restore.js)
     assert timings["restoredAhead"] is True and timings["compiledAhead"] is True, timings
+    # its GPU too: the device and the kernels' compiles from the kept manifest, and Python
+    # uses that device (its precompiled pipelines are the ones the worker started)
+    assert timings["gpuAhead"] is True, timings
+    assert page.evaluate("pyrite.run('import pyrite.wasm.page as p\\n"
+                         "p._runtime(p.device())._precompiled is not None')") is True
     # the restored Python has what the second worker imported
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is True
