@@ -7,11 +7,16 @@ browser.py; with `--throttle` on browser.py's 20 Mbit/s network), so both see th
 machine load; with `--repeat`, each first visit is followed by a repeat visit with its
 profile.
 
-    python benchmarks/embed_ab.py --undo preload|put [--pairs 4] [--throttle] [--out FILE]
+    python benchmarks/embed_ab.py --undo preload|put|memfs|tune [--pairs 4] [--throttle]
+        [--repeat] [--out FILE]
     python benchmarks/embed_ab.py --against main --repeat [--pairs 4] [--out FILE]
 
 - `preload`: the first visit imports `pyrite.wasm.preload` right after the wheels, as it did
   until session 6 for the next visit's snapshot (without making the snapshot).
+- `memfs`: the wheels' files written with `FS.writeFile` each, as until session 8 (wheels.js
+  makes each file's MEMFS node and gives it the wheel's bytes).
+- `tune`: a restored visit mounts the autotune store's folder after the wheels are written,
+  as until session 8 (now while they are).
 - `put`: the worker's cached fetch hands a downloaded file over only once its copy is in Cache
   Storage (Pyodide then compiles its WebAssembly after the whole file is cached), as until
   session 6.
@@ -40,6 +45,10 @@ UNDO = {
     "preload": ("worker.js", WHEELS_DONE,
                 WHEELS_DONE + "  { const tp = performance.now(); pyodide.runPython("
                 "'import pyrite.wasm.preload'); timings.preloadMs = performance.now() - tp; }\n"),
+    "memfs": ("worker.js", "if (parent && fs.filesystems?.MEMFS",
+              "if (false && parent && fs.filesystems?.MEMFS"),
+    "tune": ("worker.js", "const tuneStore = timings.snapshot ? mountTuneStore() : null;",
+             "const tuneStore = null;"),
     "put": ("cache.js",
             "    cache.put(key, response.clone()).catch(() => { /* quota exceeded: the network"
             " copy */ });\n",

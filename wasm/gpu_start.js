@@ -38,8 +38,21 @@ export function kernelsToCompile(lists, type) {
 }
 
 /**
- * `{adapter, device, pipelines}` (pipelines: "entry\nsource" -> the promise of its compiled
- * pipeline), or null without WebGPU. `adapter`: the promise of the adapter (requested early);
+ * What the page's `pyrite info` says of `adapter` beside its name: {features (sorted), limits
+ * (every max* and min* limit it reports)}, read here while Python restores or boots (in
+ * Python, through a proxy per property, it took 8-9 ms of the device step in a profile).
+ */
+export function describeAdapter(adapter) {
+  const limits = {};
+  for (const name in adapter.limits) {
+    if (name.startsWith("max") || name.startsWith("min")) limits[name] = Number(adapter.limits[name]);
+  }
+  return { features: [...adapter.features].map(String).sort(), limits };
+}
+
+/**
+ * `{adapter, device, pipelines, described}` (pipelines: "entry\nsource" -> the promise of its
+ * compiled pipeline; described: describeAdapter's answer), or null without WebGPU. `adapter`: the promise of the adapter (requested early);
  * `spec`: the manifest's "gpu" ({features, limits}); `kernelFiles`: promises of the models'
  * kernel lists (JSON bytes).
  */
@@ -61,7 +74,18 @@ export async function startGpu(adapter, spec, kernelFiles) {
     pending.catch(() => {}); // a failure is raised in Python when the kernel is used
     pipelines.set(`${entry}\n${source}`, pending);
   }
-  return { adapter: found, device, pipelines };
+  return { adapter: found, device, pipelines, described: describeAdapter(found) };
+}
+
+/**
+ * Whether the GPU started from `kept` (the manifest a former visit kept: worker.js starts it
+ * before the manifest arrives) is the one `manifest` (the one that arrived) asks for: the same
+ * features and limits, and the same kernel list for each of `models`.
+ */
+export function sameGpu(kept, manifest, models) {
+  const kernels = (m, name) => m.models?.[name]?.kernels?.sha256;
+  return Boolean(kept?.gpu && manifest?.gpu) && JSON.stringify(kept.gpu) === JSON.stringify(manifest.gpu)
+    && models.every((name) => kernels(kept, name) !== undefined && kernels(kept, name) === kernels(manifest, name));
 }
 
 /** The adapter, requested now (null without WebGPU or an adapter; never a rejection). */

@@ -61,7 +61,8 @@ def _webgpu(gpu: Any) -> pyrite.Backend:
         from pyrite.webgpu import WebGpu, registration
         from pyrite.webgpu.browser import BrowserRuntime
 
-        runtime = BrowserRuntime.from_js(gpu.adapter, gpu.device, gpu.pipelines)
+        runtime = BrowserRuntime.from_js(gpu.adapter, gpu.device, gpu.pipelines,
+                                         getattr(gpu, "described", None))
         prepared = registration.default(WebGpu(runtime=runtime))
         pyrite.register_backend("webgpu", lambda: prepared)
     backend = pyrite.device("webgpu")

@@ -55,6 +55,9 @@ export interface Loaded {
       /** a repeat visit: Pyodide's WebAssembly was compiled, and Python restored, from what the
        * former visit kept, started before the manifest arrived (restore.js) */
       compiledAhead?: boolean; restoredAhead?: boolean;
+      /** the GPU (device, kernels' compiles) was started from the manifest the former visit
+       * kept, before the manifest arrived, and taken (worker.js, gpu_start.js sameGpu) */
+      gpuAhead?: boolean;
       /** when Python booted: ms from the load's start until Pyodide's script was imported, and
        * until its module was made (WebAssembly instantiated, CPython initialised) */
       bootScriptMs?: number; bootModuleMs?: number;

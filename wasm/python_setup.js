@@ -18,14 +18,15 @@ export async function installBundle(pyodide, manifest, base, wheels) {
   const folder = sitePackages(pyodide);
   const written = await Promise.all(manifest.wheels.map(async (w, i) => installWheel(
     pyodide.FS, await wheels[i], folder, `wheel ${w.name}`)));
-  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  const python = ["import importlib; importlib.invalidate_caches()"];
   // the bundle's standard library is trimmed to what pyrite imports: the rest on demand (the
   // URL and the left-out names passed as Python literals: JSON strings and lists are ones)
   const stdlib = manifest.pyodide.stdlib;
   if (stdlib) {
     const args = [new URL(stdlib.path, base).href, stdlib.modules].map((a) => JSON.stringify(a));
-    pyodide.runPython(`import pyrite.wasm.stdlib_fallback as s; s.install(${args.join(", ")})`);
+    python.push(`import pyrite.wasm.stdlib_fallback as s; s.install(${args.join(", ")})`);
   }
+  pyodide.runPython(python.join("\n")); // one call into Python, not two
   return written.reduce((a, b) => a + b, 0);
 }
 

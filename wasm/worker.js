@@ -12,8 +12,8 @@
 // Unprompted it posts {type: "progress", stage, detail} while loading, {type: "stdout"|"stderr",
 // text} for what Python prints, and {type: "train", event} for a training run's events. Every URL comes from the manifest, relative to the bundle root.
 
-import { cacheFetchesOf, cachedFetch, fetchManifest, prune, runtimeOf } from "./cache.js";
-import { requestAdapter, startGpu } from "./gpu_start.js";
+import { cacheFetchesOf, cachedFetch, cachedManifest, fetchManifest, prune, runtimeOf } from "./cache.js";
+import { requestAdapter, sameGpu, startGpu } from "./gpu_start.js";
 import { installBundle, timedBoot } from "./python_setup.js";
 import { restoreAhead, take } from "./restore.js";
 import { fixTrampoline, shippedSnapshot, snapshotFits } from "./snapshot.js";
@@ -160,6 +160,22 @@ function grownFor(script, bytes, marks, t0) {
   };
 }
 
+// The GPU for manifest `m`'s features and limits, compiling the kernels of `models`
+// (gpu_start.js); null where anything fails (Python then says why, starting the GPU itself).
+async function gpuFor(adapter, m, models) {
+  try {
+    const kernels = models.map((name) => {
+      const k = m.models[name].kernels;
+      const bytes = fetchChecked(new URL(k.path, base), k.sha256, `kernels of ${name}`);
+      bytes.catch(() => {}); // seen by startGpu, which awaits them after the device
+      return bytes;
+    });
+    return await startGpu(adapter, m.gpu, kernels);
+  } catch {
+    return null;
+  }
+}
+
 // Pyodide only logs a refused WebAssembly compile and then never finishes: find out first.
 async function checkWasmAllowed() {
   try {
@@ -178,23 +194,43 @@ async function load(config) {
   const timings = {};
   const output = { stdout: (text) => post({ type: "stdout", text }), stderr: (text) => post({ type: "stderr", text }) };
   if (config.pyodidePackages) output.packageBaseUrl = new URL(config.pyodidePackages, base).href;
+  const wanted = config.models || [];
+  // A repeat visit's GPU starts from the manifest the last visit kept, as its restore does: the
+  // device, and the compiles of the models' kernels in the GPU process (which the model's load
+  // and first prediction wait for: on SwiftShader they, not the worker, ended a repeat visit),
+  // begin before the manifest's round trip. Used where the manifest that arrives asks for the
+  // same GPU (sameGpu); else another adapter and device are requested for it.
+  const kept = config.device === "numpy" ? Promise.resolve(null)
+    : cachedManifest(new URL("manifest.json", base).href).catch(() => null);
+  const gpuAhead = kept.then((m) => (m?.gpu ? gpuFor(adapter, m, wanted) : null));
   // a repeat visit's snapshot read, Pyodide's imports and its restore start now, not after the
   // manifest (restore.js: used only where they fit the manifest that arrives)
   const ahead = restoreAhead(base, output, timings, t0);
+  // the manifest is asked for before WebAssembly's check (an asynchronous compile), not after
+  const asked = fetchManifest(new URL("manifest.json", base).href);
+  asked.catch(() => {}); // awaited below, unless WebAssembly is refused first
   await checkWasmAllowed();
   progress("manifest");
-  manifest = await fetchManifest(new URL("manifest.json", base).href);
+  manifest = await asked;
   timings.manifestMs = performance.now() - t0;
-  const wanted = config.models || [];
   for (const name of wanted) modelEntry(name);
   // the wheels and records download while Pyodide boots
   const wheels = manifest.wheels.map((w) => fetchChecked(new URL(w.path, base), w.sha256, `wheel ${w.name}`));
   const records = wanted.map(fetchRecord);
-  const gpu = config.device === "numpy" ? Promise.resolve(null) : startGpu(adapter, manifest.gpu,
-    wanted.map((name) => {
-      const k = manifest.models[name].kernels;
-      return fetchChecked(new URL(k.path, base), k.sha256, `kernels of ${name}`);
-    })).catch(() => null);
+  const keptManifest = await kept;
+  timings.gpuAhead = Boolean(keptManifest?.gpu) && sameGpu(keptManifest, manifest, wanted);
+  let gpu;
+  if (config.device === "numpy") gpu = Promise.resolve(null);
+  else if (timings.gpuAhead) {
+    gpu = gpuAhead.then((got) => {
+      if (got) return got;
+      timings.gpuAhead = false; // it failed: once more, with an adapter of its own
+      return gpuFor(requestAdapter(), manifest, wanted);
+    });
+  } else if (keptManifest?.gpu) {
+    gpuAhead.then((got) => got?.device.destroy()).catch(() => {}); // its adapter is used up
+    gpu = gpuFor(requestAdapter(), manifest, wanted);
+  } else gpu = gpuFor(adapter, manifest, wanted); // a first visit
   // A repeat visit starts Python from a memory snapshot of the first visit's Python (keyed by
   // Pyodide's version and the wheels' hashes); a first visit from the bundle's own snapshot,
   // when it ships one (export-web --snapshot), downloaded while the runtime is. Either holds
@@ -249,6 +285,9 @@ async function load(config) {
   if (!pyodide) pyodide = await loadPyodide({ ...options, createPyodideModule: timedBoot(indexURL, timings, t0) });
   timings.pyodideMs = performance.now() - t0;
 
+  // a restored Python has imported pyrite.wasm.page_autotune already: its store's folder is
+  // mounted (read from IndexedDB) while the wheels are written; a booted one needs them first
+  const tuneStore = timings.snapshot ? mountTuneStore() : null;
   progress("wheels", { wheels: manifest.wheels.map((w) => w.name) });
   const t1 = performance.now();
   // after a snapshot too: it holds Python's memory (the imported modules), not the files
@@ -267,7 +306,7 @@ async function load(config) {
 
   progress("device", { device: config.device });
   const t2 = performance.now();
-  await mountTuneStore();
+  await (tuneStore || mountTuneStore());
   const started = toJs(await page.start.callPromising(config.device, (await gpu) ?? undefined,
     config.autotune ?? "cached"));
   timings.deviceMs = performance.now() - t2;

@@ -153,11 +153,13 @@ class BrowserRuntime(CommandBatch):
     """
 
     def __init__(self, adapter: Any, device: Any, info: AdapterInfo,
-                 precompiled: Any = None) -> None:
+                 precompiled: Any = None, described: Any = None) -> None:
         js, ffi = _ffi()
         # a JS Map "entry\nsource" -> Promise<GPUComputePipeline>: kernels pyrite.js compiled
         # while Pyodide booted (see recorder.py)
         self._precompiled = precompiled
+        # the adapter's features and limits as the worker read them (gpu_start.js), or None
+        self._described = described
         self._js = js
         self._ffi = ffi
         self._adapter_js = adapter
@@ -198,10 +200,12 @@ class BrowserRuntime(CommandBatch):
         return cls(adapter, device, cls._info(adapter))
 
     @classmethod
-    def from_js(cls, adapter: Any, device: Any, precompiled: Any = None) -> BrowserRuntime:
+    def from_js(cls, adapter: Any, device: Any, precompiled: Any = None,
+                described: Any = None) -> BrowserRuntime:
         """A runtime over an adapter and device that JavaScript requested (pyrite.js does,
-        with REQUESTED_FEATURES and REQUESTED_LIMITS), and the pipelines it compiled."""
-        return cls(adapter, device, cls._info(adapter), precompiled)
+        with REQUESTED_FEATURES and REQUESTED_LIMITS), the pipelines it compiled and its
+        description of the adapter ({features, limits}: what `describe` reports)."""
+        return cls(adapter, device, cls._info(adapter), precompiled, described)
 
     @classmethod
     def create_sync(cls, power_preference: str | None = None) -> BrowserRuntime:
@@ -247,13 +251,18 @@ class BrowserRuntime(CommandBatch):
 
     def describe(self) -> dict[str, object]:
         """Adapter, features and every limit the browser reports (the page's `pyrite info`)."""
-        limits = {}
-        for name in dir(self._adapter_js.limits):
-            if name.startswith("max") or name.startswith("min"):
-                limits[name] = int(getattr(self._adapter_js.limits, name))
+        if self._described is not None:  # read by the worker: one conversion, not a proxy each
+            described = self._described.to_py()
+            features = [str(f) for f in described["features"]]
+            limits = {str(k): int(v) for k, v in described["limits"].items()}
+        else:
+            limits = {}
+            for name in dir(self._adapter_js.limits):
+                if name.startswith("max") or name.startswith("min"):
+                    limits[name] = int(getattr(self._adapter_js.limits, name))
+            features = sorted(str(f) for f in self._adapter_js.features)
         return {"adapter": str(self._adapter), "vendor": self._adapter.vendor,
-                "description": self._adapter.description,
-                "features": sorted(str(f) for f in self._adapter_js.features),
+                "description": self._adapter.description, "features": features,
                 "limits": limits}
 
     # ---- errors the browser reports on its own ---------------------------------------------

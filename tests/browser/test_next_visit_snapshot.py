@@ -24,6 +24,17 @@ pytestmark = pytest.mark.skipif(harness.unavailable() is not None,
 
 
 
+# whether pyrite.coverage (which pyrite.wasm.preload does not import) was not imported yet, its
+# name once imported, and the files of pyrite's wheel (its RECORD) that the file system lacks
+WHEEL_WHOLE = """
+import importlib, sys
+from importlib.metadata import files
+fresh = "pyrite.coverage" not in sys.modules
+module = importlib.import_module("pyrite.coverage")
+[fresh, module.__name__, [str(f) for f in files("pyrite") if not f.locate().exists()]]
+"""
+
+
 def _entries(page: Any) -> list[str]:
     """The snapshot's entries in the worker's IndexedDB store: its record (the key) and its
     memory."""
@@ -72,6 +83,7 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     page = new_page()
     timings = _visit(page, f"{url}/")
     assert timings["snapshot"] is False  # a first visit boots Python
+    assert timings["gpuAhead"] is False  # ... and starts the GPU once the manifest is in
     # ... without importing all of pyrite for the next visit on the way to its first answer
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is False
@@ -86,9 +98,19 @@ def test_the_first_visit_leaves_the_snapshot_the_repeat_restores(
     assert timings["snapshot"] is True and timings["snapshotFrom"] == "cache", timings
     # restored from the kept manifest, before the network's arrived (restore.js)
     assert timings["restoredAhead"] is True and timings["compiledAhead"] is True, timings
+    # its GPU too: the device and the kernels' compiles from the kept manifest, and Python
+    # uses that device (its precompiled pipelines are the ones the worker started)
+    assert timings["gpuAhead"] is True, timings
+    assert page.evaluate("pyrite.run('import pyrite.wasm.page as p\\n"
+                         "p._runtime(p.device())._precompiled is not None')") is True
     # the restored Python has what the second worker imported
     assert page.evaluate("pyrite.run('import sys\\n\"pyrite.wasm.preload\" in sys.modules')") \
         is True
+    # a snapshot holds no files: the wheels' are made again (wasm/wheels.js, each a MEMFS node
+    # given its bytes), and a module nobody imported before the snapshot imports from them
+    assert timings["wheelFiles"] > 300, timings
+    whole = page.evaluate("(code) => pyrite.run(code)", WHEEL_WHOLE)
+    assert whole == [True, "pyrite.coverage", []], whole
     again = page.evaluate("pyrite.nextVisitReady()")
     assert again["stored"] is False and "not needed" in again["reason"]
     assert len(page.workers) == 1  # no second worker after a restore

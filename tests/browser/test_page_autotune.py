@@ -36,6 +36,10 @@ tuner = pyrite.device("webgpu").kernels.autotune
 """
 
 
+# the page's pyrite module (the same instance: one module map), then `p`'s call
+PYRITE = f"import('/{SUB}/pyrite.js').then((p) => {{}})"
+
+
 def test_a_second_visit_uses_the_choices_the_first_one_tuned(
         site: tuple[Path, str], new_page: Callable[..., Any]) -> None:
     root, url = site
@@ -47,9 +51,13 @@ def test_a_second_visit_uses_the_choices_the_first_one_tuned(
     assert tuned >= 1 and stored == 0, (tuned, stored)  # timed here, nothing stored before
     assert "IndexedDB" in where
     page.wait_for_timeout(500)  # the store's flush to IndexedDB is not awaited
+    # the reloads restore Python from the snapshot made now: the store's folder is mounted
+    # while the wheels are written (worker.js), and its choices are there all the same
+    assert page.evaluate(PYRITE.format("p.nextVisitReady()"))["stored"] is True
     for query in ("?autotune=on", ""):  # a reload of the same origin: "on", then the default
         page.goto(f"{url}/tune.html{query}")
         total, mode, tuned, stored, _ = page.evaluate("window.tuning")
+        assert page.evaluate(PYRITE.format("p.load().then((got) => got.timings.snapshot)"))
         assert total == 96 * 80 * 64
         assert mode == ("on" if query else "cached")
         assert tuned == 0 and stored >= 1, (query, tuned, stored)

@@ -44,6 +44,18 @@ def test_load_reports_device_adapter_and_timings(session: harness.PageSession) -
     assert adapter["limits"]["maxBufferSize"] > 0  # the page's `pyrite info backends`
     assert isinstance(adapter["features"], list)
     assert set(got["timings"]) >= {"pyodideMs", "installMs", "deviceMs", "modelsMs", "totalMs"}
+    # the page's device is the one the worker started while Python booted, described there
+    # (gpu_start.js) as Python would have described it, property by property
+    same = run(session, """
+import pyrite.wasm.page as page
+runtime = page._runtime(page.device())
+worker, described = runtime.describe(), runtime._described
+runtime._described = None
+proxied = runtime.describe()
+runtime._described = described
+[runtime._precompiled is not None, described is not None, worker == proxied,
+ len(worker["limits"])]""")
+    assert same == [True, True, True, len(adapter["limits"])], same
 
 
 def test_predictions_compile_no_pipeline_of_their_own(session: harness.PageSession) -> None:

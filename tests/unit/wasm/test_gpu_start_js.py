@@ -45,3 +45,34 @@ def test_swiftshader_is_the_cpu_adapter() -> None:
                 "m.adapterType({info: {vendor: 'nvidia', architecture: 'ampere'}}), "
                 "m.adapterType({})]")
     assert got == ["CPU", "GPU", "GPU"]
+
+
+def test_the_adapter_is_described_from_its_prototype_limits() -> None:
+    # WebGPU's limits are getters on the prototype, as they are in a browser; features a set
+    got = _node("m.describeAdapter({limits: Object.create({maxBufferSize: 256, "
+                "minUniformBufferOffsetAlignment: 64, label: 'x'}), "
+                "features: new Set(['timestamp-query', 'shader-f16'])})")
+    assert got == {"features": ["shader-f16", "timestamp-query"],
+                   "limits": {"maxBufferSize": 256, "minUniformBufferOffsetAlignment": 64}}
+
+
+def test_the_gpu_started_from_the_kept_manifest_fits_only_the_same_one() -> None:
+    kept = {"gpu": {"features": ["shader-f16"], "limits": ["maxBufferSize"]},
+            "models": {"mnist": {"kernels": {"sha256": "k1"}}, "other": {"kernels": {}}}}
+    same = json.dumps(kept)
+    cases = {
+        "same": f"m.sameGpu({same}, {same}, ['mnist'])",
+        "no models": f"m.sameGpu({same}, {same}, [])",
+        "other limits": f"m.sameGpu({same}, {{...{same}, gpu: {{features: ['shader-f16'], "
+                        f"limits: []}}}}, ['mnist'])",
+        "other kernels": f"m.sameGpu({same}, {{...{same}, models: {{mnist: {{kernels: "
+                         f"{{sha256: 'k2'}}}}}}}}, ['mnist'])",
+        "a model the kept one lacks": f"m.sameGpu({same}, {same}, ['squeezenet'])",
+        "a kept model without kernels": f"m.sameGpu({same}, {same}, ['other'])",
+        "nothing kept": f"m.sameGpu(null, {same}, ['mnist'])",
+    }
+    got = _node("[" + ", ".join(cases.values()) + "]")
+    assert dict(zip(cases, got, strict=True)) == {
+        "same": True, "no models": True, "other limits": False, "other kernels": False,
+        "a model the kept one lacks": False, "a kept model without kernels": False,
+        "nothing kept": False}
