@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 import pyrite
 import pyrite.nn.functional as F
@@ -18,6 +19,13 @@ def _conv_step(x: pyrite.Tensor, w: pyrite.Tensor, b: pyrite.Tensor, padding: in
                stride: int = 1, act: str = "relu") -> pyrite.Tensor:
     y = F.conv2d(x, w, b, stride=stride, padding=padding)
     return pyrite.activation.relu(y) if act == "relu" else (y * 0.5).tanh()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plans(fdev: Any) -> None:
+    """The shared device starts each test with no stream plans (other tests record the same
+    streams, and these count misses)."""
+    fdev._plans.clear()
 
 
 def _run(fdev: Any, fx: Any, fn: Any, *arrays: np.ndarray) -> tuple[dict[str, int], Any]:
