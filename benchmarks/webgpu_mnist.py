@@ -23,6 +23,8 @@ runtime's dispatches and submits per step are counted over the timed steps.
     python benchmarks/webgpu_mnist.py --steps 5 --warmup 1 --repeats 2 \
         --out benchmarks/results/webgpu_mnist_lavapipe.json
 
+`--phases infer` times inference only (the fused-versus-unfused question of an eager step).
+
 On the GPU machine run it as `benchmarks/webgpu_matmul.py` is run (see benchmarks/README.md),
 with pyrite on PYTHONPATH.
 """
@@ -220,6 +222,8 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="comma-separated: numpy, webgpu, torch")
     parser.add_argument("--fusion", choices=("on", "off", "both"), default="both",
                         help="pyrite webgpu with fusion on (webgpu_fused), off (webgpu) or both")
+    parser.add_argument("--phases", default="train,infer",
+                        help="comma-separated: train, infer (what is timed)")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the webgpu training steps too")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
@@ -261,19 +265,26 @@ def main() -> None:
             runs["webgpu_fused"] = (pyrite.Autodiff(fused), fused)
     if "numpy" not in skip:
         runs["numpy"] = ("autodiff<numpy>", "numpy")
+    phases = {s.strip() for s in args.phases.split(",") if s.strip()}
     for name, (train_device, infer_device) in runs.items():
         gpu_counts = counts if name.startswith("webgpu") else None
-        results["train"][name] = throughput(pyrite_train(train_device, train_data), args.batch,
-                                            args.warmup, args.steps, args.repeats, gpu_counts)
-        results["infer"][name] = throughput(pyrite_infer(infer_device, infer_data),
-                                            args.infer_batch, args.warmup, args.steps,
-                                            args.repeats, gpu_counts)
+        if "train" in phases:
+            results["train"][name] = throughput(pyrite_train(train_device, train_data),
+                                                args.batch, args.warmup, args.steps,
+                                                args.repeats, gpu_counts)
+        if "infer" in phases:
+            results["infer"][name] = throughput(pyrite_infer(infer_device, infer_data),
+                                                args.infer_batch, args.warmup, args.steps,
+                                                args.repeats, gpu_counts)
     if torch is not None:
-        results["train"]["torch_cuda"] = throughput(torch_train(torch, train_data), args.batch,
-                                                    args.warmup, args.steps, args.repeats)
-        results["infer"]["torch_cuda"] = throughput(torch_infer(torch, infer_data),
-                                                    args.infer_batch, args.warmup, args.steps,
-                                                    args.repeats)
+        if "train" in phases:
+            results["train"]["torch_cuda"] = throughput(torch_train(torch, train_data),
+                                                        args.batch, args.warmup, args.steps,
+                                                        args.repeats)
+        if "infer" in phases:
+            results["infer"]["torch_cuda"] = throughput(torch_infer(torch, infer_data),
+                                                        args.infer_batch, args.warmup,
+                                                        args.steps, args.repeats)
     for name in ("webgpu", "webgpu_fused"):
         if args.profile and name in runs:
             results[f"{name}_train_profile"] = found = profile(

@@ -42,7 +42,8 @@ from ..errors import BackendUnavailable, DeviceMemoryError, PyriteError
 from . import fused_rows, reduction
 from .codegen import storage_itemsize
 from .fusion_execute import _INSPECTIONS, Executor, Inspection, inspect
-from .fusion_plan import MAX_BINDINGS, ConvGradOp, ConvOp, Node, Plan, analyse
+from .fusion_memo import conv_record
+from .fusion_plan import MAX_BINDINGS, ConvGradOp, Node, Plan, analyse
 from .tensor import GpuTensor
 
 MAX_STREAM = 192  # nodes recorded before a flush happens by itself
@@ -162,7 +163,8 @@ class Fusion(Backend):
             cls = shapes[shape] = len(shapes)
         codes = tuple([a.index * 3 if type(a) is Node else
                        (a * 3 + 1 if a >= 0 else -a * 3 + 2) for a in args])
-        self._sig.append((kind, op.name if op is not None else "", dtype.name, cls, codes, dim))
+        # the dtype itself, not its name: DType hashes by identity (Enum.name is Python code)
+        self._sig.append((kind, op.name if op is not None else "", dtype, cls, codes, dim))
         self.stats.ops_recorded += 1
         if len(nodes) >= MAX_STREAM:
             self.flush()
@@ -263,8 +265,11 @@ class Fusion(Backend):
 
     def matmul(self, a: FusedTensor, b: FusedTensor) -> FusedTensor:
         ga, gb = self._value(a), self._value(b)
-        batch = tuple(max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True))
-        shape = batch + (a.shape[-2], b.shape[-1])
+        if len(a.shape) == 2:  # the front end gave both one rank
+            shape: tuple[int, ...] = (a.shape[0], b.shape[1])
+        else:
+            shape = tuple([max(p, q) for p, q in zip(a.shape[:-2], b.shape[:-2], strict=True)]
+                          ) + (a.shape[-2], b.shape[-1])
         return self._record("matmul", None, (self._leaf(ga), self._leaf(gb)), a.dtype, shape)
 
     def conv2d(self, x: FusedTensor, weight: FusedTensor, bias: FusedTensor | None,
@@ -278,14 +283,10 @@ class Fusion(Backend):
         values = [self._value(x), self._value(weight)]
         if bias is not None:
             values.append(self._value(bias))
-        from ..backend.module_ops import conv_out_size
-        n, _, h, w = x.shape
-        c_out, _, kh, kw = weight.shape
-        padded = (h + sum(padding[0]), w + sum(padding[1]))
-        oh, ow = conv_out_size(padded, (kh, kw), stride, dilation)
-        op = _conv_op(stride, padding, dilation, groups, bias is not None)
-        return self._record("conv2d", op, tuple(self._leaf(v) for v in values), DType.F32,
-                            (n, c_out, oh, ow))
+        op, shape = conv_record(x.shape, weight.shape, stride, padding, dilation, groups,
+                                bias is not None)
+        return self._record("conv2d", op, tuple([self._leaf(v) for v in values]), DType.F32,
+                            shape)
 
     def conv2d_input_grad(self, grad: FusedTensor, weight: FusedTensor,
                           input_shape: tuple[int, ...], stride: Any, padding: Any,
@@ -405,9 +406,9 @@ class Fusion(Backend):
         refs, leaves, scalars, sig = self._refs, self._leaves, self._scalars, self._sig
         self._new_stream()
         held: list[FusedTensor | None] = [r() for r in refs]
-        alive = tuple(i for i, ft in enumerate(held) if ft is not None)
-        leaf_dtypes = tuple(g.dtype for g in leaves)
-        key = (tuple(sig), tuple(d.name for d in leaf_dtypes), alive)
+        alive = tuple([i for i, ft in enumerate(held) if ft is not None])
+        leaf_dtypes = tuple([g.dtype for g in leaves])
+        key = (tuple(sig), leaf_dtypes, alive)
         plan = self._plans.get(key)
         stats = self.stats
         stats.flushes += 1
@@ -434,29 +435,11 @@ class Fusion(Backend):
             ft.node = None  # type: ignore[union-attr]
 
 
-_CONV_OPS: dict[tuple[Any, ...], ConvOp] = {}
-
-
-def _conv_op(stride: Any, padding: Any, dilation: Any, groups: int, bias: bool) -> ConvOp:
-    """The ConvOp of these parameters, made once (a conv layer records one per call)."""
-    key: tuple[Any, ...] = (stride, padding, dilation, groups, bias)
-    try:
-        found = _CONV_OPS.get(key)
-    except TypeError:  # lists: not a key
-        key, found = (), None
-    if found is None:
-        found = ConvOp(tuple(stride), tuple(tuple(p) for p in padding),  # type: ignore[arg-type]
-                       tuple(dilation), groups, bias)
-        if key and len(_CONV_OPS) < 256:
-            _CONV_OPS[key] = found
-    return found
-
-
 def _realised(fusion: Fusion, value: Any) -> Any:
     if type(value) is FusedTensor:
         return fusion._value(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_realised(fusion, v) for v in value)
+    if isinstance(value, (list, tuple)):  # a shape's ints pass without a call each
+        return type(value)([v if type(v) is int else _realised(fusion, v) for v in value])
     return value
 
 

@@ -155,8 +155,12 @@ class Executor:
         group = self.plan.kernels[kp.epilogue]
         program = group.program
         assert program is not None
-        if any(d is DType.F16 for d in (*program.inputs, *program.scalars,
-                                        *(s.dtype for s in program.steps))):
+        f16 = self.plan.pipelines.get(("f16", kp.epilogue))
+        if f16 is None:  # a fact of the plan: worked out once
+            f16 = self.plan.pipelines[("f16", kp.epilogue)] = any(
+                d is DType.F16 for d in (*program.inputs, *program.scalars,
+                                         *(s.dtype for s in program.steps)))
+        if f16:
             return None
         shape = self.nodes[kp.node].shape
         words = list(shape)

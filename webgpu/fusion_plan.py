@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..dtype import DType
@@ -53,8 +54,8 @@ class ConvOp:
     groups: int
     bias: bool
 
-    @property
-    def name(self) -> str:
+    @cached_property
+    def name(self) -> str:  # formatted once: every recorded call of the layer keys by it
         return f"conv2d{self.stride}{self.padding}{self.dilation}{self.groups}{self.bias}"
 
 
@@ -64,7 +65,7 @@ class ConvGradOp(ConvOp):
 
     input_shape: tuple[int, ...] = ()
 
-    @property
+    @cached_property
     def name(self) -> str:
         return "input_grad" + super().name + str(self.input_shape)
 
