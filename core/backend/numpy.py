@@ -13,7 +13,7 @@ from ..data import TensorData
 from ..distribution import Bernoulli, Distribution, Normal, Uniform
 from ..dtype import DType, Kind
 from ..errors import BackendUnavailable
-from . import blas_threads, heap
+from . import blas_threads, heap, numpy_blas
 from .base import Backend, Prim, Range
 from .numpy_module import NumpyModuleOps
 from .numpy_norm import NumpyNormOps
@@ -173,12 +173,8 @@ class NumpyBackend(NumpySoftmaxOps, NumpyNormOps, NumpyModuleOps, Backend):
         return out
 
     def matmul(self, a: Prim, b: Prim) -> Prim:
-        # BLAS's floating-point flags are not a reliable signal: OpenBLAS 0.3.31's SkylakeX
-        # kernels (numpy's wheel, on AMD EPYC) once raised "invalid" on a (6, 5) @ (5, 1)
-        # product of finite values, in one full test run of three, and never in isolation (see
-        # numpy#13173, numpy#24067, OpenBLAS#1924 for earlier cases). A NaN a product really
-        # makes is in its output; the flag alone is not reported.
-        with self.np.errstate(invalid="ignore"):
+        # BLAS's spurious "invalid" flag is not reported (numpy_blas.py says why)
+        with numpy_blas.quiet(self.np):
             sb = b.shape
             if len(sb) > 2 and a.shape[:-2] != sb[:-2] and all(s == 1 for s in sb[:-2]):
                 # one matrix broadcast over a's batch (a linear layer on (batch, seq, d)

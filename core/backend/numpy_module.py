@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import sample_pool
+from .numpy_blas import product
 
 Prim = Any
 Pair = tuple[int, ...]  # one entry per spatial dim
@@ -51,14 +52,14 @@ class NumpyModuleOps:
         np = self.np
         n, groups = cols.shape[:2]
         if groups > 8:  # depthwise-like: many tiny products, numpy's own loop is better
-            return np.matmul(w, cols)
+            return product(np, w, cols)
         out = np.empty((n, groups, w.shape[1], cols.shape[3]),
                        dtype=np.result_type(w.dtype, cols.dtype))
 
         def work(start: int, stop: int) -> None:
             for i in range(start, stop):
                 for g in range(groups):
-                    np.matmul(w[g], cols[i, g], out=out[i, g])
+                    product(np, w[g], cols[i, g], out=out[i, g])
 
         sample_pool.run(work, n)
         return out
@@ -148,10 +149,10 @@ class NumpyModuleOps:
                 r0, r1 = edges[j], edges[j + 1]
                 cols, o = cols_of(i, r0, r1), out[i, :, :, r0 * ow:r1 * ow]
                 if groups > 8:  # depthwise-like: numpy's own loop over tiny products
-                    np.matmul(w, cols, out=o)
+                    product(np, w, cols, out=o)
                 else:
                     for g in range(groups):
-                        np.matmul(w[g], cols[g], out=o[g])
+                        product(np, w[g], cols[g], out=o[g])
                 if b is not None:
                     o += b
                 if relu:
@@ -179,7 +180,7 @@ class NumpyModuleOps:
         if cols is None:
             cols, _ = self._cols(x, (kh, kw), stride, padding, dilation, groups)
         g = grad.reshape(grad.shape[0], groups, c_out // groups, -1)
-        gw = self.np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        gw = product(self.np, g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
         return gw.reshape(weight_shape).astype(grad.dtype, copy=False)
 
     def conv2d_input_grad(self, grad: Prim, weight: Prim, input_shape: tuple[int, ...],

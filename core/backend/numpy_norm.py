@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .numpy_blas import product
+
 Prim = Any
 
 
@@ -24,8 +26,8 @@ class NumpyNormOps:
         d = x.shape[-1]
         rows = x.reshape(-1, d)
         average = np.full(d, 1.0 / d, dtype=x.dtype)
-        x_hat = rows - (rows @ average)[:, None]
-        var = np.square(x_hat) @ average
+        x_hat = rows - product(np, rows, average)[:, None]
+        var = product(np, np.square(x_hat), average)
         var += epsilon
         r = np.sqrt(var, out=var)
         np.reciprocal(r, out=r)
@@ -45,12 +47,12 @@ class NumpyNormOps:
         x_hat, r = self._normalized(x, epsilon)
         g = grad.reshape(-1, d)
         ones = np.ones(g.shape[0], dtype=g.dtype)
-        dbeta = ones @ g
+        dbeta = product(np, ones, g)
         dy = g * gamma
-        product = dy * x_hat
+        prod = dy * x_hat
         average = np.full(d, 1.0 / d, dtype=x.dtype)
-        mean_dy, mean_product = dy @ average, product @ average
-        dgamma = ones @ np.multiply(g, x_hat, out=product)
+        mean_dy, mean_product = product(np, dy, average), product(np, prod, average)
+        dgamma = product(np, ones, np.multiply(g, x_hat, out=prod))
         x_hat *= mean_product[:, None]
         dy -= mean_dy[:, None]
         dy -= x_hat

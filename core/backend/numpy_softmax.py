@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .numpy_blas import product
+
 Prim = Any
 
 
@@ -19,7 +21,7 @@ class NumpySoftmaxOps:
     def _sum_keep(self, x: Prim, dim: int) -> Prim:
         """x summed along dim, the dim kept with size 1."""
         if dim == x.ndim - 1 and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
-            return (x @ self.np.ones(x.shape[-1], dtype=x.dtype))[..., None]
+            return product(self.np, x, self.np.ones(x.shape[-1], dtype=x.dtype))[..., None]
         return x.sum(axis=dim, keepdims=True)
 
     def softmax(self, x: Prim, dim: int) -> Prim:
