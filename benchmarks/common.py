@@ -44,12 +44,11 @@ def npm_versions(node_modules: Path, names: list[str]) -> dict[str, str]:
     return out
 
 
-def timed(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
-          iters: int) -> dict[str, float]:
-    """Milliseconds per evaluation: median and best of `iters` blocks of `reps` evaluations
-    (`run(reps)` then `sync()`, which waits for the device), `reps` doubled from 1 until a
-    block takes >= `min_ms`, after one warm-up evaluation."""
-    run(1)
+def calibrate(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
+              warm: int = 1, most: int = 1 << 12) -> int:
+    """Evaluations per block: after `warm` warm-up evaluations, doubled from 1 until a block
+    (`run(reps)` then `sync()`, which waits for the device) takes >= `min_ms`, or `most`."""
+    run(warm)
     sync()
     reps = 1
     while True:
@@ -57,9 +56,16 @@ def timed(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
         run(reps)
         sync()
         took = time.perf_counter() - start
-        if took * 1e3 >= min_ms or reps >= 1 << 12:
-            break
+        if took * 1e3 >= min_ms or reps >= most:
+            return reps
         reps *= 2
+
+
+def timed(run: Callable[[int], None], sync: Callable[[], None], min_ms: float,
+          iters: int) -> dict[str, float]:
+    """Milliseconds per evaluation: median and best of `iters` blocks of `calibrate`'s
+    `reps` evaluations."""
+    reps = calibrate(run, sync, min_ms)
     per = []
     for _ in range(iters):
         start = time.perf_counter()

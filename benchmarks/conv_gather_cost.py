@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import cuda_torch, write_results
+from common import calibrate, cuda_torch, write_results
 from conv_shapes import out_shape, squeezenet_layers
 
 import pyrite
@@ -50,16 +50,7 @@ OPS = (("fire6_expand3x3", "forward"), ("fire7_expand3x3", "forward"),
 
 def _time(run: Any, sync: Any, min_ms: float, iters: int) -> dict[str, float]:
     """Median per launch over `iters` blocks: whole block, recording, and recording to sync."""
-    run(2)
-    sync()
-    reps = 1
-    while True:
-        t0 = time.perf_counter()
-        run(reps)
-        sync()
-        if (time.perf_counter() - t0) * 1e3 >= min_ms or reps >= 2048:
-            break
-        reps *= 2
+    reps = calibrate(run, sync, min_ms, warm=2, most=2048)
     whole, host, tail = [], [], []
     for _ in range(iters):
         t0 = time.perf_counter()
