@@ -3,7 +3,7 @@ adapter unless PYRITE_REQUIRE names webgpu), the numpy backend as reference, and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,7 +14,7 @@ from pyrite import config
 from pyrite.backend.numpy import NumpyBackend
 from pyrite.data import TensorData
 from pyrite.errors import BackendUnavailable
-from pyrite.webgpu import WebGpu
+from pyrite.webgpu import WebGpu, conv_plan
 
 
 @pytest.fixture(scope="session")
@@ -46,6 +46,15 @@ def up(gpu: WebGpu) -> Callable[[Any], Any]:
 def down(gpu: WebGpu) -> Callable[[Any], np.ndarray]:
     """A webgpu tensor as a numpy array."""
     return lambda x: gpu.to_data(x).to_numpy()
+
+
+@pytest.fixture
+def fresh_conv_plans() -> Iterator[None]:
+    """Launch plans (conv_plan.py) recorded under one test's forced rule stay out of the next:
+    the conv test files use it for every test (`pytest.mark.usefixtures`)."""
+    conv_plan.clear()
+    yield
+    conv_plan.clear()
 
 
 # ---- fusion<webgpu> (the test_fusion*.py files) -------------------------------------------------

@@ -30,11 +30,7 @@ CASES = [  # x shape, w shape, stride, padding, dilation, groups
 FORMS = ["channels/4", "channels/8s2", "channels/16s3", "channels/12s64", "channels/64"]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 def _up(gpu: Any, a: np.ndarray) -> Any:

@@ -29,12 +29,7 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    """Launch plans (conv_plan.py) recorded under one test's forced rule stay out of the next."""
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 @pytest.fixture(params=["runtime", "baked"])

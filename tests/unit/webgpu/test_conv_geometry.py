@@ -13,7 +13,7 @@ from pyrite.backend.module_ops import ModuleOps
 from pyrite.capture import traced
 from pyrite.data import TensorData
 from pyrite.dtype import DType
-from pyrite.webgpu import conv_gemm, conv_geometry, conv_plan
+from pyrite.webgpu import conv_gemm, conv_geometry
 from pyrite.webgpu.kernels import Kernels
 from pyrite.webgpu.matmul_config import tile
 
@@ -29,11 +29,7 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 @pytest.mark.parametrize("xs, ws, stride, pads, dil, groups", CASES)

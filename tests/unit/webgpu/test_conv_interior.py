@@ -13,7 +13,7 @@ import pytest
 
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
-from pyrite.webgpu import conv_gemm, conv_plan, native, unchecked_module
+from pyrite.webgpu import conv_gemm, native, unchecked_module
 from pyrite.webgpu.matmul_config import CONFIGS
 from pyrite.webgpu.unchecked_module import ALL_CHECKS, LOOP_BOUNDING
 
@@ -37,11 +37,7 @@ RAGGED = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, k: Any) -> list[tuple[int, bool, int]]:

@@ -11,12 +11,7 @@ from pyrite.data import TensorData
 from pyrite.webgpu import conv, conv_gemm, conv_plan
 from pyrite.webgpu.kernels import Kernels
 
-
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 def _up(gpu, a):  # type: ignore[no-untyped-def]

@@ -30,11 +30,7 @@ def _up(gpu, a):  # type: ignore[no-untyped-def]
     return gpu.from_data(TensorData(np.asarray(a, dtype=np.float32)))
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 @pytest.mark.parametrize("xs, ws, stride, pads, dil, groups", CASES)

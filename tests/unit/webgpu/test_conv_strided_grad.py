@@ -10,7 +10,7 @@ import pytest
 
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
-from pyrite.webgpu import conv, conv_plan, conv_strided_grad
+from pyrite.webgpu import conv, conv_strided_grad
 
 CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
     ((2, 3, 15, 13), (16, 3, 3, 3), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),  # a first layer
@@ -20,11 +20,7 @@ CASES = [  # x shape, w shape, stride, padding pairs, dilation, groups
 ]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 @pytest.mark.parametrize("xs, ws, stride, pads, dil, groups", CASES)

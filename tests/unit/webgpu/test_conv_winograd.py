@@ -13,7 +13,7 @@ import pytest
 from pyrite.backend.module_ops import ModuleOps
 from pyrite.data import TensorData
 from pyrite.dtype import DType
-from pyrite.webgpu import conv, conv_plan, conv_winograd
+from pyrite.webgpu import conv, conv_winograd
 
 CASES = [  # x shape, w shape, padding pairs
     ((2, 5, 7, 9), (3, 5, 3, 3), ((1, 1), (1, 1))),  # odd planes: half tiles at the edges
@@ -25,11 +25,7 @@ CASES = [  # x shape, w shape, padding pairs
 ONE = (1, 1)
 
 
-@pytest.fixture(autouse=True)
-def _fresh_plans():  # type: ignore[no-untyped-def]
-    conv_plan.clear()
-    yield
-    conv_plan.clear()
+pytestmark = pytest.mark.usefixtures("fresh_conv_plans")
 
 
 def _data(xs, ws, pads, ref):  # type: ignore[no-untyped-def]
