@@ -84,6 +84,21 @@ fn partial_get(q: u32) -> vec4<f32> {
     return Bs[q - A_LEN];
 }
 
+// Thread u's loads of the step at k0 into registers: its LOADS_A vec4s of the A tile and
+// LOADS_B of the B tile (staged by store_tiles).
+fn load_step(base_a: u32, base_b: u32, m0: u32, n0: u32, k0: u32, u: u32,
+             ra: ptr<function, array<vec4<f32>, LOADS_A>>,
+             rb: ptr<function, array<vec4<f32>, LOADS_B>>) {
+    for (var i = 0u; i < LOADS_A; i++) {
+        let j = u + i * NT;
+        (*ra)[i] = load_a4(base_a, m0 + j / (BK / 4u), k0 + (j % (BK / 4u)) * 4u);
+    }
+    for (var i = 0u; i < LOADS_B; i++) {
+        let j = u + i * NT;
+        (*rb)[i] = load_b4(base_b, k0 + j / BQ, n0 + (j % BQ) * 4u);
+    }
+}
+
 @compute @workgroup_size({{ THREADS }}, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(local_invocation_index) t: u32) {
@@ -108,15 +123,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
     // Stage this slice's first step (step s) into its buffer 0.
     if (s < steps) {
-        let k0 = s * BK;
-        for (var i = 0u; i < LOADS_A; i++) {
-            let j = u + i * NT;
-            ra[i] = load_a4(base_a, m0 + j / (BK / 4u), k0 + (j % (BK / 4u)) * 4u);
-        }
-        for (var i = 0u; i < LOADS_B; i++) {
-            let j = u + i * NT;
-            rb[i] = load_b4(base_b, k0 + j / BQ, n0 + (j % BQ) * 4u);
-        }
+        load_step(base_a, base_b, m0, n0, s * BK, u, &ra, &rb);
         store_tiles(s * 2u, &ra, &rb, u);
     }
     workgroupBarrier();
@@ -126,15 +133,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
         let st = s + rd * SLICES;
         let next = st + SLICES;
         if (next < steps) {  // the next step's loads, in flight during this step's products
-            let k0 = next * BK;
-            for (var i = 0u; i < LOADS_A; i++) {
-                let j = u + i * NT;
-                ra[i] = load_a4(base_a, m0 + j / (BK / 4u), k0 + (j % (BK / 4u)) * 4u);
-            }
-            for (var i = 0u; i < LOADS_B; i++) {
-                let j = u + i * NT;
-                rb[i] = load_b4(base_b, k0 + j / BQ, n0 + (j % BQ) * 4u);
-            }
+            load_step(base_a, base_b, m0, n0, next * BK, u, &ra, &rb);
         }
         if (st < steps) {
             let ka = (s * 2u + f) * BK * AQ + ty;
