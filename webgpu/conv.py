@@ -116,7 +116,7 @@ def _choose(k: Kernels, family: str, gemm: tuple[int, int, int], groups: int, ta
     m, n, kdim = gemm
     limits = k.runtime.limits
     soft = software.software(k.runtime.adapter)
-    sliced = limits.max_compute_invocations_per_workgroup if conv_slices.applies(k) else 0
+    sliced = _sliced(k)
     first = _heuristic(family, m, n, kdim, groups, taps,
                        limits.max_compute_workgroup_storage_size, soft, plain, channels,
                        limits.max_compute_workgroups_per_dimension, sliced)
@@ -176,6 +176,12 @@ def _plain(w_shape: tuple[int, ...], stride: Pair, padding: Pads, groups: int) -
     """A 1x1 conv that is a matmul per image: stride 1, no padding, one group."""
     return w_shape[2] == w_shape[3] == 1 and stride == (1, 1) and groups == 1 and \
         padding == ((0, 0), (0, 0))
+
+
+def _sliced(k: Kernels) -> int:
+    """`_heuristic`'s `sliced`: the invocations per workgroup where conv_slices.py's kernel
+    applies, else 0."""
+    return k.runtime.limits.max_compute_invocations_per_workgroup if conv_slices.applies(k) else 0
 
 
 @lru_cache(maxsize=256)
@@ -562,9 +568,7 @@ def heuristic_variant(k: Kernels, op: str, x_shape: tuple[int, ...], w_shape: tu
                       w_shape[2] * w_shape[3], limits.max_compute_workgroup_storage_size,
                       software.software(k.runtime.adapter),
                       _plain(w_shape, stride, padding, groups), channels,
-                      limits.max_compute_workgroups_per_dimension,
-                      limits.max_compute_invocations_per_workgroup
-                      if conv_slices.applies(k) else 0)
+                      limits.max_compute_workgroups_per_dimension, _sliced(k))
 
 
 def launch_variant(k: Kernels, op: str, name: str, out: GpuTensor, a: GpuTensor, b: GpuTensor,
