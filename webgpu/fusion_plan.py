@@ -95,7 +95,8 @@ class KernelPlan:
 class Plan:
     kernels: tuple[KernelPlan, ...]
     uses: dict[tuple[str, int], int]  # how many kernels read each source
-    #: (kernel index, layout facts) -> pipeline: a repeated stream skips building kernel keys
+    #: a memo of the plan: (kernel index, layout facts) -> pipeline, so a repeated stream skips
+    #: building kernel keys, and facts of its kernels worked out once ("facts", "f16" entries)
     pipelines: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
