@@ -96,6 +96,14 @@ def native(k: Kernels) -> bool:
     return k.runtime.adapter.backend not in (software.BROWSER_BACKEND, software.RECORDER_BACKEND)
 
 
+def native_gpu(k: Kernels) -> bool:
+    """Whether `k` runs natively on a GPU: `native`, and neither a CPU adapter (lavapipe) nor
+    a software one; where the native-only conv kernels (conv_slices.py,
+    conv_strided_grad.py) may be chosen."""
+    return native(k) and k.runtime.adapter.adapter_type != "CPU" and \
+        not software.software(k.runtime.adapter)
+
+
 def interior(cfg: TileConfig, m: int, n: int, kdim: int, length: int) -> bool:
     """Whether every workgroup of `cfg` on this GEMM (M x N outputs, K terms in slices of
     `length`) is interior: M, N, K and the slice are whole tiles and K steps, so no load or store
@@ -325,5 +333,5 @@ def default_tile(k: Kernels, gemm: tuple[int, int, int], groups: int, mode: int)
 __all__ = ["EPILOGUE_BINDING", "FALLBACK", "FLIPPED", "FORWARD", "INPUT_GRAD", "NARROW",
            "NATIVE_CHECKS", "NATIVE_INTERIOR", "NO_END", "WEIGHT_GRAD", "WIDE", "choose_tile",
            "default_tile", "flipped_padding", "flipped_weight", "geometry_words", "interior",
-           "native", "run", "sizes",
+           "native", "native_gpu", "run", "sizes",
            "split_rule", "splits", "tiles"]

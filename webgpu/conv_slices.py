@@ -83,8 +83,7 @@ def fits(form: Form, max_workgroup_bytes: int, max_threads: int) -> bool:
 def applies(k: Kernels) -> bool:
     """Whether `conv.py`'s rule may pick this kernel here: natively, on a GPU (a page and CPU
     adapters keep the kernels they have; the kernel itself runs anywhere it fits)."""
-    return conv_gemm.native(k) and k.runtime.adapter.adapter_type != "CPU" and \
-        not software.software(k.runtime.adapter)
+    return conv_gemm.native_gpu(k)
 
 
 def _product(form: Form) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..backend.module_ops import Pads, Pair
 from ..dtype import DType
-from . import conv_gemm, software
+from . import conv_gemm
 from .codegen import KernelKey, render
 from .kernels import Kernels
 from .tensor import GpuTensor
@@ -105,8 +105,7 @@ def applies(k: Kernels, x_shape: tuple[int, ...], w_shape: tuple[int, ...], stri
     """Whether `conv.py`'s strided input gradient runs here staged: natively on a GPU (not a
     page, not a CPU adapter), where it fits."""
     limits = k.runtime.limits
-    return conv_gemm.native(k) and k.runtime.adapter.adapter_type != "CPU" and \
-        not software.software(k.runtime.adapter) and \
+    return conv_gemm.native_gpu(k) and \
         fits(x_shape, w_shape, stride, groups, limits.max_compute_workgroup_storage_size,
              limits.max_compute_workgroups_per_dimension)
 
